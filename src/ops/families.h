@@ -1,0 +1,12 @@
+#pragma once
+// One registration function per op family file.
+#include "ops/op_def.h"
+
+namespace kiln::ops {
+
+void register_elementwise_ops(OpRegistry& r);  // ops/elementwise.cc: unary, binary, compare, logic, Cast, Where
+void register_shape_ops(OpRegistry& r);        // ops/shape.cc: Reshape, Transpose, Concat, Slice, Gather, Pad ...
+void register_nn_ops(OpRegistry& r);           // ops/nn.cc: Conv, ConvTranspose, pooling, normalization, Resize
+void register_math_ops(OpRegistry& r);         // ops/math.cc: MatMul, Gemm, Einsum, Softmax, reductions, TopK, Q/DQ, NMS
+
+}  // namespace kiln::ops

@@ -1,0 +1,7 @@
+#include "ops/families.h"
+
+namespace kiln::ops {
+
+void register_nn_ops(OpRegistry& r) {}
+
+}  // namespace kiln::ops

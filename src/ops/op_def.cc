@@ -1,0 +1,45 @@
+#include "ops/op_def.h"
+
+#include <algorithm>
+
+namespace kiln::ops {
+
+void OpRegistry::add(OpDef def) {
+  assert(find(def.domain, def.op_type) == nullptr && "op registered twice");
+  assert(std::is_sorted(def.since_versions.begin(), def.since_versions.end()));
+  defs_.push_back(std::move(def));
+}
+
+const OpDef* OpRegistry::find(std::string_view domain, std::string_view op_type) const {
+  if (domain == "ai.onnx") domain = "";
+  for (const OpDef& d : defs_) {
+    if (d.op_type == op_type && d.domain == domain) return &d;
+  }
+  return nullptr;
+}
+
+int resolve_since_version(const OpDef& def, int model_opset) {
+  int best = 0;
+  for (int v : def.since_versions) {
+    if (v <= model_opset) best = v;
+  }
+  return best;
+}
+
+std::string NodeContext::prefix() const {
+  return fmt::format("node '{}' ({}): ", node_.name, node_.op_type);
+}
+
+Tensor& RunContext::allocate_output(size_t i) {
+  const ir::TensorDesc& d = output_descs_[i];
+  assert(d.is_static() && "allocate_output(i) needs a static inferred shape");
+  outputs_[i] = Tensor(d.dtype, d.static_dims());
+  return outputs_[i];
+}
+
+Tensor& RunContext::allocate_output(size_t i, DType dtype, Dims dims) {
+  outputs_[i] = Tensor(dtype, std::move(dims));
+  return outputs_[i];
+}
+
+}  // namespace kiln::ops

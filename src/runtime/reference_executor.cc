@@ -1,0 +1,87 @@
+#include "runtime/reference_executor.h"
+
+#include "ops/infer_graph.h"
+
+namespace kiln::runtime {
+namespace {
+
+Status check_output(const ir::Node& node, size_t i, const ir::TensorDesc& inferred, const Tensor& t) {
+  if (!t.defined()) {
+    return internal_error("node '{}' ({}): kernel did not produce output {}", node.name,
+                          node.op_type, i);
+  }
+  bool ok = t.dtype() == inferred.dtype;
+  if (ok && inferred.has_rank()) {
+    ok = inferred.rank() == t.rank();
+    for (int d = 0; ok && d < t.rank(); ++d) {
+      ok = !inferred.dim(d).is_known() || inferred.dim(d).value == t.dim(d);
+    }
+  }
+  if (!ok) {
+    return internal_error("node '{}' ({}): output {} is {} but shape inference said {}", node.name,
+                          node.op_type, i, t.desc(), inferred.to_string());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<ReferenceExecutor> ReferenceExecutor::create(const ir::Graph& graph) {
+  KILN_RETURN_IF_ERROR(graph.verify());
+  KILN_RETURN_IF_ERROR(ops::check_graph_ops(graph));
+  return ReferenceExecutor(graph);
+}
+
+Status ReferenceExecutor::run_node(const ir::Node& node,
+                                   std::vector<std::optional<Tensor>>& values) const {
+  const ops::ResolvedOp op = ops::resolve_op(node);
+  std::vector<ir::TensorDesc> descs(node.inputs.size());
+  std::vector<const ir::TensorDesc*> desc_ptrs;
+  std::vector<const Tensor*> inputs;
+  for (size_t i = 0; i < node.inputs.size(); ++i) {
+    const ir::ValueId v = node.inputs[i];
+    if (v == ir::kNoValue) {
+      inputs.push_back(nullptr);
+    } else {
+      const auto& t = values[static_cast<size_t>(v)];
+      if (!t) {
+        return internal_error("node '{}' ({}): input '{}' has no value", node.name, node.op_type,
+                              graph_->value(v).name);
+      }
+      descs[i] = ir::TensorDesc::of_dims(t->dtype(), t->dims());
+      inputs.push_back(&*t);
+    }
+    desc_ptrs.push_back(&descs[i]);
+  }
+  KILN_ASSIGN_OR_RETURN(ops::NodeInference inf, ops::infer_node(node, op, desc_ptrs, inputs));
+  ops::RunContext ctx(node, op.since_version, inputs, inf.outputs);
+  KILN_RETURN_IF_ERROR(op.def->run(ctx));
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    const ir::ValueId v = node.outputs[i];
+    if (v == ir::kNoValue) continue;
+    KILN_RETURN_IF_ERROR(check_output(node, i, inf.outputs[i], ctx.outputs()[i]));
+    values[static_cast<size_t>(v)] = ctx.outputs()[i];
+  }
+  if (observer_) observer_(node, ctx.outputs());
+  return Status::ok();
+}
+
+Result<std::vector<Tensor>> ReferenceExecutor::run(const NamedTensors& inputs) const {
+  KILN_RETURN_IF_ERROR(check_inputs(*graph_, inputs));
+  std::vector<std::optional<Tensor>> values(graph_->values.size());
+  for (size_t v = 0; v < graph_->values.size(); ++v) {
+    if (graph_->values[v].initializer) values[v] = *graph_->values[v].initializer;
+  }
+  for (ir::ValueId v : graph_->inputs) {
+    auto it = inputs.find(graph_->value(v).name);
+    if (it != inputs.end()) values[static_cast<size_t>(v)] = it->second;
+  }
+  for (const ir::Node& node : graph_->nodes) {
+    KILN_RETURN_IF_ERROR(run_node(node, values));
+  }
+  std::vector<Tensor> outputs;
+  for (ir::ValueId v : graph_->outputs) outputs.push_back(*values[static_cast<size_t>(v)]);
+  return outputs;
+}
+
+}  // namespace kiln::runtime

@@ -1,0 +1,36 @@
+#pragma once
+// Runs an ir::Graph node by node with the reference kernels: the oracle that every optimized engine is
+// compared against. Slow on purpose; nothing here is tuned.
+
+#include <functional>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/graph.h"
+#include "runtime/input_check.h"
+
+namespace kiln::runtime {
+
+class ReferenceExecutor {
+ public:
+  // Fails when the graph has unsupported ops (all listed) or broken structure.
+  static Result<ReferenceExecutor> create(const ir::Graph& graph);
+
+  // Runs the graph. `inputs` by name; inputs with an initializer may be left out. Returns the graph
+  // outputs in order. Each node's outputs are checked against its shape function's result, so a shape
+  // function that disagrees with its kernel is reported as an internal error naming the node.
+  Result<std::vector<Tensor>> run(const NamedTensors& inputs) const;
+
+  // Called after each node with its outputs (for debugging and per-layer comparison tools).
+  using NodeObserver = std::function<void(const ir::Node&, const std::vector<Tensor>&)>;
+  void set_observer(NodeObserver observer) { observer_ = std::move(observer); }
+
+ private:
+  explicit ReferenceExecutor(const ir::Graph& graph) : graph_(&graph) {}
+  Status run_node(const ir::Node& node, std::vector<std::optional<Tensor>>& values) const;
+
+  const ir::Graph* graph_;
+  NodeObserver observer_;
+};
+
+}  // namespace kiln::runtime

@@ -1,0 +1,53 @@
+#include "testing/op_runner.h"
+
+#include "ir/graph.h"
+#include "ops/infer_graph.h"
+#include "runtime/reference_executor.h"
+
+namespace kiln::testing {
+
+Result<std::vector<Tensor>> run_op(const OpCase& c) {
+  ir::Graph g;
+  g.opset_imports[""] = c.opset;
+  ir::Node node;
+  node.name = "node0";
+  node.op_type = c.op_type;
+  node.attrs = c.attrs;
+  node.opset = c.opset;
+  runtime::NamedTensors feeds;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (!c.inputs[i].tensor) {
+      node.inputs.push_back(ir::kNoValue);
+      continue;
+    }
+    const Tensor& t = *c.inputs[i].tensor;
+    const std::string name = "in" + std::to_string(i);
+    const ir::ValueId v = g.add_value(name, ir::TensorDesc::of_dims(t.dtype(), t.dims()));
+    if (c.inputs[i].constant) {
+      g.value(v).initializer = t;
+    } else {
+      g.value(v).is_graph_input = true;
+      g.inputs.push_back(v);
+      feeds[name] = t;
+    }
+    node.inputs.push_back(v);
+  }
+  for (int i = 0; i < c.num_outputs; ++i) {
+    const ir::ValueId v = g.add_value("out" + std::to_string(i));
+    g.value(v).is_graph_output = true;
+    g.outputs.push_back(v);
+    node.outputs.push_back(v);
+  }
+  g.nodes.push_back(std::move(node));
+  KILN_RETURN_IF_ERROR(ops::check_graph_ops(g));
+  KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(g));
+  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(g));
+  return exec.run(feeds);
+}
+
+Tensor f32(Dims dims, std::vector<float> values) { return Tensor::from_vector<float>(std::move(dims), values); }
+Tensor i64(Dims dims, std::vector<int64_t> values) {
+  return Tensor::from_vector<int64_t>(std::move(dims), values);
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,35 @@
+#pragma once
+// Runs a single op through the same path a model takes (graph, shape inference, reference executor),
+// for op tests. Inputs may be marked constant to exercise shape inference with known values.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/tensor.h"
+#include "ir/attribute.h"
+
+namespace kiln::testing {
+
+struct OpInput {
+  std::optional<Tensor> tensor;  // nullopt: the optional input is left out
+  bool constant = false;         // an initializer rather than a graph input
+};
+
+struct OpCase {
+  std::string op_type;
+  int opset = 17;
+  ir::Attributes attrs;
+  std::vector<OpInput> inputs;
+  int num_outputs = 1;
+};
+
+// Builds a one-node graph, infers shapes, runs it. Errors carry the op's own message.
+Result<std::vector<Tensor>> run_op(const OpCase& c);
+
+// Shorthand for tensors in tests.
+Tensor f32(Dims dims, std::vector<float> values);
+Tensor i64(Dims dims, std::vector<int64_t> values);
+
+}  // namespace kiln::testing
