@@ -171,7 +171,9 @@ Result<Tensor> tensor_from_proto(const TensorProto& p, const std::filesystem::pa
   }
   if (p.has_segment()) return unsupported("{}: segmented tensors are not supported", what);
   Dims dims(p.dims().begin(), p.dims().end());
-  KILN_RETURN_IF_ERROR(check_dims(dims, dtype, what).with_context("invalid model"));
+  if (Status s = check_dims(dims, dtype, what); !s.is_ok()) {
+    return Status(StatusCode::kInvalidModel, s.message());
+  }
   Tensor t(dtype, dims);
   if (p.data_location() == TensorProto::EXTERNAL) {
     KILN_RETURN_IF_ERROR(read_external(p, model_dir, what, t));
