@@ -65,7 +65,8 @@ Status infer_einsum(InferContext& ctx) {
     KILN_ASSIGN_OR_RETURN(const int64_t ell, ellipsis_rank(ctx, t, d.rank(), i));
     const auto ell_begin = static_cast<int64_t>(t.ellipsis_pos);
     for (size_t k = 0; k < t.letters.size(); ++k) {
-      const int64_t dim = static_cast<int64_t>(k) + (static_cast<int64_t>(k) >= ell_begin && t.has_ellipsis ? ell : 0);
+      const int64_t dim = static_cast<int64_t>(k) +
+                          (static_cast<int64_t>(k) >= ell_begin && t.has_ellipsis ? ell : 0);
       KILN_RETURN_IF_ERROR(merge_letter(ctx, letters, t.letters[k], d.dim(static_cast<int>(dim))));
     }
     if (t.has_ellipsis) {

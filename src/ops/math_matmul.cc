@@ -12,7 +12,8 @@ bool dims_conflict(const ir::Dim& a, const ir::Dim& b) {
   return a.is_known() && b.is_known() && a.value != b.value;
 }
 
-// --- MatMul ---------------------------------------------------------------------------------------
+// --- MatMul
+// ---------------------------------------------------------------------------------------
 
 // numpy matmul output shape: 1-D operands are promoted ([K] -> [1,K] / [K,1]) and the promoted dim
 // removed again; batch dims broadcast.
@@ -26,8 +27,8 @@ Result<ir::Shape> matmul_output_shape(const NodeContext& ctx, const ir::TensorDe
   const ir::Dim& ka = sa.back();
   const ir::Dim& kb = sb.size() == 1 ? sb[0] : sb[sb.size() - 2];
   if (dims_conflict(ka, kb)) {
-    return ctx.error("inner dimensions do not match: A {} has K={} but B {} has K={}", shape_text(a),
-                     ka.value, shape_text(b), kb.value);
+    return ctx.error("inner dimensions do not match: A {} has K={} but B {} has K={}",
+                     shape_text(a), ka.value, shape_text(b), kb.value);
   }
   const ir::Shape batch_a(sa.begin(), sa.end() - std::min<ptrdiff_t>(2, std::ssize(sa)));
   const ir::Shape batch_b(sb.begin(), sb.end() - std::min<ptrdiff_t>(2, std::ssize(sb)));
@@ -81,7 +82,8 @@ Status run_matmul(RunContext& ctx) {
   return Status::ok();
 }
 
-// --- Gemm -----------------------------------------------------------------------------------------
+// --- Gemm
+// -----------------------------------------------------------------------------------------
 
 Status infer_gemm(InferContext& ctx) {
   const size_t same[] = {1, 2};
@@ -100,9 +102,10 @@ Status infer_gemm(InferContext& ctx) {
   const ir::Dim kb = b.has_rank() ? b.dim(tb ? 1 : 0) : ir::Dim::unknown();
   const ir::Dim n = b.has_rank() ? b.dim(tb ? 0 : 1) : ir::Dim::unknown();
   if (dims_conflict(ka, kb)) {
-    return ctx.error("inner dimensions do not match: A {} (transA={}) has K={} but B {} (transB={}) "
-                     "has K={}", shape_text(a), ta ? 1 : 0, ka.value, shape_text(b), tb ? 1 : 0,
-                     kb.value);
+    return ctx.error(
+        "inner dimensions do not match: A {} (transA={}) has K={} but B {} (transB={}) "
+        "has K={}",
+        shape_text(a), ta ? 1 : 0, ka.value, shape_text(b), tb ? 1 : 0, kb.value);
   }
   if (ctx.has_input(2) && ctx.input(2).has_rank()) {
     const ir::TensorDesc& c = ctx.input(2);
@@ -146,7 +149,8 @@ Status run_gemm(RunContext& ctx) {
   return Status::ok();
 }
 
-// --- MatMulInteger / QLinearMatMul ----------------------------------------------------------------
+// --- MatMulInteger / QLinearMatMul
+// ----------------------------------------------------------------
 
 bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kI8; }
 
@@ -155,7 +159,8 @@ bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kI8; }
 Status check_per_axis(const NodeContext& ctx, const ir::TensorDesc& d, std::string_view what,
                       const ir::Dim& count, std::string_view along) {
   if (!d.has_rank()) return Status::ok();
-  const bool scalar = d.rank() == 0 || (d.rank() == 1 && d.dim(0).is_known() && d.dim(0).value == 1);
+  const bool scalar =
+      d.rank() == 0 || (d.rank() == 1 && d.dim(0).is_known() && d.dim(0).value == 1);
   if (scalar) return Status::ok();
   if (d.rank() == 1 && !dims_conflict(d.dim(0), count)) return Status::ok();
   if (d.rank() > 1) {
@@ -197,12 +202,16 @@ Status infer_matmul_integer(InferContext& ctx) {
 template <typename Fn>
 bool dispatch_8bit_pair(DType ta, DType tb, Fn&& fn) {
   auto with_b = [&]<typename A>() {
-    if (tb == DType::kU8) fn.template operator()<A, uint8_t>();
-    else fn.template operator()<A, int8_t>();
+    if (tb == DType::kU8)
+      fn.template operator()<A, uint8_t>();
+    else
+      fn.template operator()<A, int8_t>();
   };
   if (!is_8bit(ta) || !is_8bit(tb)) return false;
-  if (ta == DType::kU8) with_b.template operator()<uint8_t>();
-  else with_b.template operator()<int8_t>();
+  if (ta == DType::kU8)
+    with_b.template operator()<uint8_t>();
+  else
+    with_b.template operator()<int8_t>();
   return true;
 }
 
@@ -240,7 +249,10 @@ Status infer_qlinear_matmul(InferContext& ctx) {
     return ctx.unsupported("a, b and y must be uint8 or int8, got {}, {} and {}",
                            dtype_name(a.dtype), dtype_name(b.dtype), dtype_name(ty));
   }
-  const struct { size_t zp; size_t op; } pairs[] = {{2, 0}, {5, 3}};
+  const struct {
+    size_t zp;
+    size_t op;
+  } pairs[] = {{2, 0}, {5, 3}};
   for (auto [zp, op] : pairs) {
     if (ctx.input(zp).dtype != ctx.input(op).dtype) {
       return ctx.error("input {} (zero point) has dtype {} but its operand has {}", zp,
@@ -297,8 +309,13 @@ Status run_qlinear_matmul(RunContext& ctx) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
-  r.add({.op_type = "MatMul", .since_versions = {1, 9, 13}, .min_inputs = 2, .max_inputs = 2,
-         .attrs = {}, .infer = infer_matmul, .run = run_matmul});
+  r.add({.op_type = "MatMul",
+         .since_versions = {1, 9, 13},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {},
+         .infer = infer_matmul,
+         .run = run_matmul});
   r.add({.op_type = "Gemm",
          .since_versions = {1, 6, 7, 9, 11, 13},
          .min_inputs = 2,
@@ -310,10 +327,20 @@ void register_matmul_ops(OpRegistry& r) {
                    {"broadcast", ir::AttrType::kInt}},
          .infer = infer_gemm,
          .run = run_gemm});
-  r.add({.op_type = "MatMulInteger", .since_versions = {10}, .min_inputs = 2, .max_inputs = 4,
-         .attrs = {}, .infer = infer_matmul_integer, .run = run_matmul_integer});
-  r.add({.op_type = "QLinearMatMul", .since_versions = {10, 21}, .min_inputs = 8, .max_inputs = 8,
-         .attrs = {}, .infer = infer_qlinear_matmul, .run = run_qlinear_matmul});
+  r.add({.op_type = "MatMulInteger",
+         .since_versions = {10},
+         .min_inputs = 2,
+         .max_inputs = 4,
+         .attrs = {},
+         .infer = infer_matmul_integer,
+         .run = run_matmul_integer});
+  r.add({.op_type = "QLinearMatMul",
+         .since_versions = {10, 21},
+         .min_inputs = 8,
+         .max_inputs = 8,
+         .attrs = {},
+         .infer = infer_qlinear_matmul,
+         .run = run_qlinear_matmul});
 }
 
 }  // namespace kiln::ops

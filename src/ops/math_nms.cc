@@ -1,4 +1,5 @@
-// NonMaxSuppression: a data-dependent output [num_selected, 3] of (batch, class, box) int64 triples.
+// NonMaxSuppression: a data-dependent output [num_selected, 3] of (batch, class, box) int64
+// triples.
 #include "kernels/ref/nms.h"
 #include "ops/math_common.h"
 
@@ -33,9 +34,10 @@ Status infer_nms(InferContext& ctx) {
   }
   if ((boxes.has_rank() && (boxes.rank() != 3 || conflict(boxes.dim(2), ir::Dim::known(4)))) ||
       (scores.has_rank() && scores.rank() != 3)) {
-    return ctx.error("boxes must be [num_batches, num_boxes, 4] and scores [num_batches, "
-                     "num_classes, num_boxes], got boxes {} and scores {}",
-                     shape_text(boxes), shape_text(scores));
+    return ctx.error(
+        "boxes must be [num_batches, num_boxes, 4] and scores [num_batches, "
+        "num_classes, num_boxes], got boxes {} and scores {}",
+        shape_text(boxes), shape_text(scores));
   }
   if (boxes.has_rank() && scores.has_rank() &&
       (conflict(boxes.dim(0), scores.dim(0)) || conflict(boxes.dim(1), scores.dim(2)))) {
@@ -68,8 +70,7 @@ Status run_nms(RunContext& ctx) {
   if (p.iou_threshold < 0.0f || p.iou_threshold > 1.0f) {
     return ctx.error("iou_threshold must be in [0, 1], got {}", p.iou_threshold);
   }
-  const auto selected =
-      ref::non_max_suppression(p, boxes.data<float>(), scores.data<float>());
+  const auto selected = ref::non_max_suppression(p, boxes.data<float>(), scores.data<float>());
   Tensor& y = ctx.allocate_output(0, DType::kI64, {static_cast<int64_t>(selected.size()), 3});
   int64_t* out = y.data<int64_t>();
   for (const auto& triple : selected) out = std::copy(triple.begin(), triple.end(), out);

@@ -45,8 +45,8 @@ Status check_scale_and_zero(const InferContext& ctx, bool* per_axis) {
   }
   if (ctx.has_input(2) && ctx.input(2).has_rank() && scale.has_rank()) {
     const ir::TensorDesc& zero = ctx.input(2);
-    const bool zero_scalar = zero.rank() == 0 || (zero.rank() == 1 && zero.dim(0).is_known() &&
-                                                  zero.dim(0).value == 1);
+    const bool zero_scalar =
+        zero.rank() == 0 || (zero.rank() == 1 && zero.dim(0).is_known() && zero.dim(0).value == 1);
     const bool same = zero.rank() == scale.rank() &&
                       (zero.rank() == 0 || !(zero.dim(0).is_known() && scale.dim(0).is_known() &&
                                              zero.dim(0).value != scale.dim(0).value));
@@ -62,15 +62,19 @@ Status check_scale_and_zero(const InferContext& ctx, bool* per_axis) {
 Result<DType> quantize_output_dtype(const InferContext& ctx) {
   const int64_t attr = ctx.attrs().get_int("output_dtype", 0);
   // ONNX TensorProto codes for the dtypes kiln can produce.
-  const struct { int64_t code; DType dtype; } codes[] = {
-      {2, DType::kU8}, {3, DType::kI8}, {4, DType::kU16}, {5, DType::kI16}};
+  const struct {
+    int64_t code;
+    DType dtype;
+  } codes[] = {{2, DType::kU8}, {3, DType::kI8}, {4, DType::kU16}, {5, DType::kI16}};
   std::optional<DType> from_attr;
   for (auto [code, dtype] : codes) {
     if (code == attr) from_attr = dtype;
   }
   if (attr != 0 && !from_attr) {
-    return ctx.unsupported("output_dtype {} (an ONNX TensorProto type code) is not supported; "
-                           "supported: uint8, int8, uint16, int16", attr);
+    return ctx.unsupported(
+        "output_dtype {} (an ONNX TensorProto type code) is not supported; "
+        "supported: uint8, int8, uint16, int16",
+        attr);
   }
   if (!ctx.has_input(2)) return from_attr.value_or(DType::kU8);
   const DType t = ctx.input(2).dtype;
@@ -94,7 +98,8 @@ Status infer_quantize(InferContext& ctx) {
   }
   bool per_axis = false;
   KILN_RETURN_IF_ERROR(check_scale_and_zero(ctx, &per_axis));
-  ctx.set_output(0, x.has_rank() ? ir::TensorDesc::of(out, *x.shape) : ir::TensorDesc::unknown_shape(out));
+  ctx.set_output(
+      0, x.has_rank() ? ir::TensorDesc::of(out, *x.shape) : ir::TensorDesc::unknown_shape(out));
   return Status::ok();
 }
 
@@ -118,7 +123,8 @@ Status infer_dequantize(InferContext& ctx) {
   bool per_axis = false;
   KILN_RETURN_IF_ERROR(check_scale_and_zero(ctx, &per_axis));
   const DType out = ctx.since_version() >= 19 ? ctx.input(1).dtype : DType::kF32;
-  ctx.set_output(0, x.has_rank() ? ir::TensorDesc::of(out, *x.shape) : ir::TensorDesc::unknown_shape(out));
+  ctx.set_output(
+      0, x.has_rank() ? ir::TensorDesc::of(out, *x.shape) : ir::TensorDesc::unknown_shape(out));
   return Status::ok();
 }
 
@@ -137,11 +143,20 @@ ref::QuantParams quant_params(const RunContext& ctx, const Tensor& x, const Tens
 template <typename Fn>
 bool dispatch_quant(DType t, Fn&& fn) {
   switch (t) {
-    case DType::kU8: fn.template operator()<uint8_t>(); return true;
-    case DType::kI8: fn.template operator()<int8_t>(); return true;
-    case DType::kU16: fn.template operator()<uint16_t>(); return true;
-    case DType::kI16: fn.template operator()<int16_t>(); return true;
-    default: return false;
+    case DType::kU8:
+      fn.template operator()<uint8_t>();
+      return true;
+    case DType::kI8:
+      fn.template operator()<int8_t>();
+      return true;
+    case DType::kU16:
+      fn.template operator()<uint16_t>();
+      return true;
+    case DType::kI16:
+      fn.template operator()<int16_t>();
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -183,12 +198,14 @@ Status run_dequantize(RunContext& ctx) {
   return Status::ok();
 }
 
-// --- DynamicQuantizeLinear ------------------------------------------------------------------------
+// --- DynamicQuantizeLinear
+// ------------------------------------------------------------------------
 
 Status infer_dynamic_quantize(InferContext& ctx) {
   const ir::TensorDesc& x = ctx.input(0);
   if (x.dtype != DType::kF32) {
-    return ctx.unsupported("x has dtype {}; DynamicQuantizeLinear takes float32", dtype_name(x.dtype));
+    return ctx.unsupported("x has dtype {}; DynamicQuantizeLinear takes float32",
+                           dtype_name(x.dtype));
   }
   ctx.set_output(0, x.has_rank() ? ir::TensorDesc::of(DType::kU8, *x.shape)
                                  : ir::TensorDesc::unknown_shape(DType::kU8));

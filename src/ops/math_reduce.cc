@@ -45,7 +45,7 @@ bool axes_from_input(const NodeContext& ctx) {
 // What the node reduces: nullopt axes when they come from an input whose value is not known yet.
 struct ReducePlan {
   std::optional<std::vector<uint8_t>> reduced;  // per input dim
-  bool noop = false;                         // empty axes with noop_with_empty_axes: identity
+  bool noop = false;                            // empty axes with noop_with_empty_axes: identity
 };
 
 Result<ReducePlan> reduce_plan(const NodeContext& ctx, int64_t rank, const Tensor* axes_value,
@@ -117,9 +117,9 @@ Status infer_reduce(InferContext& ctx) {
 Status run_reduce(RunContext& ctx) {
   const Tensor& x = ctx.input(0);
   const bool axes_present = axes_from_input(ctx) && ctx.has_input(1);
-  KILN_ASSIGN_OR_RETURN(ReducePlan plan, reduce_plan(ctx, x.rank(),
-                                                     axes_present ? &ctx.input(1) : nullptr,
-                                                     axes_present));
+  KILN_ASSIGN_OR_RETURN(
+      ReducePlan plan,
+      reduce_plan(ctx, x.rank(), axes_present ? &ctx.input(1) : nullptr, axes_present));
   if (plan.noop) {
     ctx.set_output(0, x);
     return Status::ok();
@@ -135,7 +135,8 @@ Status run_reduce(RunContext& ctx) {
   return Status::ok();
 }
 
-// --- ArgMax / ArgMin ------------------------------------------------------------------------------
+// --- ArgMax / ArgMin
+// ------------------------------------------------------------------------------
 
 Status infer_arg_reduce(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kNumericTypes));

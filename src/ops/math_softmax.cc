@@ -1,5 +1,5 @@
-// Softmax, LogSoftmax and Hardmax. Before opset 13 they flatten the input to 2-D at `axis` (default 1)
-// and normalise each row; from 13 they normalise along the single dim `axis` (default -1).
+// Softmax, LogSoftmax and Hardmax. Before opset 13 they flatten the input to 2-D at `axis` (default
+// 1) and normalise each row; from 13 they normalise along the single dim `axis` (default -1).
 #include "kernels/ref/softmax.h"
 #include "ops/math_common.h"
 
@@ -45,9 +45,8 @@ Status run_softmax(RunContext& ctx) {
       s.inner *= size;
     }
   }
-  if (!dispatch_float(x.dtype(), [&]<typename T>() {
-        ref::softmax<T>(kKind, s, x.data<T>(), y.data<T>());
-      })) {
+  if (!dispatch_float(x.dtype(),
+                      [&]<typename T>() { ref::softmax<T>(kKind, s, x.data<T>(), y.data<T>()); })) {
     return ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
   }
   return Status::ok();
@@ -57,13 +56,27 @@ Status run_softmax(RunContext& ctx) {
 
 void register_softmax_ops(OpRegistry& r) {
   const std::vector<AttrSpec> attrs = {{"axis", ir::AttrType::kInt}};
-  r.add({.op_type = "Softmax", .since_versions = {1, 11, 13}, .min_inputs = 1, .max_inputs = 1,
-         .attrs = attrs, .infer = infer_softmax, .run = run_softmax<ref::SoftmaxKind::kSoftmax>});
-  r.add({.op_type = "LogSoftmax", .since_versions = {1, 11, 13}, .min_inputs = 1, .max_inputs = 1,
-         .attrs = attrs, .infer = infer_softmax,
+  r.add({.op_type = "Softmax",
+         .since_versions = {1, 11, 13},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = attrs,
+         .infer = infer_softmax,
+         .run = run_softmax<ref::SoftmaxKind::kSoftmax>});
+  r.add({.op_type = "LogSoftmax",
+         .since_versions = {1, 11, 13},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = attrs,
+         .infer = infer_softmax,
          .run = run_softmax<ref::SoftmaxKind::kLogSoftmax>});
-  r.add({.op_type = "Hardmax", .since_versions = {1, 11, 13}, .min_inputs = 1, .max_inputs = 1,
-         .attrs = attrs, .infer = infer_softmax, .run = run_softmax<ref::SoftmaxKind::kHardmax>});
+  r.add({.op_type = "Hardmax",
+         .since_versions = {1, 11, 13},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = attrs,
+         .infer = infer_softmax,
+         .run = run_softmax<ref::SoftmaxKind::kHardmax>});
 }
 
 }  // namespace kiln::ops

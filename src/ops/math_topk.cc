@@ -73,7 +73,8 @@ Status run_topk(RunContext& ctx) {
   return Status::ok();
 }
 
-// --- CumSum ---------------------------------------------------------------------------------------
+// --- CumSum
+// ---------------------------------------------------------------------------------------
 
 Result<int64_t> cumsum_axis(const NodeContext& ctx, const Tensor& axis, int64_t rank) {
   if (!(axis.dtype() == DType::kI64 || axis.dtype() == DType::kI32) || axis.numel() != 1 ||
@@ -101,9 +102,8 @@ Status run_cumsum(RunContext& ctx) {
   p.exclusive = ctx.attrs().get_int("exclusive", 0) != 0;
   p.reverse = ctx.attrs().get_int("reverse", 0) != 0;
   Tensor& y = ctx.allocate_output(0);
-  if (!dispatch_numeric(x.dtype(), [&]<typename T>() {
-        ref::cumsum<T>(p, x.data<T>(), y.data<T>());
-      })) {
+  if (!dispatch_numeric(x.dtype(),
+                        [&]<typename T>() { ref::cumsum<T>(p, x.data<T>(), y.data<T>()); })) {
     return ctx.unsupported("dtype {} is not supported", dtype_name(x.dtype()));
   }
   return Status::ok();

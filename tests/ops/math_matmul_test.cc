@@ -30,8 +30,9 @@ TEST(MathMatMul, BatchDimsBroadcast) {
   expect_output({.op_type = "MatMul", .inputs = {in(a), in(b)}},
                 f32({2, 3, 1, 1}, {1, 2, 3, 3, 4, 7}));
   // A 3-D batch against a single 2-D matrix.
-  expect_output({.op_type = "MatMul", .inputs = {in(f32({2, 1, 3}, {1, 2, 3, 4, 5, 6})), in(mat_b())}},
-                f32({2, 1, 2}, {58, 64, 139, 154}));
+  expect_output(
+      {.op_type = "MatMul", .inputs = {in(f32({2, 1, 3}, {1, 2, 3, 4, 5, 6})), in(mat_b())}},
+      f32({2, 1, 2}, {58, 64, 139, 154}));
 }
 
 TEST(MathMatMul, IntegerAndHalfTypes) {
@@ -59,8 +60,9 @@ TEST(MathMatMul, KeepsSymbolicDims) {
 }
 
 TEST(MathMatMul, InnerDimMismatchNamesBothShapes) {
-  expect_error({.op_type = "MatMul", .inputs = {in(mat_a()), in(f32({4, 2}, std::vector<float>(8)))}},
-               StatusCode::kInvalidModel, "A [2,3] has K=3 but B [4,2] has K=4");
+  expect_error(
+      {.op_type = "MatMul", .inputs = {in(mat_a()), in(f32({4, 2}, std::vector<float>(8)))}},
+      StatusCode::kInvalidModel, "A [2,3] has K=3 but B [4,2] has K=4");
   expect_error({.op_type = "MatMul", .inputs = {in(f32({}, {1})), in(mat_b())}},
                StatusCode::kInvalidModel, "rank >= 1");
   expect_error({.op_type = "MatMul",
@@ -89,8 +91,9 @@ TEST(MathGemm, TransposesAndScales) {
   attrs.set("beta", 0.5f);
   const Tensor at = f32({3, 2}, {1, 4, 2, 5, 3, 6});
   const Tensor bt = f32({2, 3}, {7, 9, 11, 8, 10, 12});
-  expect_output({.op_type = "Gemm", .attrs = attrs, .inputs = {in(at), in(bt), in(f32({2}, {10, 20}))}},
-                f32({2, 2}, {121, 138, 283, 318}));
+  expect_output(
+      {.op_type = "Gemm", .attrs = attrs, .inputs = {in(at), in(bt), in(f32({2}, {10, 20}))}},
+      f32({2, 2}, {121, 138, 283, 318}));
 }
 
 TEST(MathGemm, CIsOptionalFromOpset11) {
@@ -101,8 +104,9 @@ TEST(MathGemm, CIsOptionalFromOpset11) {
 }
 
 TEST(MathGemm, Validation) {
-  expect_error({.op_type = "Gemm", .inputs = {in(f32({2, 3, 1}, std::vector<float>(6))), in(mat_b())}},
-               StatusCode::kInvalidModel, "must be 2-D");
+  expect_error(
+      {.op_type = "Gemm", .inputs = {in(f32({2, 3, 1}, std::vector<float>(6))), in(mat_b())}},
+      StatusCode::kInvalidModel, "must be 2-D");
   expect_error({.op_type = "Gemm", .inputs = {in(mat_a()), in(f32({2, 2}, {1, 2, 3, 4}))}},
                StatusCode::kInvalidModel, "inner dimensions do not match");
   expect_error({.op_type = "Gemm", .inputs = {in(mat_a()), in(mat_b()), in(f32({3}, {1, 2, 3}))}},
@@ -122,13 +126,13 @@ TEST(MathMatMulInteger, ZeroPointsPerTensorAndPerRow) {
   const Tensor a = tensor<uint8_t>({2, 2}, {11, 12, 13, 14});
   const Tensor b = tensor<uint8_t>({2, 2}, {1, 2, 3, 4});
   // (a - 10) = [[1,2],[3,4]]; b - 0 = [[1,2],[3,4]] -> [[7,10],[15,22]].
-  expect_output({.op_type = "MatMulInteger",
-                 .inputs = {in(a), in(b), in(tensor<uint8_t>({}, {10}))}},
-                tensor<int32_t>({2, 2}, {7, 10, 15, 22}));
+  expect_output(
+      {.op_type = "MatMulInteger", .inputs = {in(a), in(b), in(tensor<uint8_t>({}, {10}))}},
+      tensor<int32_t>({2, 2}, {7, 10, 15, 22}));
   // Per-row a zero points [10, 12]: rows [1,2] and [1,2] -> [[7,10],[7,10]].
-  expect_output({.op_type = "MatMulInteger",
-                 .inputs = {in(a), in(b), in(tensor<uint8_t>({2}, {10, 12}))}},
-                tensor<int32_t>({2, 2}, {7, 10, 7, 10}));
+  expect_output(
+      {.op_type = "MatMulInteger", .inputs = {in(a), in(b), in(tensor<uint8_t>({2}, {10, 12}))}},
+      tensor<int32_t>({2, 2}, {7, 10, 7, 10}));
   expect_error({.op_type = "MatMulInteger", .inputs = {in(a), in(b), in(tensor<int8_t>({}, {1}))}},
                StatusCode::kInvalidModel, "zero point 2 has dtype int8");
 }

@@ -25,19 +25,21 @@ ir::Attributes keepdims(int64_t k) {
 
 TEST(MathReduce, SumAxesInputFromOpset13) {
   for (bool constant : {false, true}) {
-    expect_output({.op_type = "ReduceSum", .opset = 13,
-                   .inputs = {in(x23()), in(i64({1}, {1}), constant)}},
-                  f32({2, 1}, {6, 15}));
+    expect_output(
+        {.op_type = "ReduceSum", .opset = 13, .inputs = {in(x23()), in(i64({1}, {1}), constant)}},
+        f32({2, 1}, {6, 15}));
   }
-  expect_output({.op_type = "ReduceSum", .opset = 13, .attrs = keepdims(0),
+  expect_output({.op_type = "ReduceSum",
+                 .opset = 13,
+                 .attrs = keepdims(0),
                  .inputs = {in(x23()), in(i64({1}, {-2}))}},
                 f32({3}, {5, 7, 9}));
 }
 
 TEST(MathReduce, SumAxesAttributeBeforeOpset13) {
-  expect_output({.op_type = "ReduceSum", .opset = 11, .attrs = attrs_with({0}, 0),
-                 .inputs = {in(x23())}},
-                f32({3}, {5, 7, 9}));
+  expect_output(
+      {.op_type = "ReduceSum", .opset = 11, .attrs = attrs_with({0}, 0), .inputs = {in(x23())}},
+      f32({3}, {5, 7, 9}));
 }
 
 TEST(MathReduce, EmptyAxesMeanAllOrNoop) {
@@ -47,16 +49,20 @@ TEST(MathReduce, EmptyAxesMeanAllOrNoop) {
   ir::Attributes noop;
   noop.set("noop_with_empty_axes", int64_t{1});
   expect_output({.op_type = "ReduceSum", .opset = 13, .attrs = noop, .inputs = {in(x23())}}, x23());
-  expect_output({.op_type = "ReduceMean", .opset = 18, .attrs = noop,
+  expect_output({.op_type = "ReduceMean",
+                 .opset = 18,
+                 .attrs = noop,
                  .inputs = {in(x23()), in(i64({0}, {}))}},
                 x23());
 }
 
 TEST(MathReduce, MeanAxesMovedToInputAtOpset18) {
-  expect_output({.op_type = "ReduceMean", .opset = 17, .attrs = attrs_with({-1}, 0),
-                 .inputs = {in(x23())}},
-                f32({2}, {2, 5}));
-  expect_output({.op_type = "ReduceMean", .opset = 18, .attrs = keepdims(0),
+  expect_output(
+      {.op_type = "ReduceMean", .opset = 17, .attrs = attrs_with({-1}, 0), .inputs = {in(x23())}},
+      f32({2}, {2, 5}));
+  expect_output({.op_type = "ReduceMean",
+                 .opset = 18,
+                 .attrs = keepdims(0),
                  .inputs = {in(x23()), in(i64({1}, {-1}))}},
                 f32({2}, {2, 5}));
 }
@@ -79,12 +85,13 @@ TEST(MathReduce, EveryKind) {
   expect_output({.op_type = "ReduceLogSum", .attrs = attrs_with({1}, 0), .inputs = {in(x23())}},
                 f32({2}, {std::log(6.0f), std::log(15.0f)}));
   // log(e^0 + e^ln3) = ln 4; log(2 e^1000) = 1000 + ln 2 without overflow.
-  expect_output({.op_type = "ReduceLogSumExp", .attrs = keepdims(0),
+  expect_output({.op_type = "ReduceLogSumExp",
+                 .attrs = keepdims(0),
                  .inputs = {in(f32({2}, {0, std::log(3.0f)}))}},
                 f32({}, {std::log(4.0f)}));
-  expect_output({.op_type = "ReduceLogSumExp", .attrs = keepdims(0),
-                 .inputs = {in(f32({2}, {1000, 1000}))}},
-                f32({}, {1000 + std::log(2.0f)}));
+  expect_output(
+      {.op_type = "ReduceLogSumExp", .attrs = keepdims(0), .inputs = {in(f32({2}, {1000, 1000}))}},
+      f32({}, {1000 + std::log(2.0f)}));
 }
 
 TEST(MathReduce, EmptyReductionGivesIdentity) {
@@ -102,15 +109,18 @@ TEST(MathReduce, EmptyReductionGivesIdentity) {
   run("ReduceL2", 0);
   run("ReduceLogSumExp", -inf);
   // Reducing the non-empty axis leaves an empty output.
-  expect_output({.op_type = "ReduceSum", .opset = 11, .attrs = attrs_with({0}, 0), .inputs = {in(x)}},
-                f32({0}, {}));
+  expect_output(
+      {.op_type = "ReduceSum", .opset = 11, .attrs = attrs_with({0}, 0), .inputs = {in(x)}},
+      f32({0}, {}));
 }
 
 TEST(MathReduce, IntegerTypes) {
-  expect_output({.op_type = "ReduceSum", .opset = 13,
+  expect_output({.op_type = "ReduceSum",
+                 .opset = 13,
                  .inputs = {in(i64({2, 2}, {int64_t{1} << 40, 1, 2, 3})), in(i64({1}, {0}))}},
                 i64({1, 2}, {(int64_t{1} << 40) + 2, 4}));
-  expect_output({.op_type = "ReduceMax", .attrs = keepdims(0),
+  expect_output({.op_type = "ReduceMax",
+                 .attrs = keepdims(0),
                  .inputs = {in(tensor<int32_t>({3}, {-5, 7, 2}))}},
                 tensor<int32_t>({}, {7}));
 }
@@ -122,12 +132,12 @@ TEST(MathReduce, Validation) {
                StatusCode::kInvalidModel, "appears twice");
   expect_error({.op_type = "ReduceMean", .opset = 17, .inputs = {in(x23()), in(i64({1}, {0}))}},
                StatusCode::kInvalidModel, "axes is an attribute before opset 18");
-  expect_error({.op_type = "ReduceMean", .opset = 18, .attrs = attrs_with({0}, 1),
-                .inputs = {in(x23())}},
-               StatusCode::kInvalidModel, "axes is an input from opset 18");
-  expect_error({.op_type = "ReduceSum", .opset = 13,
-                .inputs = {in(x23()), in(tensor<int32_t>({1}, {0}))}},
-               StatusCode::kInvalidModel, "axes must be int64");
+  expect_error(
+      {.op_type = "ReduceMean", .opset = 18, .attrs = attrs_with({0}, 1), .inputs = {in(x23())}},
+      StatusCode::kInvalidModel, "axes is an input from opset 18");
+  expect_error(
+      {.op_type = "ReduceSum", .opset = 13, .inputs = {in(x23()), in(tensor<int32_t>({1}, {0}))}},
+      StatusCode::kInvalidModel, "axes must be int64");
 }
 
 TEST(MathReduce, SymbolicInference) {

@@ -1,4 +1,5 @@
-// Softmax, LogSoftmax, Hardmax: the opset < 13 flatten-to-2-D semantics versus the single-axis ones.
+// Softmax, LogSoftmax, Hardmax: the opset < 13 flatten-to-2-D semantics versus the single-axis
+// ones.
 #include <cmath>
 
 #include "ops/math_test_util.h"
@@ -50,9 +51,9 @@ TEST(MathLogSoftmax, BothSemantics) {
   const float t = std::log(0.75f);
   expect_output({.op_type = "LogSoftmax", .opset = 13, .inputs = {in(x122())}},
                 f32({1, 2, 2}, {q, t, t, q}));
-  expect_output({.op_type = "LogSoftmax", .opset = 11, .inputs = {in(x122())}},
-                f32({1, 2, 2}, {std::log(0.125f), std::log(0.375f), std::log(0.375f),
-                                std::log(0.125f)}));
+  expect_output(
+      {.op_type = "LogSoftmax", .opset = 11, .inputs = {in(x122())}},
+      f32({1, 2, 2}, {std::log(0.125f), std::log(0.375f), std::log(0.375f), std::log(0.125f)}));
 }
 
 TEST(MathHardmax, FirstMaximumWins) {
@@ -67,10 +68,11 @@ TEST(MathHardmax, FirstMaximumWins) {
 TEST(MathSoftmax, HalfAndDouble) {
   auto x16 = cast_tensor(f32({2}, {0, kLn3}), DType::kF16);
   auto want16 = cast_tensor(f32({2}, {0.25f, 0.75f}), DType::kF16);
-  expect_output({.op_type = "Softmax", .opset = 13, .inputs = {in(*x16)}}, *want16, 0, {1e-3, 1e-3});
-  expect_output({.op_type = "Softmax", .opset = 13,
-                 .inputs = {in(tensor<double>({2}, {0, std::log(3.0)}))}},
-                tensor<double>({2}, {0.25, 0.75}));
+  expect_output({.op_type = "Softmax", .opset = 13, .inputs = {in(*x16)}}, *want16, 0,
+                {1e-3, 1e-3});
+  expect_output(
+      {.op_type = "Softmax", .opset = 13, .inputs = {in(tensor<double>({2}, {0, std::log(3.0)}))}},
+      tensor<double>({2}, {0.25, 0.75}));
 }
 
 TEST(MathSoftmax, Validation) {

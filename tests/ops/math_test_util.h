@@ -17,13 +17,12 @@
 
 namespace kiln::testing::math {
 
-// Shape inference alone for one node whose inputs are `descs` (a default TensorDesc leaves the input
-// out); `values` (optional, same length) makes inputs constant. Returns the output descs.
-inline Result<std::vector<ir::TensorDesc>> infer_one(const std::string& op_type, int opset,
-                                                     const ir::Attributes& attrs,
-                                                     const std::vector<ir::TensorDesc>& descs,
-                                                     const std::vector<std::optional<Tensor>>& values = {},
-                                                     int num_outputs = 1) {
+// Shape inference alone for one node whose inputs are `descs` (a default TensorDesc leaves the
+// input out); `values` (optional, same length) makes inputs constant. Returns the output descs.
+inline Result<std::vector<ir::TensorDesc>> infer_one(
+    const std::string& op_type, int opset, const ir::Attributes& attrs,
+    const std::vector<ir::TensorDesc>& descs, const std::vector<std::optional<Tensor>>& values = {},
+    int num_outputs = 1) {
   ir::Graph g;
   g.opset_imports[""] = opset;
   ir::Node node;

@@ -12,8 +12,11 @@ ir::Attributes topk_attrs(int64_t axis, int64_t largest) {
 }
 
 OpCase topk(Tensor x, int64_t k, ir::Attributes attrs = {}, bool constant_k = false) {
-  return {.op_type = "TopK", .opset = 11, .attrs = std::move(attrs),
-          .inputs = {in(std::move(x)), in(i64({1}, {k}), constant_k)}, .num_outputs = 2};
+  return {.op_type = "TopK",
+          .opset = 11,
+          .attrs = std::move(attrs),
+          .inputs = {in(std::move(x)), in(i64({1}, {k}), constant_k)},
+          .num_outputs = 2};
 }
 
 TEST(MathTopK, LargestAlongLastAxis) {
@@ -42,8 +45,11 @@ TEST(MathTopK, OtherAxisAndIntegers) {
 TEST(MathTopK, KAttributeAtOpset1) {
   ir::Attributes a;
   a.set("k", int64_t{1});
-  expect_output({.op_type = "TopK", .opset = 1, .attrs = a,
-                 .inputs = {in(f32({3}, {2, 7, 5}))}, .num_outputs = 2},
+  expect_output({.op_type = "TopK",
+                 .opset = 1,
+                 .attrs = a,
+                 .inputs = {in(f32({3}, {2, 7, 5}))},
+                 .num_outputs = 2},
                 f32({1}, {7}), 0);
 }
 
@@ -76,9 +82,9 @@ ir::Attributes cumsum_attrs(int64_t exclusive, int64_t reverse) {
 TEST(MathCumSum, ExclusiveAndReverse) {
   const Tensor x = f32({3}, {1, 2, 3});
   const auto run = [&](int64_t ex, int64_t rev, std::vector<float> want) {
-    expect_output({.op_type = "CumSum", .attrs = cumsum_attrs(ex, rev),
-                   .inputs = {in(x), in(i64({}, {0}))}},
-                  f32({3}, std::move(want)));
+    expect_output(
+        {.op_type = "CumSum", .attrs = cumsum_attrs(ex, rev), .inputs = {in(x), in(i64({}, {0}))}},
+        f32({3}, std::move(want)));
   };
   run(0, 0, {1, 3, 6});
   run(1, 0, {0, 1, 3});

@@ -17,7 +17,8 @@ Result<EinsumTerm> parse_term(std::string_view text, std::string_view equation) 
     if (std::isalpha(static_cast<unsigned char>(c))) {
       term.letters.push_back(c);
     } else if (text.substr(i, 3) == "...") {
-      if (term.has_ellipsis) return invalid_model("equation '{}': '{}' has two ellipses", equation, text);
+      if (term.has_ellipsis)
+        return invalid_model("equation '{}': '{}' has two ellipses", equation, text);
       term.has_ellipsis = true;
       term.ellipsis_pos = term.letters.size();
       i += 2;
@@ -28,8 +29,8 @@ Result<EinsumTerm> parse_term(std::string_view text, std::string_view equation) 
   return term;
 }
 
-// numpy's implicit output: the ellipsis (if any input has one), then the letters that appear exactly
-// once, in alphabetical order.
+// numpy's implicit output: the ellipsis (if any input has one), then the letters that appear
+// exactly once, in alphabetical order.
 EinsumTerm implicit_output(const std::vector<EinsumTerm>& inputs) {
   std::map<char, int> count;
   EinsumTerm out;
@@ -77,8 +78,9 @@ Result<EinsumEquation> parse_einsum(std::string_view equation, size_t num_inputs
     if (result.output.letters.find(c, i + 1) != std::string::npos) {
       return invalid_model("equation '{}': output label '{}' appears twice", equation, c);
     }
-    const bool in_inputs = std::any_of(result.inputs.begin(), result.inputs.end(),
-        [c](const EinsumTerm& t) { return t.letters.find(c) != std::string::npos; });
+    const bool in_inputs =
+        std::any_of(result.inputs.begin(), result.inputs.end(),
+                    [c](const EinsumTerm& t) { return t.letters.find(c) != std::string::npos; });
     if (!in_inputs) {
       return invalid_model("equation '{}': output label '{}' is not in any input", equation, c);
     }
@@ -144,7 +146,8 @@ Result<EinsumPlan> plan_einsum(const EinsumEquation& eq, std::span<const std::ve
   std::vector<size_t> order = term_labels(eq.output, eq.output.has_ellipsis ? max_ell : 0, max_ell);
   plan.num_output_labels = order.size();
   for (size_t id = 0; id < size.size(); ++id) {
-    if (size[id] >= 0 && std::find(order.begin(), order.end(), id) == order.end()) order.push_back(id);
+    if (size[id] >= 0 && std::find(order.begin(), order.end(), id) == order.end())
+      order.push_back(id);
   }
   for (size_t id : order) plan.label_sizes.push_back(size[id]);
   for (size_t k = 0; k < plan.num_output_labels; ++k) plan.output_dims.push_back(size[order[k]]);
@@ -152,8 +155,8 @@ Result<EinsumPlan> plan_einsum(const EinsumEquation& eq, std::span<const std::ve
     std::vector<int64_t> strides(order.size(), 0);
     int64_t stride = 1;
     for (size_t d = labels[i].size(); d-- > 0;) {
-      const size_t pos = static_cast<size_t>(
-          std::find(order.begin(), order.end(), labels[i][d]) - order.begin());
+      const size_t pos =
+          static_cast<size_t>(std::find(order.begin(), order.end(), labels[i][d]) - order.begin());
       if (dims[i][d] != 1 || size[labels[i][d]] == 1) strides[pos] += stride;
       stride *= dims[i][d];
     }

@@ -29,9 +29,9 @@ struct EinsumEquation {
 // quote the equation.
 Result<EinsumEquation> parse_einsum(std::string_view equation, size_t num_inputs);
 
-// A resolved evaluation: every label (output labels first, then summed ones) with its size, and each
-// operand's element stride per label (0 where the operand lacks or broadcasts the label; repeated
-// labels in one operand add their strides, which walks the diagonal).
+// A resolved evaluation: every label (output labels first, then summed ones) with its size, and
+// each operand's element stride per label (0 where the operand lacks or broadcasts the label;
+// repeated labels in one operand add their strides, which walks the diagonal).
 struct EinsumPlan {
   std::vector<int64_t> label_sizes;
   size_t num_output_labels = 0;

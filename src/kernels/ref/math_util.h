@@ -13,13 +13,13 @@
 
 namespace kiln::kernels::ref {
 
-// Floating types accumulate in double, signed integers in int64_t, unsigned ones in uint64_t (wrapping
-// like the element type would), bool in int64_t.
+// Floating types accumulate in double, signed integers in int64_t, unsigned ones in uint64_t
+// (wrapping like the element type would), bool in int64_t.
 template <typename T>
 struct AccumulatorOf {
-  using type = std::conditional_t<std::is_same_v<T, Half> || std::is_floating_point_v<T>, double,
-                                  std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>,
-                                                     uint64_t, int64_t>>;
+  using type = std::conditional_t<
+      std::is_same_v<T, Half> || std::is_floating_point_v<T>, double,
+      std::conditional_t<std::is_unsigned_v<T> && !std::is_same_v<T, bool>, uint64_t, int64_t>>;
 };
 template <typename T>
 using Acc = typename AccumulatorOf<T>::type;
@@ -81,20 +81,23 @@ template <typename T>
 T round_saturate(double v) {
   if (std::isnan(v)) return T{0};
   const double r = std::nearbyint(v);
-  if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (r <= static_cast<double>(std::numeric_limits<T>::lowest()))
+    return std::numeric_limits<T>::lowest();
   if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(r);
 }
 
-// For each flat index into `out` dims, the flat index into `in` dims broadcast to them (numpy rules,
-// right-aligned; `in` may have fewer dims). Meant for small index spaces such as matmul batch dims.
-std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& in, const std::vector<int64_t>& out);
+// For each flat index into `out` dims, the flat index into `in` dims broadcast to them (numpy
+// rules, right-aligned; `in` may have fewer dims). Meant for small index spaces such as matmul
+// batch dims.
+std::vector<int64_t> broadcast_offsets(const std::vector<int64_t>& in,
+                                       const std::vector<int64_t>& out);
 
 }  // namespace kiln::kernels::ref
 
 // Explicitly instantiates a kernel template for every element type it supports, e.g.
 //   KILN_REF_FOR_NUMERIC_TYPES(KILN_INSTANTIATE_MATMUL)
 #define KILN_REF_FOR_FLOAT_TYPES(M) M(float) M(double) M(::kiln::Half)
-#define KILN_REF_FOR_NUMERIC_TYPES(M)                                                     \
-  KILN_REF_FOR_FLOAT_TYPES(M) M(int8_t) M(int16_t) M(int32_t) M(int64_t) M(uint8_t) M(uint16_t) \
-  M(uint32_t) M(uint64_t)
+#define KILN_REF_FOR_NUMERIC_TYPES(M) \
+  KILN_REF_FOR_FLOAT_TYPES(M)         \
+  M(int8_t) M(int16_t) M(int32_t) M(int64_t) M(uint8_t) M(uint16_t) M(uint32_t) M(uint64_t)

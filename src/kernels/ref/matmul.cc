@@ -83,7 +83,8 @@ int32_t integer_dot(const MatMulShape& s, const TA* a, const TB* b, const ZeroPo
   const int32_t zb = zero_at<TB>(z.b, z.b_count, j);
   int32_t acc = 0;
   for (int64_t p = 0; p < s.k; ++p) {
-    acc += (static_cast<int32_t>(a[i * s.k + p]) - za) * (static_cast<int32_t>(b[p * s.n + j]) - zb);
+    acc +=
+        (static_cast<int32_t>(a[i * s.k + p]) - za) * (static_cast<int32_t>(b[p * s.n + j]) - zb);
   }
   return acc;
 }
@@ -113,26 +114,27 @@ void qlinear_matmul(const MatMulShape& s, const TA* a, const TB* b, const ZeroPo
         const int32_t acc = integer_dot(s, a + a0, b + b0, zero, i, j);
         // The ONNX reference rescales in float32: acc * (sa * sb / sy).
         const float scaled = static_cast<float>(acc) * (sa * sb / sc.y);
-        o[i * s.n + j] = round_saturate<TY>(static_cast<double>(scaled) + static_cast<double>(y_zero));
+        o[i * s.n + j] =
+            round_saturate<TY>(static_cast<double>(scaled) + static_cast<double>(y_zero));
       }
     }
   });
 }
 
-#define KILN_INSTANTIATE(T)                                             \
+#define KILN_INSTANTIATE(T)                                            \
   template void matmul<T>(const MatMulShape&, const T*, const T*, T*); \
   template void gemm<T>(const GemmParams&, const T*, const T*, const T*, T*);
 KILN_REF_FOR_NUMERIC_TYPES(KILN_INSTANTIATE)
 #undef KILN_INSTANTIATE
 
 #define KILN_INSTANTIATE_INT(TA, TB)                                                              \
-  template void matmul_integer<TA, TB>(const MatMulShape&, const TA*, const TB*, const ZeroPoints&, \
-                                       int32_t*);                                                 \
-  template void qlinear_matmul<TA, TB, uint8_t>(const MatMulShape&, const TA*, const TB*,          \
-                                                const ZeroPoints&, const QLinearScales&, uint8_t,  \
+  template void matmul_integer<TA, TB>(const MatMulShape&, const TA*, const TB*,                  \
+                                       const ZeroPoints&, int32_t*);                              \
+  template void qlinear_matmul<TA, TB, uint8_t>(const MatMulShape&, const TA*, const TB*,         \
+                                                const ZeroPoints&, const QLinearScales&, uint8_t, \
                                                 uint8_t*);                                        \
-  template void qlinear_matmul<TA, TB, int8_t>(const MatMulShape&, const TA*, const TB*,           \
-                                               const ZeroPoints&, const QLinearScales&, int8_t,    \
+  template void qlinear_matmul<TA, TB, int8_t>(const MatMulShape&, const TA*, const TB*,          \
+                                               const ZeroPoints&, const QLinearScales&, int8_t,   \
                                                int8_t*);
 KILN_INSTANTIATE_INT(uint8_t, uint8_t)
 KILN_INSTANTIATE_INT(uint8_t, int8_t)

@@ -22,8 +22,9 @@ struct MatMulShape {
 template <typename T>
 void matmul(const MatMulShape& shape, const T* a, const T* b, T* out);
 
-// y[m, n] = alpha * op(a) * op(b) + beta * c, op = optional transpose; a is [m, k] or [k, m] (trans_a),
-// b is [k, n] or [n, k] (trans_b). c (may be null) has c_dims of rank 0..2 that broadcast to [m, n].
+// y[m, n] = alpha * op(a) * op(b) + beta * c, op = optional transpose; a is [m, k] or [k, m]
+// (trans_a), b is [k, n] or [n, k] (trans_b). c (may be null) has c_dims of rank 0..2 that
+// broadcast to [m, n].
 struct GemmParams {
   int64_t m = 0;
   int64_t k = 0;
@@ -51,8 +52,8 @@ template <typename TA, typename TB>
 void matmul_integer(const MatMulShape& shape, const TA* a, const TB* b, const ZeroPoints& zero,
                     int32_t* out);
 
-// QLinearMatMul: y = saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zero), with acc
-// the MatMulInteger result. Scales are per-tensor (count 1) or per-row of a / per-column of b.
+// QLinearMatMul: y = saturate(round_half_even(acc * a_scale * b_scale / y_scale) + y_zero), with
+// acc the MatMulInteger result. Scales are per-tensor (count 1) or per-row of a / per-column of b.
 struct QLinearScales {
   const float* a = nullptr;
   int64_t a_count = 1;

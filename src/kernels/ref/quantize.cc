@@ -58,11 +58,9 @@ void dynamic_quantize_linear(int64_t numel, const float* x, uint8_t* y, float* s
   quantize_linear<uint8_t>(p, x, scale, zero, y);
 }
 
-#define KILN_INSTANTIATE(T)                                                                 \
-  template void quantize_linear<T>(const QuantParams&, const float*, const float*, const T*, \
-                                   T*);                                                     \
-  template void dequantize_linear<T>(const QuantParams&, const T*, const float*, const T*,   \
-                                     float*);
+#define KILN_INSTANTIATE(T)                                                                       \
+  template void quantize_linear<T>(const QuantParams&, const float*, const float*, const T*, T*); \
+  template void dequantize_linear<T>(const QuantParams&, const T*, const float*, const T*, float*);
 KILN_INSTANTIATE(uint8_t)
 KILN_INSTANTIATE(int8_t)
 KILN_INSTANTIATE(uint16_t)

@@ -108,7 +108,8 @@ std::vector<Acc<T>> reduce_in_acc(ReduceKind kind, const ReduceShape& s, const T
     case ReduceKind::kMax:
       return fold(s, x, to_acc(lowest_value<T>()), [](A a, T v) { return std::max(a, to_acc(v)); });
     case ReduceKind::kMin:
-      return fold(s, x, to_acc(highest_value<T>()), [](A a, T v) { return std::min(a, to_acc(v)); });
+      return fold(s, x, to_acc(highest_value<T>()),
+                  [](A a, T v) { return std::min(a, to_acc(v)); });
     case ReduceKind::kProd:
       return fold(s, x, A{1}, [](A a, T v) { return a * to_acc(v); });
     case ReduceKind::kL1:
@@ -166,7 +167,7 @@ void arg_reduce(const ArgReduceParams& p, const T* x, int64_t* y) {
   }
 }
 
-#define KILN_INSTANTIATE(T)                                                 \
+#define KILN_INSTANTIATE(T)                                              \
   template void reduce<T>(ReduceKind, const ReduceShape&, const T*, T*); \
   template void arg_reduce<T>(const ArgReduceParams&, const T*, int64_t*);
 KILN_REF_FOR_NUMERIC_TYPES(KILN_INSTANTIATE)

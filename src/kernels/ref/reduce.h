@@ -33,8 +33,8 @@ struct ReduceShape {
 template <typename T>
 void reduce(ReduceKind kind, const ReduceShape& shape, const T* x, T* y);
 
-// ArgMax / ArgMin along the middle dim of an [outer, n, inner] view; y is [outer, inner]. Ties go to
-// the first index, or the last with select_last. n must be >= 1.
+// ArgMax / ArgMin along the middle dim of an [outer, n, inner] view; y is [outer, inner]. Ties go
+// to the first index, or the last with select_last. n must be >= 1.
 struct ArgReduceParams {
   int64_t outer = 1;
   int64_t n = 1;

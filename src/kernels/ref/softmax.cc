@@ -28,8 +28,8 @@ void softmax_row(SoftmaxKind kind, int64_t n, int64_t step, const T* x, T* y) {
   const double log_sum = std::log(sum);
   for (int64_t i = 0; i < n; ++i) {
     const double shifted = to_double(x[i * step]) - max;
-    y[i * step] = from_acc<T>(kind == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum
-                                                            : shifted - log_sum);
+    y[i * step] =
+        from_acc<T>(kind == SoftmaxKind::kSoftmax ? std::exp(shifted) / sum : shifted - log_sum);
   }
 }
 

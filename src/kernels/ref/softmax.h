@@ -7,8 +7,8 @@ namespace kiln::kernels::ref {
 
 enum class SoftmaxKind { kSoftmax, kLogSoftmax, kHardmax };
 
-// The input viewed as [outer, n, inner]; the op normalises along n. Opset < 13 semantics (flatten to
-// 2-D at `axis`) are inner = 1, n = product of the dims from axis on.
+// The input viewed as [outer, n, inner]; the op normalises along n. Opset < 13 semantics (flatten
+// to 2-D at `axis`) are inner = 1, n = product of the dims from axis on.
 struct SoftmaxShape {
   int64_t outer = 1;
   int64_t n = 1;

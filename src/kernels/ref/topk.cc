@@ -46,9 +46,7 @@ void topk(const TopKParams& p, const T* x, T* values, int64_t* indices) {
       const T* in = x + o * p.n * p.inner + i;
       for (int64_t j = 0; j < p.n; ++j) row[static_cast<size_t>(j)] = {to_acc(in[j * p.inner]), j};
       std::partial_sort(row.begin(), row.begin() + p.k, row.end(),
-                        [&](const C& a, const C& b) {
-                          return ranks_before(a, b, p.largest);
-                        });
+                        [&](const C& a, const C& b) { return ranks_before(a, b, p.largest); });
       const int64_t out_base = o * p.k * p.inner + i;
       for (int64_t j = 0; j < p.k; ++j) {
         const int64_t src = row[static_cast<size_t>(j)].index;
@@ -76,7 +74,7 @@ void cumsum(const CumSumParams& p, const T* x, T* y) {
   }
 }
 
-#define KILN_INSTANTIATE(T)                                                 \
+#define KILN_INSTANTIATE(T)                                         \
   template void topk<T>(const TopKParams&, const T*, T*, int64_t*); \
   template void cumsum<T>(const CumSumParams&, const T*, T*);
 KILN_REF_FOR_NUMERIC_TYPES(KILN_INSTANTIATE)
