@@ -307,41 +307,46 @@ Status run_onehot(RunContext& ctx) {
 
 void register_constant_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"Constant",
-         {1, 9, 11, 12, 13, 19, 21},
-         0,
-         0,
-         1,
-         1,
-         {{"value", AttrType::kTensor},
-          {"value_float", AttrType::kFloat},
-          {"value_floats", AttrType::kFloats},
-          {"value_int", AttrType::kInt},
-          {"value_ints", AttrType::kInts},
-          {"value_string", AttrType::kString},
-          {"value_strings", AttrType::kStrings}},
-         infer_constant,
-         run_constant});
-  r.add({"ConstantOfShape",
-         {9, 20, 21},
-         1,
-         1,
-         1,
-         1,
-         {{"value", AttrType::kTensor}},
-         infer_constant_of_shape,
-         run_constant_of_shape});
-  r.add({"Range", {11}, 3, 3, 1, 1, {}, infer_range, run_range});
-  r.add({"EyeLike",
-         {9},
-         1,
-         1,
-         1,
-         1,
-         {{"dtype", AttrType::kInt}, {"k", AttrType::kInt}},
-         infer_eye_like,
-         run_eye_like});
-  r.add({"OneHot", {9, 11}, 3, 3, 1, 1, {{"axis", AttrType::kInt}}, infer_onehot, run_onehot});
+  r.add({.op_type = "Constant",
+         .since_versions = {1, 9, 11, 12, 13, 19, 21},
+         .min_inputs = 0,
+         .max_inputs = 0,
+         .attrs = {{"value", AttrType::kTensor},
+                   {"value_float", AttrType::kFloat},
+                   {"value_floats", AttrType::kFloats},
+                   {"value_int", AttrType::kInt},
+                   {"value_ints", AttrType::kInts},
+                   {"value_string", AttrType::kString},
+                   {"value_strings", AttrType::kStrings}},
+         .infer = infer_constant,
+         .run = run_constant});
+  r.add({.op_type = "ConstantOfShape",
+         .since_versions = {9, 20, 21},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"value", AttrType::kTensor}},
+         .infer = infer_constant_of_shape,
+         .run = run_constant_of_shape});
+  r.add({.op_type = "Range",
+         .since_versions = {11},
+         .min_inputs = 3,
+         .max_inputs = 3,
+         .infer = infer_range,
+         .run = run_range});
+  r.add({.op_type = "EyeLike",
+         .since_versions = {9},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"dtype", AttrType::kInt}, {"k", AttrType::kInt}},
+         .infer = infer_eye_like,
+         .run = run_eye_like});
+  r.add({.op_type = "OneHot",
+         .since_versions = {9, 11},
+         .min_inputs = 3,
+         .max_inputs = 3,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_onehot,
+         .run = run_onehot});
 }
 
 }  // namespace kiln::ops::shape_detail

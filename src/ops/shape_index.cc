@@ -284,28 +284,40 @@ Status run_compress(RunContext& ctx) {
 
 void register_index_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"Gather", {1, 11, 13}, 2, 2, 1, 1, {{"axis", AttrType::kInt}}, infer_gather, run_gather});
-  r.add({"GatherElements",
-         {11, 13},
-         2,
-         2,
-         1,
-         1,
-         {{"axis", AttrType::kInt}},
-         infer_gather_elements,
-         run_gather_elements});
-  r.add({"GatherND",
-         {11, 12, 13},
-         2,
-         2,
-         1,
-         1,
-         {{"batch_dims", AttrType::kInt}},
-         infer_gather_nd,
-         run_gather_nd});
-  r.add({"NonZero", {9, 13}, 1, 1, 1, 1, {}, infer_nonzero, run_nonzero});
-  r.add(
-      {"Compress", {9, 11}, 2, 2, 1, 1, {{"axis", AttrType::kInt}}, infer_compress, run_compress});
+  r.add({.op_type = "Gather",
+         .since_versions = {1, 11, 13},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_gather,
+         .run = run_gather});
+  r.add({.op_type = "GatherElements",
+         .since_versions = {11, 13},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_gather_elements,
+         .run = run_gather_elements});
+  r.add({.op_type = "GatherND",
+         .since_versions = {11, 12, 13},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"batch_dims", AttrType::kInt}},
+         .infer = infer_gather_nd,
+         .run = run_gather_nd});
+  r.add({.op_type = "NonZero",
+         .since_versions = {9, 13},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .infer = infer_nonzero,
+         .run = run_nonzero});
+  r.add({.op_type = "Compress",
+         .since_versions = {9, 11},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_compress,
+         .run = run_compress});
 }
 
 }  // namespace kiln::ops::shape_detail

@@ -251,33 +251,30 @@ Status run_split(RunContext& ctx) {
 
 void register_layout_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"Transpose",
-         {1, 13, 21},
-         1,
-         1,
-         1,
-         1,
-         {{"perm", AttrType::kInts}},
-         infer_transpose,
-         run_transpose});
-  r.add({"Concat",
-         {4, 11, 13},
-         1,
-         kVariadic,
-         1,
-         1,
-         {{"axis", AttrType::kInt}},
-         infer_concat,
-         run_concat});
-  r.add({"Split",
-         {2, 11, 13, 18},
-         1,
-         2,
-         1,
-         kVariadic,
-         {{"axis", AttrType::kInt}, {"split", AttrType::kInts}, {"num_outputs", AttrType::kInt}},
-         infer_split,
-         run_split});
+  r.add({.op_type = "Transpose",
+         .since_versions = {1, 13, 21},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"perm", AttrType::kInts}},
+         .infer = infer_transpose,
+         .run = run_transpose});
+  r.add({.op_type = "Concat",
+         .since_versions = {4, 11, 13},
+         .min_inputs = 1,
+         .max_inputs = kVariadic,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_concat,
+         .run = run_concat});
+  r.add({.op_type = "Split",
+         .since_versions = {2, 11, 13, 18},
+         .min_inputs = 1,
+         .max_inputs = 2,
+         .max_outputs = kVariadic,
+         .attrs = {{"axis", AttrType::kInt},
+                   {"split", AttrType::kInts},
+                   {"num_outputs", AttrType::kInt}},
+         .infer = infer_split,
+         .run = run_split});
 }
 
 }  // namespace kiln::ops::shape_detail

@@ -248,34 +248,36 @@ Status run_trilu(RunContext& ctx) {
 
 void register_pad_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"Pad",
-         {2, 11, 13, 18, 19, 21},
-         1,
-         4,
-         1,
-         1,
-         {{"mode", AttrType::kString}, {"pads", AttrType::kInts}, {"value", AttrType::kFloat}},
-         infer_pad,
-         run_pad});
-  r.add({"DepthToSpace",
-         {1, 11, 13},
-         1,
-         1,
-         1,
-         1,
-         {{"blocksize", AttrType::kInt}, {"mode", AttrType::kString}},
-         infer_depth_space,
-         run_depth_space});
-  r.add({"SpaceToDepth",
-         {1, 13},
-         1,
-         1,
-         1,
-         1,
-         {{"blocksize", AttrType::kInt}},
-         infer_depth_space,
-         run_depth_space});
-  r.add({"Trilu", {14}, 1, 2, 1, 1, {{"upper", AttrType::kInt}}, infer_trilu, run_trilu});
+  r.add({.op_type = "Pad",
+         .since_versions = {2, 11, 13, 18, 19, 21},
+         .min_inputs = 1,
+         .max_inputs = 4,
+         .attrs = {{"mode", AttrType::kString},
+                   {"pads", AttrType::kInts},
+                   {"value", AttrType::kFloat}},
+         .infer = infer_pad,
+         .run = run_pad});
+  r.add({.op_type = "DepthToSpace",
+         .since_versions = {1, 11, 13},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"blocksize", AttrType::kInt}, {"mode", AttrType::kString}},
+         .infer = infer_depth_space,
+         .run = run_depth_space});
+  r.add({.op_type = "SpaceToDepth",
+         .since_versions = {1, 13},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"blocksize", AttrType::kInt}},
+         .infer = infer_depth_space,
+         .run = run_depth_space});
+  r.add({.op_type = "Trilu",
+         .since_versions = {14},
+         .min_inputs = 1,
+         .max_inputs = 2,
+         .attrs = {{"upper", AttrType::kInt}},
+         .infer = infer_trilu,
+         .run = run_trilu});
 }
 
 }  // namespace kiln::ops::shape_detail

@@ -314,53 +314,53 @@ Status run_expand(RunContext& ctx) {
 
 void register_reshape_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"Reshape",
-         {5, 13, 14, 19, 21},
-         2,
-         2,
-         1,
-         1,
-         {{"allowzero", AttrType::kInt}},
-         infer_reshape,
-         run_view});
-  r.add({"Flatten",
-         {1, 9, 11, 13, 21},
-         1,
-         1,
-         1,
-         1,
-         {{"axis", AttrType::kInt}},
-         infer_flatten,
-         run_view});
-  r.add({"Squeeze",
-         {1, 11, 13, 21},
-         1,
-         2,
-         1,
-         1,
-         {{"axes", AttrType::kInts}},
-         infer_squeeze,
-         run_view});
-  r.add({"Unsqueeze",
-         {1, 11, 13, 21},
-         1,
-         2,
-         1,
-         1,
-         {{"axes", AttrType::kInts}},
-         infer_unsqueeze,
-         run_view});
-  r.add({"Shape",
-         {1, 13, 15, 19, 21},
-         1,
-         1,
-         1,
-         1,
-         {{"start", AttrType::kInt}, {"end", AttrType::kInt}},
-         infer_shape,
-         run_shape});
-  r.add({"Size", {1, 13, 19, 21}, 1, 1, 1, 1, {}, infer_size, run_size});
-  r.add({"Expand", {8, 13}, 2, 2, 1, 1, {}, infer_expand, run_expand});
+  r.add({.op_type = "Reshape",
+         .since_versions = {5, 13, 14, 19, 21},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"allowzero", AttrType::kInt}},
+         .infer = infer_reshape,
+         .run = run_view});
+  r.add({.op_type = "Flatten",
+         .since_versions = {1, 9, 11, 13, 21},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_flatten,
+         .run = run_view});
+  r.add({.op_type = "Squeeze",
+         .since_versions = {1, 11, 13, 21},
+         .min_inputs = 1,
+         .max_inputs = 2,
+         .attrs = {{"axes", AttrType::kInts}},
+         .infer = infer_squeeze,
+         .run = run_view});
+  r.add({.op_type = "Unsqueeze",
+         .since_versions = {1, 11, 13, 21},
+         .min_inputs = 1,
+         .max_inputs = 2,
+         .attrs = {{"axes", AttrType::kInts}},
+         .infer = infer_unsqueeze,
+         .run = run_view});
+  r.add({.op_type = "Shape",
+         .since_versions = {1, 13, 15, 19, 21},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"start", AttrType::kInt}, {"end", AttrType::kInt}},
+         .infer = infer_shape,
+         .run = run_shape});
+  r.add({.op_type = "Size",
+         .since_versions = {1, 13, 19, 21},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .infer = infer_size,
+         .run = run_size});
+  r.add({.op_type = "Expand",
+         .since_versions = {8, 13},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .infer = infer_expand,
+         .run = run_expand});
 }
 
 }  // namespace kiln::ops::shape_detail

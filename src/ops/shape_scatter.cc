@@ -13,7 +13,8 @@ using ir::TensorDesc;
 namespace ref = kernels::ref;
 
 Result<ref::ScatterReduction> reduction(const NodeContext& ctx) {
-  if (ctx.since_version() < 16) return ref::ScatterReduction::kNone;
+  if (ctx.since_version() < 16 || ctx.node().op_type == "Scatter")
+    return ref::ScatterReduction::kNone;
   const std::string r = ctx.attrs().get_string("reduction", "none");
   if (r == "none") return ref::ScatterReduction::kNone;
   if (r == "add") return ref::ScatterReduction::kAdd;
@@ -124,24 +125,28 @@ Status run_scatter_elements(RunContext& ctx) {
 
 void register_scatter_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"ScatterND",
-         {11, 13, 16, 18},
-         3,
-         3,
-         1,
-         1,
-         {{"reduction", AttrType::kString}},
-         infer_scatter_nd,
-         run_scatter_nd});
-  r.add({"ScatterElements",
-         {11, 13, 16, 18},
-         3,
-         3,
-         1,
-         1,
-         {{"axis", AttrType::kInt}, {"reduction", AttrType::kString}},
-         infer_scatter_elements,
-         run_scatter_elements});
+  r.add({.op_type = "ScatterND",
+         .since_versions = {11, 13, 16, 18},
+         .min_inputs = 3,
+         .max_inputs = 3,
+         .attrs = {{"reduction", AttrType::kString}},
+         .infer = infer_scatter_nd,
+         .run = run_scatter_nd});
+  r.add({.op_type = "ScatterElements",
+         .since_versions = {11, 13, 16, 18},
+         .min_inputs = 3,
+         .max_inputs = 3,
+         .attrs = {{"axis", AttrType::kInt}, {"reduction", AttrType::kString}},
+         .infer = infer_scatter_elements,
+         .run = run_scatter_elements});
+  // The deprecated predecessor of ScatterElements (opsets 9-10): the same without reductions.
+  r.add({.op_type = "Scatter",
+         .since_versions = {9, 11},
+         .min_inputs = 3,
+         .max_inputs = 3,
+         .attrs = {{"axis", AttrType::kInt}},
+         .infer = infer_scatter_elements,
+         .run = run_scatter_elements});
 }
 
 }  // namespace kiln::ops::shape_detail

@@ -223,16 +223,20 @@ Status run_tile(RunContext& ctx) {
 
 void register_slice_ops(OpRegistry& r) {
   using ir::AttrType;
-  r.add({"Slice",
-         {1, 10, 11, 13},
-         1,
-         5,
-         1,
-         1,
-         {{"starts", AttrType::kInts}, {"ends", AttrType::kInts}, {"axes", AttrType::kInts}},
-         infer_slice,
-         run_slice});
-  r.add({"Tile", {6, 13}, 2, 2, 1, 1, {}, infer_tile, run_tile});
+  r.add(
+      {.op_type = "Slice",
+       .since_versions = {1, 10, 11, 13},
+       .min_inputs = 1,
+       .max_inputs = 5,
+       .attrs = {{"starts", AttrType::kInts}, {"ends", AttrType::kInts}, {"axes", AttrType::kInts}},
+       .infer = infer_slice,
+       .run = run_slice});
+  r.add({.op_type = "Tile",
+         .since_versions = {6, 13},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .infer = infer_tile,
+         .run = run_tile});
 }
 
 }  // namespace kiln::ops::shape_detail
