@@ -132,6 +132,10 @@ Result<int64_t> range_count(const NodeContext& ctx, const Tensor& start, const T
   // ceil(diff / d) with C++'s truncating division.
   __int128 n = diff / d;
   if (diff % d != 0 && ((diff > 0) == (d > 0))) ++n;
+  if (n > (__int128{1} << 62)) {
+    return ctx.error("range from {} to {} by {} is too long", start.value_as_int(0),
+                     limit.value_as_int(0), delta.value_as_int(0));
+  }
   return n > 0 ? static_cast<int64_t>(n) : 0;
 }
 
@@ -294,8 +298,11 @@ Status run_onehot(RunContext& ctx) {
   for (int k = static_cast<int>(axis); k < idx.rank(); ++k) inner *= idx.dim(k);
   for (int64_t i = 0; i < y.numel(); ++i) std::memcpy(out + i * static_cast<int64_t>(es), off, es);
   for (int64_t p = 0; p < idx.numel(); ++p) {
-    auto v = static_cast<int64_t>(idx.value_as_double(p));
-    if (v < -depth || v >= depth) continue;  // out of range: all off
+    const double raw = idx.value_as_double(p);
+    // Out of range (or NaN): the whole one-hot vector stays off.
+    if (!(raw > static_cast<double>(-depth - 1) && raw < static_cast<double>(depth))) continue;
+    auto v = static_cast<int64_t>(raw);
+    if (v < -depth || v >= depth) continue;
     if (v < 0) v += depth;
     const int64_t o = ((p / inner) * depth + v) * inner + p % inner;
     std::memcpy(out + o * static_cast<int64_t>(es), on, es);

@@ -73,7 +73,11 @@ Result<Dim> padded_dim(const NodeContext& ctx, const Dim& d, int64_t begin, int6
                      begin, end, axis, d.value);
   }
   const int64_t cropped = d.value - std::max<int64_t>(-begin, 0) - std::max<int64_t>(-end, 0);
-  if (mode != ref::PadMode::kConstant && cropped <= 0 && (begin > 0 || end > 0)) {
+  if (cropped < 0) {
+    return ctx.error("pads {} and {} crop more than the {} elements of axis {}", begin, end,
+                     d.value, axis);
+  }
+  if (mode != ref::PadMode::kConstant && cropped == 0 && (begin > 0 || end > 0)) {
     return ctx.error("cannot pad axis {} in this mode: it has no elements to repeat", axis);
   }
   return Dim::known(n);

@@ -1,5 +1,7 @@
 // Gather, GatherElements, GatherND, ScatterND, ScatterElements, NonZero, Compress, and the creation
 // ops Constant, ConstantOfShape, Range, EyeLike, OneHot.
+#include <cmath>
+
 #include "ops/shape_test_util.h"
 
 namespace kiln::shape_test {
@@ -199,6 +201,10 @@ TEST(ShapeEyeLikeOneHot, Values) {
                  attr("axis", int64_t{0}),
                  {in(i64({2}, {1, 0})), in(Tensor::scalar<float>(2)), in(values)}},
                 f32({2, 2}, {0, 5, 5, 0}));
+  // NaN and out-of-range float indices give all-off rows.
+  expect_output(
+      {"OneHot", 11, {}, {in(f32({2}, {NAN, 1.5f})), in(Tensor::scalar<int64_t>(2)), in(values)}},
+      f32({2, 2}, {0, 0, 0, 5}));
   expect_error({"OneHot", 11, {}, {in(i64({1}, {0})), in(Tensor::scalar<int64_t>(0)), in(values)}},
                StatusCode::kInvalidModel, "depth");
 }

@@ -221,6 +221,8 @@ TEST(ShapePad, Errors) {
                "2 x 2 entries");
   expect_error({"Pad", 13, {}, {in(x), in(i64({4}, {0, -4, 0, 0}))}}, StatusCode::kInvalidModel,
                "negative");
+  expect_error({"Pad", 13, {}, {in(x), in(i64({4}, {0, -5, 0, 3}))}}, StatusCode::kInvalidModel,
+               "crop more");
   expect_error({"Pad", 13, attr("mode", std::string("wrap")), {in(x), in(i64({4}, {0, 1, 0, 0}))}},
                StatusCode::kInvalidModel, "opset 19");
   expect_error({"Pad", 13, attr("mode", std::string("bogus")), {in(x), in(i64({4}, {0, 1, 0, 0}))}},

@@ -1,4 +1,5 @@
 // Reshape, Flatten, Squeeze, Unsqueeze, Shape, Size, Expand.
+#include "ir/graph.h"
 #include "ops/shape_test_util.h"
 
 namespace kiln::shape_test {
@@ -169,6 +170,32 @@ TEST(ShapeShape, FoldsStaticShapesOnly) {
   r = infer({"Size", 13, {}, {desc(DType::kF32, {S("n")})}});
   ASSERT_TRUE(r.is_ok());
   EXPECT_FALSE(r->values[0].has_value());
+}
+
+// Shape -> Concat -> Reshape folds during graph inference, keeping the batch symbol.
+TEST(ShapeShape, ShapeChainsFoldInGraphInference) {
+  ir::Graph g;
+  g.opset_imports[""] = 17;
+  const ir::ValueId x = g.add_value("x", desc(DType::kF32, {S("batch"), K(3), K(224), K(224)}));
+  g.value(x).is_graph_input = true;
+  g.inputs.push_back(x);
+  const ir::ValueId minus_one = g.add_value("m1", ir::TensorDesc::of_dims(DType::kI64, {1}));
+  g.value(minus_one).initializer = i64({1}, {-1});
+  const ir::ValueId tail = g.add_value("tail");
+  const ir::ValueId shape = g.add_value("shape");
+  const ir::ValueId y = g.add_value("y");
+  g.value(y).is_graph_output = true;
+  g.outputs.push_back(y);
+  ir::Node shape_node{"s", "Shape", "", {x}, {tail}, attrs_int("start", 1), 17};
+  ir::Node concat_node{"c", "Concat", "", {minus_one, tail}, {shape}, attrs_int("axis", 0), 17};
+  ir::Node reshape_node{"r", "Reshape", "", {x, shape}, {y}, {}, 17};
+  g.nodes = {shape_node, concat_node, reshape_node};
+  ASSERT_TRUE(ops::check_graph_ops(g).is_ok());
+  const Status s = ops::infer_graph_shapes(g);
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(g.value(tail).desc.to_string(), "int64[3]");
+  EXPECT_EQ(g.value(shape).desc.to_string(), "int64[4]");
+  EXPECT_EQ(g.value(y).desc.to_string(), "float32[batch,3,224,224]");
 }
 
 // --- Expand ---
