@@ -31,7 +31,7 @@ Result<Tensor> constant_value(const NodeContext& ctx) {
   const ir::Attributes& a = ctx.attrs();
   int given = 0;
   for (const char* name : {"value", "value_float", "value_floats", "value_int", "value_ints",
-                           "value_string", "value_strings", "sparse_value"}) {
+                           "value_string", "value_strings"}) {
     given += a.has(name) ? 1 : 0;
   }
   if (given != 1) {
@@ -40,7 +40,6 @@ Result<Tensor> constant_value(const NodeContext& ctx) {
   if (a.has("value_string") || a.has("value_strings")) {
     return ctx.unsupported("string constants are not supported");
   }
-  if (a.has("sparse_value")) return ctx.unsupported("sparse constants are not supported");
   if (const Tensor* t = a.get_tensor("value")) {
     if (!has_cpp_type(t->dtype())) {
       return ctx.unsupported("constants of dtype {} are not supported", dtype_name(t->dtype()));
