@@ -14,6 +14,18 @@ using kernels::ref::LogicOp;
 using kernels::ref::VariadicOp;
 using namespace elementwise;
 
+// Output 0 of a two-input op: numpy broadcasting, or the pre-opset-7 rules.
+Status infer_binary(InferContext& ctx, DType dtype) {
+  if (uses_legacy_broadcast(ctx)) return infer_legacy_broadcast(ctx, dtype);
+  return infer_broadcast(ctx, dtype);
+}
+
+// Input 1 as the kernels read it: reshaped under the pre-opset-7 rules where they apply.
+Result<Tensor> operand_b(const RunContext& ctx, const Tensor& a, Tensor b) {
+  if (!uses_legacy_broadcast(ctx)) return b;
+  return legacy_operand_b(ctx, a, b);
+}
+
 // --- Add, Sub, Mul, Div, Mod, BitShift, PRelu
 // -----------------------------------------------------
 
@@ -67,7 +79,7 @@ Status infer_arith(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 1, allowed, prelu ? "slope" : "B"));
   KILN_RETURN_IF_ERROR(check_same_dtype(ctx));
   KILN_RETURN_IF_ERROR(arith_op(ctx, ctx.input(0).dtype).status());
-  if (!prelu) return infer_broadcast(ctx, ctx.input(0).dtype);
+  if (!prelu || uses_legacy_broadcast(ctx)) return infer_binary(ctx, ctx.input(0).dtype);
   KILN_RETURN_IF_ERROR(check_unidirectional(ctx));
   KILN_RETURN_IF_ERROR(infer_broadcast(ctx, ctx.input(0).dtype));  // reports incompatible dims
   ctx.set_output(0, ctx.input(0));
@@ -77,7 +89,8 @@ Status infer_arith(InferContext& ctx) {
 Status run_arith(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const BinaryOp op, arith_op(ctx, ctx.input(0).dtype()));
   KILN_ASSIGN_OR_RETURN(const Tensor a, widen(ctx.input(0)));
-  KILN_ASSIGN_OR_RETURN(const Tensor b, widen(ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(Tensor wide_b, widen(ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(const Tensor b, operand_b(ctx, a, std::move(wide_b)));
   Tensor y(a.dtype(), output_dims(ctx, 0));
   const bool ok = dispatch_numeric(a.dtype(), [&]<typename T>() {
     kernels::ref::binary<T>(op, a.data<T>(), a.dims(), b.data<T>(), b.dims(), y.data<T>(),
@@ -95,15 +108,16 @@ Status infer_pow(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 0, float_or_numeric(mixed), "X"));
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 1, float_or_numeric(mixed), "Y"));
   if (!mixed) KILN_RETURN_IF_ERROR(check_same_dtype(ctx));
-  return infer_broadcast(ctx, ctx.input(0).dtype);
+  return infer_binary(ctx, ctx.input(0).dtype);
 }
 
 Status run_pow(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const Tensor base, widen(ctx.input(0)));
   const bool int_exponent =
       dtype_is_integer(base.dtype()) && dtype_is_integer(ctx.input(1).dtype());
-  KILN_ASSIGN_OR_RETURN(const Tensor e,
+  KILN_ASSIGN_OR_RETURN(Tensor wide_e,
                         cast_tensor(ctx.input(1), int_exponent ? DType::kI64 : DType::kF64));
+  KILN_ASSIGN_OR_RETURN(const Tensor e, operand_b(ctx, base, std::move(wide_e)));
   Tensor y(base.dtype(), output_dims(ctx, 0));
   const bool ok = dispatch_numeric(base.dtype(), [&]<typename T>() {
     if (int_exponent) {
@@ -180,13 +194,14 @@ Status infer_compare(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 0, allowed, "A"));
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 1, allowed, "B"));
   KILN_RETURN_IF_ERROR(check_same_dtype(ctx));
-  return infer_broadcast(ctx, DType::kBool);
+  return infer_binary(ctx, DType::kBool);
 }
 
 Status run_compare(RunContext& ctx) {
   const CompareOp op = compare_op(ctx.node().op_type);
   KILN_ASSIGN_OR_RETURN(const Tensor a, widen(ctx.input(0)));  // float16 -> float32 is exact
-  KILN_ASSIGN_OR_RETURN(const Tensor b, widen(ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(Tensor wide_b, widen(ctx.input(1)));
+  KILN_ASSIGN_OR_RETURN(const Tensor b, operand_b(ctx, a, std::move(wide_b)));
   Tensor& y = ctx.allocate_output(0);
   const auto run = [&]<typename T>() {
     kernels::ref::compare<T>(op, a.data<T>(), a.dims(), b.data<T>(), b.dims(), y.data<bool>(),
@@ -203,14 +218,14 @@ Status run_compare(RunContext& ctx) {
 Status infer_logic(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 0, kBoolType, "A"));
   KILN_RETURN_IF_ERROR(check_input_dtype(ctx, 1, kBoolType, "B"));
-  return infer_broadcast(ctx, DType::kBool);
+  return infer_binary(ctx, DType::kBool);
 }
 
 Status run_logic(RunContext& ctx) {
   const std::string_view t = ctx.node().op_type;
   const LogicOp op = t == "And" ? LogicOp::kAnd : t == "Or" ? LogicOp::kOr : LogicOp::kXor;
   const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
+  KILN_ASSIGN_OR_RETURN(const Tensor b, operand_b(ctx, a, ctx.input(1)));
   Tensor& y = ctx.allocate_output(0);
   kernels::ref::logic(op, a.data<bool>(), a.dims(), b.data<bool>(), b.dims(), y.data<bool>(),
                       y.dims());
@@ -231,38 +246,44 @@ OpDef two_inputs(std::string_view op_type, std::vector<int> versions, InferFn in
 }  // namespace
 
 void register_elementwise_binary_ops(OpRegistry& r) {
+  // Versions 1 and 6 broadcast only with attribute broadcast=1 (see elementwise_legacy.cc);
+  // consumed_inputs (version 1) was an optimisation hint without effect on the result.
+  const std::vector<AttrSpec> legacy = {{"broadcast", AttrType::kInt}, {"axis", AttrType::kInt}};
+  std::vector<AttrSpec> legacy_v1 = legacy;
+  legacy_v1.push_back({"consumed_inputs", AttrType::kInts});
   for (std::string_view t : {"Add", "Sub", "Mul", "Div"}) {
-    r.add(two_inputs(t, {7, 13, 14}, infer_arith, run_arith));
+    r.add(two_inputs(t, {1, 6, 7, 13, 14}, infer_arith, run_arith, legacy_v1));
   }
   r.add(two_inputs("Mod", {10, 13}, infer_arith, run_arith, {{"fmod", AttrType::kInt}}));
   r.add(two_inputs("BitShift", {11}, infer_arith, run_arith, {{"direction", AttrType::kString}}));
-  r.add(two_inputs("PRelu", {7, 9, 16}, infer_arith, run_arith));
-  r.add(two_inputs("Pow", {7, 12, 13, 15}, infer_pow, run_pow));
+  r.add(two_inputs("PRelu", {1, 6, 7, 9, 16}, infer_arith, run_arith,
+                   {{"consumed_inputs", AttrType::kInts}}));
+  r.add(two_inputs("Pow", {1, 7, 12, 13, 15}, infer_pow, run_pow, legacy));
   for (std::string_view t : {"Min", "Max"}) {
     r.add({.op_type = t,
-           .since_versions = {6, 8, 12, 13},
+           .since_versions = {1, 6, 8, 12, 13},
            .min_inputs = 1,
            .max_inputs = kVariadic,
-           .attrs = {},
+           .attrs = {{"consumed_inputs", AttrType::kInts}},
            .infer = infer_variadic,
            .run = run_variadic});
   }
   for (std::string_view t : {"Sum", "Mean"}) {
     r.add({.op_type = t,
-           .since_versions = {6, 8, 13},
+           .since_versions = {1, 6, 8, 13},
            .min_inputs = 1,
            .max_inputs = kVariadic,
-           .attrs = {},
+           .attrs = {{"consumed_inputs", AttrType::kInts}},
            .infer = infer_variadic,
            .run = run_variadic});
   }
-  r.add(two_inputs("Equal", {7, 11, 13, 19}, infer_compare, run_compare));
-  r.add(two_inputs("Less", {7, 9, 13}, infer_compare, run_compare));
-  r.add(two_inputs("Greater", {7, 9, 13}, infer_compare, run_compare));
+  r.add(two_inputs("Equal", {1, 7, 11, 13, 19}, infer_compare, run_compare, legacy));
+  r.add(two_inputs("Less", {1, 7, 9, 13}, infer_compare, run_compare, legacy));
+  r.add(two_inputs("Greater", {1, 7, 9, 13}, infer_compare, run_compare, legacy));
   r.add(two_inputs("LessOrEqual", {12, 16}, infer_compare, run_compare));
   r.add(two_inputs("GreaterOrEqual", {12, 16}, infer_compare, run_compare));
   for (std::string_view t : {"And", "Or", "Xor"}) {
-    r.add(two_inputs(t, {7}, infer_logic, run_logic));
+    r.add(two_inputs(t, {1, 7}, infer_logic, run_logic, legacy));
   }
 }
 

@@ -38,6 +38,15 @@ Status check_same_dtype(const InferContext& ctx, size_t first = 0);
 // rank is unknown), with dtype `dtype`.
 Status infer_broadcast(InferContext& ctx, DType dtype);
 
+// Broadcasting before opset 7 (ops/elementwise_legacy.cc): B broadcasts to A when attribute
+// broadcast=1, its dims lined up with A's from attribute `axis`; PRelu 6 takes a per-channel slope.
+bool uses_legacy_broadcast(const NodeContext& ctx);
+// Output 0 = A's shape with `dtype`, after checking that B fits A.
+Status infer_legacy_broadcast(InferContext& ctx, DType dtype);
+// B reshaped to A's rank (1s around its dims) so that numpy broadcasting reads it as the legacy
+// rules say.
+Result<Tensor> legacy_operand_b(const NodeContext& ctx, const Tensor& a, const Tensor& b);
+
 // Float16 tensors are computed in float32 by the reference kernels: returns a float32 copy of a
 // float16 tensor and the tensor itself otherwise.
 Result<Tensor> widen(const Tensor& t);

@@ -279,10 +279,12 @@ Status run_dropout(RunContext& ctx) {
 
 void register_elementwise_misc_ops(OpRegistry& r) {
   r.add({.op_type = "Clip",
-         .since_versions = {6, 11, 12, 13},
+         .since_versions = {1, 6, 11, 12, 13},
          .min_inputs = 1,
          .max_inputs = 3,
-         .attrs = {{"min", AttrType::kFloat}, {"max", AttrType::kFloat}},
+         .attrs = {{"min", AttrType::kFloat},
+                   {"max", AttrType::kFloat},
+                   {"consumed_inputs", AttrType::kInts}},
          .infer = infer_clip,
          .run = run_clip});
   r.add({.op_type = "Cast",

@@ -39,6 +39,12 @@ UnarySpec spec(std::string_view op_type, std::vector<int> versions, UnaryOp op,
   s.versions = std::move(versions);
   s.op = op;
   s.types = types;
+  if (s.versions.front() == 6) {
+    // Version 1 differed only by consumed_inputs, an optimisation hint without effect on the
+    // result.
+    s.versions.insert(s.versions.begin(), 1);
+    s.attrs.push_back({"consumed_inputs", AttrType::kInts});
+  }
   return s;
 }
 
