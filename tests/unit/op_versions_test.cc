@@ -21,6 +21,8 @@ TEST(OpVersions, MatchOnnxSchemas) {
       const auto* schema = onnx::OpSchemaRegistry::Schema(std::string(def.op_type), opset, "");
       if (schema != nullptr) onnx_versions.insert(schema->SinceVersion());
     }
+    // An op introduced after the installed ONNX's newest opset (Mish 18, Gelu 20) cannot be checked.
+    if (onnx_versions.empty() && def.since_versions.front() > max_known) continue;
     ASSERT_FALSE(onnx_versions.empty()) << def.op_type << " is not an ONNX op";
     for (int v : onnx_versions) {
       if (v < 7 && v != *onnx_versions.rbegin() &&
