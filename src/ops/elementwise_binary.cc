@@ -92,7 +92,7 @@ Status run_arith(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor wide_b, widen(ctx.input(1)));
   KILN_ASSIGN_OR_RETURN(const Tensor b, operand_b(ctx, a, std::move(wide_b)));
   Tensor y(a.dtype(), output_dims(ctx, 0));
-  const bool ok = dispatch_numeric(a.dtype(), [&]<typename T>() {
+  const bool ok = dispatch_kernel_type(a.dtype(), [&]<typename T>() {
     kernels::ref::binary<T>(op, a.data<T>(), a.dims(), b.data<T>(), b.dims(), y.data<T>(),
                             y.dims());
   });
@@ -119,7 +119,7 @@ Status run_pow(RunContext& ctx) {
                         cast_tensor(ctx.input(1), int_exponent ? DType::kI64 : DType::kF64));
   KILN_ASSIGN_OR_RETURN(const Tensor e, operand_b(ctx, base, std::move(wide_e)));
   Tensor y(base.dtype(), output_dims(ctx, 0));
-  const bool ok = dispatch_numeric(base.dtype(), [&]<typename T>() {
+  const bool ok = dispatch_kernel_type(base.dtype(), [&]<typename T>() {
     if (int_exponent) {
       kernels::ref::pow_int_exponent<T>(base.data<T>(), base.dims(), e.data<int64_t>(), e.dims(),
                                         y.data<T>(), y.dims());
@@ -164,7 +164,7 @@ Status run_variadic(RunContext& ctx) {
   }
   const DType dtype = inputs[0].dtype();
   Tensor y(dtype, output_dims(ctx, 0));
-  const bool ok = dispatch_numeric(dtype, [&]<typename T>() {
+  const bool ok = dispatch_kernel_type(dtype, [&]<typename T>() {
     std::vector<const T*> ptrs;
     for (const Tensor& t : inputs) ptrs.push_back(t.data<T>());
     kernels::ref::variadic<T>(op, ptrs, dims, y.data<T>(), y.dims());
@@ -209,7 +209,7 @@ Status run_compare(RunContext& ctx) {
   };
   if (a.dtype() == DType::kBool) {
     run.template operator()<bool>();
-  } else if (!dispatch_numeric(a.dtype(), run)) {
+  } else if (!dispatch_kernel_type(a.dtype(), run)) {
     return no_kernel(ctx, a.dtype());
   }
   return Status::ok();

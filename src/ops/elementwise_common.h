@@ -59,7 +59,7 @@ Dims output_dims(const RunContext& ctx, size_t i);
 // Calls fn.template operator()<T>() when `t` is one of the kernel element types (float32, float64
 // and the eight integer types). Returns false for other dtypes.
 template <typename Fn>
-bool dispatch_numeric(DType t, Fn&& fn) {
+bool dispatch_kernel_type(DType t, Fn&& fn) {
   bool called = false;
   dispatch_dtype(t, [&]<typename T>() {
     if constexpr (!std::is_same_v<T, Half> && !std::is_same_v<T, bool>) {

@@ -5,6 +5,7 @@
 #include "kernels/ref/elementwise_unary.h"
 #include "kernels/ref/elementwise_util.h"
 #include "ops/elementwise_common.h"
+#include "ops/onnx_dtype.h"
 
 namespace kiln::ops {
 namespace {
@@ -67,7 +68,7 @@ Status run_clip(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const Tensor x, widen(ctx.input(0)));
   Tensor y(x.dtype(), x.dims());
   Status status;
-  const bool ok = dispatch_numeric(x.dtype(), [&]<typename T>() {
+  const bool ok = dispatch_kernel_type(x.dtype(), [&]<typename T>() {
     Result<T> lo = clip_bound<T>(ctx, 1, "min", std::numeric_limits<T>::lowest());
     Result<T> hi = clip_bound<T>(ctx, 2, "max", std::numeric_limits<T>::max());
     if (!lo.is_ok() || !hi.is_ok()) {
@@ -84,62 +85,12 @@ Status run_clip(RunContext& ctx) {
 // --- Cast, CastLike
 // -------------------------------------------------------------------------------
 
-// An ONNX TensorProto.DataType number as a kiln dtype kiln can cast to; errors name the type.
+// Cast's `to`: a dtype kiln can compute with; errors name the type.
 Result<DType> cast_target(const NodeContext& ctx, int64_t onnx_type) {
-  switch (onnx_type) {
-    case 1:
-      return DType::kF32;
-    case 2:
-      return DType::kU8;
-    case 3:
-      return DType::kI8;
-    case 4:
-      return DType::kU16;
-    case 5:
-      return DType::kI16;
-    case 6:
-      return DType::kI32;
-    case 7:
-      return DType::kI64;
-    case 9:
-      return DType::kBool;
-    case 10:
-      return DType::kF16;
-    case 11:
-      return DType::kF64;
-    case 12:
-      return DType::kU32;
-    case 13:
-      return DType::kU64;
-    default:
-      break;
-  }
-  static constexpr std::string_view kNames[] = {"undefined",
-                                                "",
-                                                "",
-                                                "",
-                                                "",
-                                                "",
-                                                "",
-                                                "",
-                                                "string",
-                                                "",
-                                                "",
-                                                "",
-                                                "",
-                                                "",
-                                                "complex64",
-                                                "complex128",
-                                                "bfloat16",
-                                                "float8e4m3fn",
-                                                "float8e4m3fnuz",
-                                                "float8e5m2",
-                                                "float8e5m2fnuz",
-                                                "uint4",
-                                                "int4",
-                                                "float4e2m1"};
-  if (onnx_type > 0 && onnx_type < static_cast<int64_t>(std::size(kNames))) {
-    return ctx.unsupported("casting to {} is not supported", kNames[onnx_type]);
+  const DType t = dtype_from_onnx(onnx_type);
+  if (t != DType::kUndefined && t != DType::kString && t != DType::kBF16) return t;
+  if (is_onnx_dtype(onnx_type)) {
+    return ctx.unsupported("casting to {} is not supported", onnx_dtype_name(onnx_type));
   }
   return ctx.error("attribute to is {}, which is not an ONNX data type", onnx_type);
 }

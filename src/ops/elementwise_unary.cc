@@ -154,7 +154,7 @@ Status run_unary(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const UnaryParams p, unary_params(ctx, spec));
   KILN_ASSIGN_OR_RETURN(const Tensor x, widen(ctx.input(0)));
   Tensor y(x.dtype(), x.dims());
-  const bool ok = dispatch_numeric(x.dtype(), [&]<typename T>() {
+  const bool ok = dispatch_kernel_type(x.dtype(), [&]<typename T>() {
     kernels::ref::unary<T>(p, x.data<T>(), y.data<T>(), x.numel());
   });
   if (!ok) return no_kernel(ctx, x.dtype());

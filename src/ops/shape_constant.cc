@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "ops/onnx_dtype.h"
 #include "ops/shape_common.h"
 #include "ops/shape_util.h"
 
@@ -178,47 +179,16 @@ Status run_range(RunContext& ctx) {
 // --- EyeLike
 // ---------------------------------------------------------------------------------------
 
-// ONNX TensorProto.DataType -> DType, kUndefined when kiln has no such type.
-DType dtype_from_onnx(int64_t t) {
-  switch (t) {
-    case 1:
-      return DType::kF32;
-    case 2:
-      return DType::kU8;
-    case 3:
-      return DType::kI8;
-    case 4:
-      return DType::kU16;
-    case 5:
-      return DType::kI16;
-    case 6:
-      return DType::kI32;
-    case 7:
-      return DType::kI64;
-    case 9:
-      return DType::kBool;
-    case 10:
-      return DType::kF16;
-    case 11:
-      return DType::kF64;
-    case 12:
-      return DType::kU32;
-    case 13:
-      return DType::kU64;
-    default:
-      return DType::kUndefined;
-  }
-}
-
 Status infer_eye_like(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_movable(ctx, 0));
   const TensorDesc& x = ctx.input(0);
   if (x.has_rank() && x.rank() != 2) return ctx.error("input must be 2-D, got {}", x.to_string());
   DType t = x.dtype;
   if (ctx.attrs().has("dtype")) {
-    t = dtype_from_onnx(ctx.attrs().get_int("dtype", 0));
-    if (t == DType::kUndefined) {
-      return ctx.unsupported("dtype {} is not supported", ctx.attrs().get_int("dtype", 0));
+    const int64_t onnx_type = ctx.attrs().get_int("dtype", 0);
+    t = dtype_from_onnx(onnx_type);
+    if (t == DType::kUndefined || t == DType::kString || t == DType::kBF16) {
+      return ctx.unsupported("dtype {} is not supported", onnx_dtype_name(onnx_type));
     }
   }
   ctx.set_output(0, TensorDesc{t, x.has_rank() ? x.shape : std::optional(unknown_dims(2))});

@@ -11,6 +11,7 @@
 #include "frontend/onnx/attributes.h"
 #include "frontend/onnx/tensor_proto.h"
 #include "ops/infer_graph.h"
+#include "ops/onnx_dtype.h"
 
 namespace kiln::frontend {
 namespace {
@@ -28,11 +29,11 @@ Result<ir::TensorDesc> desc_from_value_info(const onnx::ValueInfoProto& vi, std:
   }
   const auto& tt = type.tensor_type();
   ir::TensorDesc desc;
-  desc.dtype = dtype_from_onnx(tt.elem_type());
+  desc.dtype = ops::dtype_from_onnx(tt.elem_type());
   if (tt.elem_type() != 0 && (desc.dtype == DType::kUndefined || desc.dtype == DType::kString ||
                               desc.dtype == DType::kBF16)) {
     return unsupported("{} '{}' has element type {}, which kiln does not support", what, vi.name(),
-                       onnx_type_name(tt.elem_type()));
+                       ops::onnx_dtype_name(tt.elem_type()));
   }
   if (!tt.has_shape()) return desc;
   ir::Shape shape;

@@ -2,8 +2,13 @@
 
 #include <fstream>
 
+#include "ops/onnx_dtype.h"
+
 namespace kiln::frontend {
 namespace {
+
+using ops::dtype_from_onnx;
+using ops::onnx_dtype_name;
 
 using onnx::TensorProto;
 
@@ -137,67 +142,6 @@ Status read_external(const TensorProto& p, const std::filesystem::path& model_di
 
 }  // namespace
 
-DType dtype_from_onnx(int32_t onnx_type) {
-  switch (onnx_type) {
-    case TensorProto::FLOAT:
-      return DType::kF32;
-    case TensorProto::UINT8:
-      return DType::kU8;
-    case TensorProto::INT8:
-      return DType::kI8;
-    case TensorProto::UINT16:
-      return DType::kU16;
-    case TensorProto::INT16:
-      return DType::kI16;
-    case TensorProto::INT32:
-      return DType::kI32;
-    case TensorProto::INT64:
-      return DType::kI64;
-    case TensorProto::STRING:
-      return DType::kString;
-    case TensorProto::BOOL:
-      return DType::kBool;
-    case TensorProto::FLOAT16:
-      return DType::kF16;
-    case TensorProto::DOUBLE:
-      return DType::kF64;
-    case TensorProto::UINT32:
-      return DType::kU32;
-    case TensorProto::UINT64:
-      return DType::kU64;
-    case TensorProto::BFLOAT16:
-      return DType::kBF16;
-    default:
-      return DType::kUndefined;
-  }
-}
-
-std::string onnx_type_name(int32_t onnx_type) {
-  switch (onnx_type) {
-    case TensorProto::COMPLEX64:
-      return "complex64";
-    case TensorProto::COMPLEX128:
-      return "complex128";
-    case 17:
-      return "float8e4m3fn";
-    case 18:
-      return "float8e4m3fnuz";
-    case 19:
-      return "float8e5m2";
-    case 20:
-      return "float8e5m2fnuz";
-    case 21:
-      return "uint4";
-    case 22:
-      return "int4";
-    default:
-      break;
-  }
-  const DType t = dtype_from_onnx(onnx_type);
-  if (t == DType::kUndefined) return fmt::format("onnx type {}", onnx_type);
-  return std::string(dtype_name(t));
-}
-
 Result<std::filesystem::path> resolve_external_path(const std::filesystem::path& model_dir,
                                                     const std::string& location,
                                                     std::string_view what) {
@@ -226,7 +170,8 @@ Result<Tensor> tensor_from_proto(const TensorProto& p, const std::filesystem::pa
                                  std::string_view what) {
   const DType dtype = dtype_from_onnx(p.data_type());
   if (dtype == DType::kUndefined || dtype == DType::kString || dtype == DType::kBF16) {
-    return unsupported("{}: element type {} is not supported", what, onnx_type_name(p.data_type()));
+    return unsupported("{}: element type {} is not supported", what,
+                       onnx_dtype_name(p.data_type()));
   }
   if (p.has_segment()) return unsupported("{}: segmented tensors are not supported", what);
   Dims dims(p.dims().begin(), p.dims().end());
