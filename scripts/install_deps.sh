@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs everything kiln needs from Debian 12's packages. Idempotent and quick when all is present:
+# apt is only called for what is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+PACKAGES=(
+  # build
+  g++ cmake ninja-build git pkg-config
+  # ONNX protobuf classes and schemas, protobuf runtime
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  # ONNX backend conformance data
+  libonnx-testdata
+  # CLI, JSON, formatting, tests
+  libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+  # model export (PyTorch is the tool that makes the models)
+  python3 python3-numpy python3-torch python3-torchvision
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[deps] all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "[deps] installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "[deps] done"

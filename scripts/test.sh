@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds and runs every test: the release build, then the whole suite again under AddressSanitizer +
+# UndefinedBehaviorSanitizer. Installs dependencies and exports the model set first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+/usr/bin/python3 models/export.py resnet18 mobilenet_v2
+for preset in release asan; do
+  echo "=== ${preset}: build"
+  bash scripts/build.sh "$preset"
+  echo "=== ${preset}: test"
+  ctest --preset "$preset" -j "$(nproc)"
+done

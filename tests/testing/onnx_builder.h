@@ -1,0 +1,47 @@
+#pragma once
+// Builds small ONNX models in tests with ONNX's own protobuf classes.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "onnx/onnx_pb.h"
+
+namespace kiln::testing {
+
+class OnnxBuilder {
+ public:
+  explicit OnnxBuilder(int opset = 17, int ir_version = 8);
+
+  // dims: >= 0 known, -1 unknown; symbols in `names` (same length) override: {"batch", "", ""}.
+  OnnxBuilder& input(const std::string& name, int elem_type, std::vector<int64_t> dims,
+                     std::vector<std::string> symbols = {});
+  OnnxBuilder& output(const std::string& name, int elem_type = 0, std::vector<int64_t> dims = {});
+  OnnxBuilder& initializer(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
+  onnx::NodeProto& node(const std::string& op_type, std::vector<std::string> inputs,
+                        std::vector<std::string> outputs, const std::string& name = "");
+
+  onnx::ModelProto& model() { return model_; }
+  std::string bytes() const;
+  // Writes model.onnx into `dir` and returns its path.
+  std::filesystem::path write(const std::filesystem::path& dir, const std::string& file = "model.onnx") const;
+
+ private:
+  onnx::ModelProto model_;
+};
+
+void set_attr_int(onnx::NodeProto& node, const std::string& name, int64_t v);
+void set_attr_ints(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> v);
+
+// A fresh empty folder under the system temp dir, removed by the destructor.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace kiln::testing
