@@ -157,9 +157,12 @@ TransposeDim transpose_dim(const ConvSetup& s, size_t d, int64_t in) {
     return {full - w.pads[d] - w.pads[d + w.rank()], w.pads[d]};
   }
   // The spec's derivation: the total padding is split evenly, the odd unit going to the end for
-  // SAME_UPPER and to the beginning otherwise.
+  // SAME_UPPER and to the beginning otherwise. The total is negative when output_shape asks for more
+  // than the full result; floor division (as in ONNX's reference) then appends the extra outputs at
+  // the end, where only the bias reaches.
   const int64_t total = full - out;
-  const int64_t begin = w.auto_pad == AutoPad::kSameUpper ? total / 2 : total - total / 2;
+  const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
+  const int64_t begin = w.auto_pad == AutoPad::kSameUpper ? half : total - half;
   return {out, begin};
 }
 

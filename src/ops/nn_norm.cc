@@ -55,7 +55,7 @@ Result<double> read_nonnegative(const NodeContext& ctx, std::string_view name, f
 
 // --- BatchNormalization ---------------------------------------------------------------------------
 
-// opset 7 with spatial = 0 has per-element parameters of shape X.shape[1:].
+// opsets 6 and 7 with spatial = 0 has per-element parameters of shape X.shape[1:].
 bool bn_per_element(const NodeContext& ctx) {
   return ctx.since_version() < 9 && ctx.attrs().get_int("spatial", 1) == 0;
 }
@@ -285,11 +285,13 @@ Status run_lrn(RunContext& ctx) {
 void register_norm_ops(OpRegistry& r) {
   using ir::AttrType;
   r.add({.op_type = "BatchNormalization",
-         .since_versions = {7, 9, 14, 15},
+         .since_versions = {6, 7, 9, 14, 15},
          .min_inputs = 5,
          .max_inputs = 5,
          .max_outputs = 5,
+         // is_test (opset 6) is accepted and ignored: kiln always runs inference.
          .attrs = {{"epsilon", AttrType::kFloat},
+                   {"is_test", AttrType::kInt},
                    {"momentum", AttrType::kFloat},
                    {"spatial", AttrType::kInt},
                    {"training_mode", AttrType::kInt}},
