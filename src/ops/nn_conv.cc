@@ -170,22 +170,24 @@ Result<ir::Shape> transpose_output_shape(const NodeContext& ctx, const ir::Shape
                                          const ConvSetup& s) {
   ir::Shape out{x[0], s.out_channels};
   bool bad = false;
+  std::vector<std::string> texts;  // the output dims as computed, for the error message
   for (size_t d = 0; d < s.window.rank(); ++d) {
     const ir::Dim& in = x[d + 2];
     if (!s.output_shape.empty()) {
       out.push_back(ir::Dim::known(s.output_shape[d]));
+      texts.push_back(std::to_string(s.output_shape[d]));
     } else if (in.is_known()) {
       const int64_t o = transpose_dim(s, d, in.value).out;
       bad = bad || o < 1;
       out.push_back(ir::Dim::known(o));
+      texts.push_back(std::to_string(o));
     } else {
       out.push_back(ir::Dim::unknown());
+      texts.push_back("?");
     }
   }
   if (bad) {
-    std::vector<std::string> texts;
-    for (const ir::Dim& d : out) texts.push_back(d.to_string());
-    return ctx.error("output spatial dims must be >= 1, but the attributes give output [{}]",
+    return ctx.error("output spatial dims must be >= 1, but the attributes give output spatial dims [{}]",
                      fmt::join(texts, ","));
   }
   return out;

@@ -112,12 +112,14 @@ Result<ir::Shape> window_output_shape(const NodeContext& ctx, const ir::Shape& x
                                       const ir::Dim& channels, const WindowAttrs& w) {
   ir::Shape out{x[0], channels};
   bool bad = false;
+  std::vector<std::string> texts;  // the output dims as computed, for the error message
   for (size_t d = 0; d < w.rank(); ++d) {
     const ir::Dim& in = x[d + 2];
     if (in.is_known()) {
       const int64_t o = window_out_dim(w, d, in.value);
       bad = bad || o < 1;
       out.push_back(ir::Dim::known(o));
+      texts.push_back(std::to_string(o));
       continue;
     }
     const bool same = w.auto_pad == AutoPad::kSameUpper || w.auto_pad == AutoPad::kSameLower;
@@ -125,15 +127,14 @@ Result<ir::Shape> window_output_shape(const NodeContext& ctx, const ir::Shape& x
                           (w.auto_pad == AutoPad::kNotSet && w.pads[d] == 0 && w.pads[d + w.rank()] == 0);
     const bool identity = w.strides[d] == 1 && (same || (unpadded && w.dilated_kernel(d) == 1));
     out.push_back(identity ? in : ir::Dim::unknown());
+    texts.push_back(out.back().to_string());
   }
   if (bad) {
-    std::vector<std::string> texts;
-    for (const ir::Dim& d : out) texts.push_back(d.to_string());
     std::vector<std::string> in_texts;
     for (const ir::Dim& d : x) in_texts.push_back(d.to_string());
     return ctx.error(
         "output spatial dims must be >= 1, but input [{}] with kernel [{}], strides [{}], "
-        "dilations [{}], pads [{}] gives output [{}]",
+        "dilations [{}], pads [{}] gives output spatial dims [{}]",
         fmt::join(in_texts, ","), fmt::join(w.kernel, ","), fmt::join(w.strides, ","),
         fmt::join(w.dilations, ","), fmt::join(w.pads, ","), fmt::join(texts, ","));
   }
