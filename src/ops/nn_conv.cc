@@ -59,8 +59,9 @@ Status check_channels(const NodeContext& ctx, const ir::TensorDesc& x, const ir:
   }
   if (!transpose) {
     if (c.is_known() && w1.is_known() && c.value != w1.value * g) {
-      return ctx.error("input X {} has {} channels but weight W {} expects {} (W.shape[1] {} x group {})",
-                       shape_text(x), c.value, shape_text(w), w1.value * g, w1.value, g);
+      return ctx.error(
+          "input X {} has {} channels but weight W {} expects {} (W.shape[1] {} x group {})",
+          shape_text(x), c.value, shape_text(w), w1.value * g, w1.value, g);
     }
     if (w0.is_known() && w0.value % g != 0) {
       return ctx.error("weight W {} has {} output channels, not divisible by group {}",
@@ -95,9 +96,12 @@ Status read_transpose_attrs(const NodeContext& ctx, size_t spatial, ConvSetup& s
   }
   for (size_t d = 0; d < spatial; ++d) {
     const int64_t op = s.output_padding[d];
-    if (op < 0 || (!s.window.kernel.empty() && op >= std::max(s.window.strides[d], s.window.dilations[d]))) {
-      return ctx.error("attribute 'output_padding' = [{}] must be >= 0 and smaller than the stride "
-                       "or the dilation", fmt::join(s.output_padding, ", "));
+    if (op < 0 ||
+        (!s.window.kernel.empty() && op >= std::max(s.window.strides[d], s.window.dilations[d]))) {
+      return ctx.error(
+          "attribute 'output_padding' = [{}] must be >= 0 and smaller than the stride "
+          "or the dilation",
+          fmt::join(s.output_padding, ", "));
     }
   }
   s.output_shape = ctx.attrs().get_ints("output_shape");
@@ -157,9 +161,9 @@ TransposeDim transpose_dim(const ConvSetup& s, size_t d, int64_t in) {
     return {full - w.pads[d] - w.pads[d + w.rank()], w.pads[d]};
   }
   // The spec's derivation: the total padding is split evenly, the odd unit going to the end for
-  // SAME_UPPER and to the beginning otherwise. The total is negative when output_shape asks for more
-  // than the full result; floor division (as in ONNX's reference) then appends the extra outputs at
-  // the end, where only the bias reaches.
+  // SAME_UPPER and to the beginning otherwise. The total is negative when output_shape asks for
+  // more than the full result; floor division (as in ONNX's reference) then appends the extra
+  // outputs at the end, where only the bias reaches.
   const int64_t total = full - out;
   const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor(total / 2)
   const int64_t begin = w.auto_pad == AutoPad::kSameUpper ? half : total - half;
@@ -187,8 +191,9 @@ Result<ir::Shape> transpose_output_shape(const NodeContext& ctx, const ir::Shape
     }
   }
   if (bad) {
-    return ctx.error("output spatial dims must be >= 1, but the attributes give output spatial dims [{}]",
-                     fmt::join(texts, ","));
+    return ctx.error(
+        "output spatial dims must be >= 1, but the attributes give output spatial dims [{}]",
+        fmt::join(texts, ","));
   }
   return out;
 }

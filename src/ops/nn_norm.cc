@@ -53,7 +53,8 @@ Result<double> read_nonnegative(const NodeContext& ctx, std::string_view name, f
   return static_cast<double>(v);
 }
 
-// --- BatchNormalization ---------------------------------------------------------------------------
+// --- BatchNormalization
+// ---------------------------------------------------------------------------
 
 // opsets 6 and 7 with spatial = 0 has per-element parameters of shape X.shape[1:].
 bool bn_per_element(const NodeContext& ctx) {
@@ -66,13 +67,15 @@ Status check_bn_mode(const InferContext& ctx) {
     if (training != 0 && training != 1) {
       return ctx.error("attribute 'training_mode' must be 0 or 1, got {}", training);
     }
-    if (training == 1) return ctx.unsupported("training_mode = 1 is not supported (inference only)");
+    if (training == 1)
+      return ctx.unsupported("training_mode = 1 is not supported (inference only)");
   }
   for (size_t i = 1; i < ctx.num_outputs(); ++i) {
     if (ctx.has_output(i)) {
       return ctx.unsupported(
           "output {} (running/saved statistics) exists only in training mode, which is not "
-          "supported (inference only)", i);
+          "supported (inference only)",
+          i);
     }
   }
   return Status::ok();
@@ -121,7 +124,8 @@ Status run_batch_norm(RunContext& ctx) {
   return set_output_as_inferred(ctx, 0, y);
 }
 
-// --- InstanceNormalization ------------------------------------------------------------------------
+// --- InstanceNormalization
+// ------------------------------------------------------------------------
 
 Status infer_instance_norm(InferContext& ctx) {
   static constexpr size_t kSame[] = {1, 2};
@@ -147,14 +151,15 @@ Status run_instance_norm(RunContext& ctx) {
   Tensor y(compute, x.dims());
   dispatch_dtype(compute, [&]<typename T>() {
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-      kernels::ref::instance_norm<T>(batch, channels, inner, x.data<T>(), scale.data(),
-                                     bias.data(), eps, y.data<T>());
+      kernels::ref::instance_norm<T>(batch, channels, inner, x.data<T>(), scale.data(), bias.data(),
+                                     eps, y.data<T>());
     }
   });
   return set_output_as_inferred(ctx, 0, y);
 }
 
-// --- LayerNormalization ---------------------------------------------------------------------------
+// --- LayerNormalization
+// ---------------------------------------------------------------------------
 
 // Input i (Scale or B) must broadcast to X.shape[axis:] (unidirectionally).
 Status check_ln_param(const InferContext& ctx, size_t i, std::string_view what, int64_t axis) {
@@ -250,7 +255,8 @@ Status run_layer_norm(RunContext& ctx) {
   return Status::ok();
 }
 
-// --- LRN ------------------------------------------------------------------------------------------
+// --- LRN
+// ------------------------------------------------------------------------------------------
 
 Status infer_lrn(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kFloatTypes));

@@ -147,7 +147,8 @@ Status run_max_pool(RunContext& ctx) { return run_pool(ctx, PoolKind::kMax); }
 Status run_average_pool(RunContext& ctx) { return run_pool(ctx, PoolKind::kAverage); }
 Status run_lp_pool(RunContext& ctx) { return run_pool(ctx, PoolKind::kLp); }
 
-// --- global pooling -------------------------------------------------------------------------------
+// --- global pooling
+// -------------------------------------------------------------------------------
 
 Status infer_global_pool(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kFloatTypes));
@@ -175,12 +176,10 @@ Status run_global_lp_pool(RunContext& ctx) { return run_pool_with(ctx, PoolKind:
 
 void register_pool_ops(OpRegistry& r) {
   using ir::AttrType;
-  const std::vector<AttrSpec> window_attrs = {{"auto_pad", AttrType::kString},
-                                              {"ceil_mode", AttrType::kInt},
-                                              {"dilations", AttrType::kInts},
-                                              {"kernel_shape", AttrType::kInts},
-                                              {"pads", AttrType::kInts},
-                                              {"strides", AttrType::kInts}};
+  const std::vector<AttrSpec> window_attrs = {
+      {"auto_pad", AttrType::kString}, {"ceil_mode", AttrType::kInt},
+      {"dilations", AttrType::kInts},  {"kernel_shape", AttrType::kInts},
+      {"pads", AttrType::kInts},       {"strides", AttrType::kInts}};
   auto with = [&](std::vector<AttrSpec> extra) {
     extra.insert(extra.begin(), window_attrs.begin(), window_attrs.end());
     return extra;

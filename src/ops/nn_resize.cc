@@ -125,13 +125,15 @@ Result<ResizeAttrs> read_resize_attrs(const NodeContext& ctx, int64_t rank) {
   return a;
 }
 
-// --- scales / sizes / roi --------------------------------------------------------------------------
+// --- scales / sizes / roi
+// --------------------------------------------------------------------------
 
 // What the node provides, with values when known.
 struct ResizeInputs {
   bool scales_given = false;
   bool sizes_given = false;
-  bool unclear = false;  // an input of unknown length: whether it is the empty placeholder is unknown
+  bool unclear =
+      false;  // an input of unknown length: whether it is the empty placeholder is unknown
   std::optional<std::vector<double>> scales;  // per entry of axes
   std::optional<std::vector<int64_t>> sizes;
   std::optional<std::vector<double>> roi;
@@ -199,7 +201,8 @@ Result<ResizeInputs> read_inputs(const NodeContext& ctx, const ResizeAttrs& a,
                                  const std::vector<const Tensor*>& values) {
   const ResizeSlots s = resize_slots(ctx);
   ResizeInputs in;
-  const int scales = s.scales < 0 && ctx.node().op_type == "Upsample" ? 1 : given(ctx, s.scales, descs);
+  const int scales =
+      s.scales < 0 && ctx.node().op_type == "Upsample" ? 1 : given(ctx, s.scales, descs);
   const int sizes = given(ctx, s.sizes, descs);
   in.scales_given = scales == 1;
   in.sizes_given = sizes == 1;
@@ -217,14 +220,15 @@ Result<ResizeInputs> read_inputs(const NodeContext& ctx, const ResizeAttrs& a,
   return in;
 }
 
-// --- shapes ----------------------------------------------------------------------------------------
+// --- shapes
+// ----------------------------------------------------------------------------------------
 
 // The common scale of keep_aspect_ratio_policy not_larger / not_smaller.
 double aspect_scale(const ResizeAttrs& a, const std::vector<int64_t>& sizes, const Dims& in) {
   double scale = a.policy == AspectPolicy::kNotLarger ? 1e300 : 0.0;
   for (size_t i = 0; i < a.axes.size(); ++i) {
-    const double s = static_cast<double>(sizes[i]) /
-                     static_cast<double>(in[static_cast<size_t>(a.axes[i])]);
+    const double s =
+        static_cast<double>(sizes[i]) / static_cast<double>(in[static_cast<size_t>(a.axes[i])]);
     scale = a.policy == AspectPolicy::kNotLarger ? std::min(scale, s) : std::max(scale, s);
   }
   return scale;
@@ -235,7 +239,8 @@ Status plan_resize(const ResizeAttrs& a, const ResizeInputs& in, const Dims& x, 
                    std::vector<double>& scales) {
   out = x;
   scales.assign(x.size(), 1.0);
-  const double common = in.sizes && a.policy != AspectPolicy::kStretch ? aspect_scale(a, *in.sizes, x) : 0;
+  const double common =
+      in.sizes && a.policy != AspectPolicy::kStretch ? aspect_scale(a, *in.sizes, x) : 0;
   for (size_t i = 0; i < a.axes.size(); ++i) {
     const auto d = static_cast<size_t>(a.axes[i]);
     if (in.scales) {
@@ -271,7 +276,8 @@ ir::Shape resize_shape(const ResizeAttrs& a, const ResizeInputs& in, const ir::S
   return out;
 }
 
-// --- infer / run ----------------------------------------------------------------------------------
+// --- infer / run
+// ----------------------------------------------------------------------------------
 
 Status check_arity(const NodeContext& ctx) {
   const bool upsample = ctx.node().op_type == "Upsample";

@@ -123,8 +123,9 @@ Result<ir::Shape> window_output_shape(const NodeContext& ctx, const ir::Shape& x
       continue;
     }
     const bool same = w.auto_pad == AutoPad::kSameUpper || w.auto_pad == AutoPad::kSameLower;
-    const bool unpadded = w.auto_pad == AutoPad::kValid ||
-                          (w.auto_pad == AutoPad::kNotSet && w.pads[d] == 0 && w.pads[d + w.rank()] == 0);
+    const bool unpadded =
+        w.auto_pad == AutoPad::kValid ||
+        (w.auto_pad == AutoPad::kNotSet && w.pads[d] == 0 && w.pads[d + w.rank()] == 0);
     const bool identity = w.strides[d] == 1 && (same || (unpadded && w.dilated_kernel(d) == 1));
     out.push_back(identity ? in : ir::Dim::unknown());
     texts.push_back(out.back().to_string());

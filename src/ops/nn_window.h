@@ -1,7 +1,7 @@
 #pragma once
-// Spatial window attributes shared by Conv, ConvTranspose and the pooling ops (kernel_shape, strides,
-// dilations, pads, auto_pad, ceil_mode), their validation, and the output-extent arithmetic of the
-// ONNX spec. Internal to ops/nn_*.cc.
+// Spatial window attributes shared by Conv, ConvTranspose and the pooling ops (kernel_shape,
+// strides, dilations, pads, auto_pad, ceil_mode), their validation, and the output-extent
+// arithmetic of the ONNX spec. Internal to ops/nn_*.cc.
 
 #include <string>
 #include <utility>

@@ -31,8 +31,8 @@ TEST(NnConv, PadsAndStrides) {
 
 TEST(NnConv, AsymmetricPads) {
   // 1-D, pads begin 0, end 1: [1,2,3] with kernel [1,1] -> [3, 5, 3].
-  auto out = run_ok(conv(f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 2}, {1, 1}),
-                         attrs({{"pads", Ints{0, 1}}})));
+  auto out = run_ok(
+      conv(f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 2}, {1, 1}), attrs({{"pads", Ints{0, 1}}})));
   expect_f32(out, 0, {1, 1, 3}, {3, 5, 3});
 }
 
@@ -56,15 +56,17 @@ TEST(NnConv, AutoPadSameUpperAndLower) {
 }
 
 TEST(NnConv, GroupsDepthwiseAndBias) {
-  OpCase c = conv(f32({1, 2, 1, 1}, {1, 2}), f32({2, 1, 1, 1}, {3, 4}), attrs({{"group", int64_t{2}}}));
+  OpCase c =
+      conv(f32({1, 2, 1, 1}, {1, 2}), f32({2, 1, 1, 1}, {3, 4}), attrs({{"group", int64_t{2}}}));
   c.inputs.push_back(in(f32({2}, {10, 20})));
   expect_f32(run_ok(c), 0, {1, 2, 1, 1}, {13, 28});
 }
 
 TEST(NnConv, GroupsWithMultiplier) {
-  // group 2, 2 input channels, 4 output channels: outputs 0,1 read channel 0; outputs 2,3 channel 1.
-  auto out = run_ok(conv(f32({1, 2, 1}, {1, 2}), f32({4, 1, 1}, {1, 2, 3, 4}),
-                         attrs({{"group", int64_t{2}}})));
+  // group 2, 2 input channels, 4 output channels: outputs 0,1 read channel 0; outputs 2,3
+  // channel 1.
+  auto out = run_ok(
+      conv(f32({1, 2, 1}, {1, 2}), f32({4, 1, 1}, {1, 2, 3, 4}), attrs({{"group", int64_t{2}}})));
   expect_f32(out, 0, {1, 4, 1}, {1, 2, 6, 8});
 }
 
@@ -75,7 +77,8 @@ TEST(NnConv, SumsOverInputChannelsAndBatches) {
 }
 
 TEST(NnConv, ThreeD) {
-  auto out = run_ok(conv(f32({1, 1, 2, 2, 2}, iota(8)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))));
+  auto out =
+      run_ok(conv(f32({1, 1, 2, 2, 2}, iota(8)), f32({1, 1, 2, 2, 2}, std::vector<float>(8, 1))));
   expect_f32(out, 0, {1, 1, 1, 1, 1}, {28});
 }
 
@@ -139,11 +142,14 @@ TEST(NnConv, Validation) {
   expect_error(bias, StatusCode::kInvalidModel, "bias");
   expect_error(conv(f32({1, 2}, {1, 2}), f32({1, 2}, {1, 1})), StatusCode::kInvalidModel,
                "rank >= 3");
-  OpCase ints{.op_type = "Conv", .inputs = {in(testing::i64({1, 1, 1}, {1})), in(testing::i64({1, 1, 1}, {1}))}};
+  OpCase ints{.op_type = "Conv",
+              .attrs = {},
+              .inputs = {in(testing::i64({1, 1, 1}, {1})), in(testing::i64({1, 1, 1}, {1}))}};
   expect_error(ints, StatusCode::kUnsupported, "int64");
 }
 
-// --- ConvTranspose --------------------------------------------------------------------------------
+// --- ConvTranspose
+// --------------------------------------------------------------------------------
 
 OpCase convt(Tensor x, Tensor w, ir::Attributes a = {}) {
   return OpCase{.op_type = "ConvTranspose", .attrs = std::move(a), .inputs = {in(x), in(w)}};
@@ -152,9 +158,9 @@ OpCase convt(Tensor x, Tensor w, ir::Attributes a = {}) {
 TEST(NnConvTranspose, ScatterStride1And2) {
   expect_f32(run_ok(convt(f32({1, 1, 3}, {1, 2, 3}), f32({1, 1, 2}, {1, 1}))), 0, {1, 1, 4},
              {1, 3, 5, 3});
-  expect_f32(run_ok(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}),
-                          attrs({{"strides", Ints{2}}}))),
-             0, {1, 1, 4}, {1, 1, 2, 2});
+  expect_f32(
+      run_ok(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}), attrs({{"strides", Ints{2}}}))),
+      0, {1, 1, 4}, {1, 1, 2, 2});
 }
 
 TEST(NnConvTranspose, OutputPaddingPadsAndBias) {
@@ -176,22 +182,24 @@ TEST(NnConvTranspose, OutputShapeAndAutoPad) {
   // Kernel 3, stride 2: full [1,1,3,2,2] cropped to in*stride = 4, extra pad at the end (UPPER)
   // or at the beginning (LOWER).
   const Tensor w = f32({1, 1, 3}, {1, 1, 1});
-  expect_f32(run_ok(convt(x, w, attrs({{"strides", Ints{2}}, {"auto_pad", std::string("SAME_UPPER")}}))),
-             0, {1, 1, 4}, {1, 1, 3, 2});
-  expect_f32(run_ok(convt(x, w, attrs({{"strides", Ints{2}}, {"auto_pad", std::string("SAME_LOWER")}}))),
-             0, {1, 1, 4}, {1, 3, 2, 2});
+  expect_f32(
+      run_ok(convt(x, w, attrs({{"strides", Ints{2}}, {"auto_pad", std::string("SAME_UPPER")}}))),
+      0, {1, 1, 4}, {1, 1, 3, 2});
+  expect_f32(
+      run_ok(convt(x, w, attrs({{"strides", Ints{2}}, {"auto_pad", std::string("SAME_LOWER")}}))),
+      0, {1, 1, 4}, {1, 3, 2, 2});
 }
 
 TEST(NnConvTranspose, ChannelsAndGroups) {
   // W is [C_in, C_out / group, k]: one input channel feeding two output channels.
   expect_f32(run_ok(convt(f32({1, 1, 1}, {2}), f32({1, 2, 1}, {3, 4}))), 0, {1, 2, 1}, {6, 8});
-  expect_f32(run_ok(convt(f32({1, 2, 1}, {1, 2}), f32({2, 1, 1}, {3, 4}),
-                          attrs({{"group", int64_t{2}}}))),
-             0, {1, 2, 1}, {3, 8});
+  expect_f32(
+      run_ok(convt(f32({1, 2, 1}, {1, 2}), f32({2, 1, 1}, {3, 4}), attrs({{"group", int64_t{2}}}))),
+      0, {1, 2, 1}, {3, 8});
   // Dilation 2: kernel taps land 2 apart.
-  expect_f32(run_ok(convt(f32({1, 1, 1}, {1}), f32({1, 1, 2}, {1, 5}),
-                          attrs({{"dilations", Ints{2}}}))),
-             0, {1, 1, 3}, {1, 0, 5});
+  expect_f32(
+      run_ok(convt(f32({1, 1, 1}, {1}), f32({1, 1, 2}, {1, 5}), attrs({{"dilations", Ints{2}}}))),
+      0, {1, 1, 3}, {1, 0, 5});
 }
 
 TEST(NnConvTranspose, ShapeInferenceAndValidation) {
@@ -203,9 +211,9 @@ TEST(NnConvTranspose, ShapeInferenceAndValidation) {
   expect_error(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}),
                      attrs({{"output_padding", Ints{2}}, {"strides", Ints{2}}})),
                StatusCode::kInvalidModel, "output_padding");
-  expect_error(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}),
-                     attrs({{"output_shape", Ints{3, 3}}})),
-               StatusCode::kInvalidModel, "output_shape");
+  expect_error(
+      convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}), attrs({{"output_shape", Ints{3, 3}}})),
+      StatusCode::kInvalidModel, "output_shape");
   expect_error(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}), attrs({{"pads", Ints{2, 2}}})),
                StatusCode::kInvalidModel, "output spatial dims [-1]");
 }

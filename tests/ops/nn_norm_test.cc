@@ -13,14 +13,17 @@ OpCase batch_norm(Tensor x, int opset, ir::Attributes a, Dims param_dims = {2}) 
     return in(f32(param_dims, v));
   };
   // scale [1,2], B [0,1], mean [1,3], var [4,1]
-  return OpCase{.op_type = "BatchNormalization", .opset = opset, .attrs = std::move(a),
+  return OpCase{.op_type = "BatchNormalization",
+                .opset = opset,
+                .attrs = std::move(a),
                 .inputs = {in(std::move(x)), p({1, 2}), p({0, 1}), p({1, 3}), p({4, 1})}};
 }
 
 TEST(NnNorm, BatchNormalization) {
   // c0: (x - 1) / 2; c1: 2 * (x - 3) + 1.
   for (int opset : {6, 7, 9, 14, 15}) {
-    auto out = run_ok(batch_norm(f32({1, 2, 1, 2}, {1, 2, 3, 4}), opset, attrs({{"epsilon", 0.0f}})));
+    auto out =
+        run_ok(batch_norm(f32({1, 2, 1, 2}, {1, 2, 3, 4}), opset, attrs({{"epsilon", 0.0f}})));
     expect_f32(out, 0, {1, 2, 1, 2}, {0, 0.5, 1, 3});
   }
   // Rank 2 (BatchNorm1d) and a non-zero epsilon: var 4 + eps 5 -> / 3.
@@ -52,7 +55,8 @@ TEST(NnNorm, BatchNormalizationValidation) {
 
 TEST(NnNorm, InstanceNormalization) {
   // mean 2, var 1: scale 2, bias 1 -> [-1, 3].
-  OpCase c{.op_type = "InstanceNormalization", .attrs = attrs({{"epsilon", 0.0f}}),
+  OpCase c{.op_type = "InstanceNormalization",
+           .attrs = attrs({{"epsilon", 0.0f}}),
            .inputs = {in(f32({1, 1, 2}, {1, 3})), in(f32({1}, {2})), in(f32({1}, {1}))}};
   expect_f32(run_ok(c), 0, {1, 1, 2}, {-1, 3});
   c.inputs[1] = in(f32({2}, {2, 2}));
@@ -60,8 +64,10 @@ TEST(NnNorm, InstanceNormalization) {
 }
 
 OpCase layer_norm(Tensor x, Tensor scale, std::optional<Tensor> bias, ir::Attributes a) {
-  OpCase c{.op_type = "LayerNormalization", .attrs = std::move(a),
-           .inputs = {in(std::move(x)), in(std::move(scale))}, .num_outputs = 3};
+  OpCase c{.op_type = "LayerNormalization",
+           .attrs = std::move(a),
+           .inputs = {in(std::move(x)), in(std::move(scale))},
+           .num_outputs = 3};
   if (bias) c.inputs.push_back(in(*bias));
   return c;
 }

@@ -42,7 +42,7 @@ void conv(const ConvParams& p, const T* x, const T* w, const T* bias, T* y) {
   const int64_t in_size = product(p.in_dims);
   const int64_t out_size = product(p.out_dims);
   const int64_t k_size = product(p.kernel);
-  const int64_t cin_g = p.in_channels / p.group;   // input channels per group
+  const int64_t cin_g = p.in_channels / p.group;    // input channels per group
   const int64_t cout_g = p.out_channels / p.group;  // output channels per group
   std::vector<int64_t> ocoord(rank), base(rank), kcoord(rank);
 
@@ -99,7 +99,8 @@ void conv_transpose(const ConvParams& p, const T* x, const T* w, const T* bias, 
             for (int64_t k = 0; k < k_size; ++k) {
               unflatten(k, p.kernel, kcoord);
               const int64_t offset = spatial_offset(base, kcoord, p.dilations, p.out_dims);
-              if (offset >= 0) acc[static_cast<size_t>(offset)] += xv * static_cast<double>(w_cm[k]);
+              if (offset >= 0)
+                acc[static_cast<size_t>(offset)] += xv * static_cast<double>(w_cm[k]);
             }
           }
         }
@@ -114,7 +115,7 @@ template void conv<float>(const ConvParams&, const float*, const float*, const f
 template void conv<double>(const ConvParams&, const double*, const double*, const double*, double*);
 template void conv_transpose<float>(const ConvParams&, const float*, const float*, const float*,
                                     float*);
-template void conv_transpose<double>(const ConvParams&, const double*, const double*,
-                                     const double*, double*);
+template void conv_transpose<double>(const ConvParams&, const double*, const double*, const double*,
+                                     double*);
 
 }  // namespace kiln::kernels::ref

@@ -7,8 +7,8 @@
 //   ConvTranspose: W [in_channels, out_channels / group, K1, ..., Kk]   (IOHW)
 //   B  [out_channels] (optional, nullptr when absent)
 //   Y  [batch, out_channels, O1, ..., Ok]
-// Channels are split into `group` contiguous groups; group g of the output reads only group g of the
-// input. Depthwise convolution is group == in_channels.
+// Channels are split into `group` contiguous groups; group g of the output reads only group g of
+// the input. Depthwise convolution is group == in_channels.
 //
 // Spatial arithmetic for dim i (pads_begin may be any value >= 0; padded positions read as zero):
 //   Conv:          input coordinate  = o * stride - pad_begin + k * dilation

@@ -41,8 +41,8 @@ void batch_norm(int64_t batch, int64_t params, int64_t inner, const T* x, const 
 }
 
 template <typename T>
-void instance_norm(int64_t batch, int64_t channels, int64_t inner, const T* x,
-                   const double* scale, const double* bias, double epsilon, T* y) {
+void instance_norm(int64_t batch, int64_t channels, int64_t inner, const T* x, const double* scale,
+                   const double* bias, double epsilon, T* y) {
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t c = 0; c < channels; ++c) {
       const int64_t base = (n * channels + c) * inner;
@@ -95,13 +95,13 @@ void lrn(int64_t batch, int64_t channels, int64_t inner, int64_t size, double al
   }
 }
 
-#define KILN_INSTANTIATE_NORM(T)                                                               \
+#define KILN_INSTANTIATE_NORM(T)                                                                 \
   template void batch_norm<T>(int64_t, int64_t, int64_t, const T*, const double*, const double*, \
-                              const double*, const double*, double, T*);                        \
-  template void instance_norm<T>(int64_t, int64_t, int64_t, const T*, const double*,            \
-                                 const double*, double, T*);                                    \
-  template void layer_norm<T>(int64_t, int64_t, const T*, const double*, const double*, double, \
-                              T*, double*, double*);                                            \
+                              const double*, const double*, double, T*);                         \
+  template void instance_norm<T>(int64_t, int64_t, int64_t, const T*, const double*,             \
+                                 const double*, double, T*);                                     \
+  template void layer_norm<T>(int64_t, int64_t, const T*, const double*, const double*, double,  \
+                              T*, double*, double*);                                             \
   template void lrn<T>(int64_t, int64_t, int64_t, int64_t, double, double, double, const T*, T*);
 KILN_INSTANTIATE_NORM(float)
 KILN_INSTANTIATE_NORM(double)

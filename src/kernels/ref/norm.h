@@ -5,8 +5,9 @@
 //   batch_norm:    X [batch, params, inner]; scale/bias/mean/var [params]. For ONNX this is
 //                  params = C, inner = D1*...*Dk (or params = C*D1*..*Dk, inner = 1 for opset-7
 //                  BatchNormalization with spatial = 0).
-//   instance_norm: X [batch, channels, inner]; statistics per (n, c) over inner; scale/bias [channels].
-//   layer_norm:    X [outer, inner]; statistics per row; scale/bias [inner] (already broadcast);
+//   instance_norm: X [batch, channels, inner]; statistics per (n, c) over inner; scale/bias
+//   [channels]. layer_norm:    X [outer, inner]; statistics per row; scale/bias [inner] (already
+//   broadcast);
 //                  mean/inv_std_dev [outer] are optional outputs (nullptr to skip).
 //   lrn:           X [batch, channels, inner]; across-channel local response normalization.
 // T is float or double.
@@ -22,11 +23,11 @@ void batch_norm(int64_t batch, int64_t params, int64_t inner, const T* x, const 
 
 // y = scale[c] * (x - mean(x[n,c,:])) / sqrt(var(x[n,c,:]) + epsilon) + bias[c]
 template <typename T>
-void instance_norm(int64_t batch, int64_t channels, int64_t inner, const T* x,
-                   const double* scale, const double* bias, double epsilon, T* y);
+void instance_norm(int64_t batch, int64_t channels, int64_t inner, const T* x, const double* scale,
+                   const double* bias, double epsilon, T* y);
 
-// y = (x - mean(row)) * inv_std_dev(row) * scale + bias, inv_std_dev = 1 / sqrt(var(row) + epsilon).
-// bias may be nullptr.
+// y = (x - mean(row)) * inv_std_dev(row) * scale + bias, inv_std_dev = 1 / sqrt(var(row) +
+// epsilon). bias may be nullptr.
 template <typename T>
 void layer_norm(int64_t outer, int64_t inner, const T* x, const double* scale, const double* bias,
                 double epsilon, T* y, double* mean, double* inv_std_dev);

@@ -93,7 +93,8 @@ void average_pool(const PoolParams& p, bool count_include_pad, const T* x, T* y)
         ++count;
       });
       const int64_t divisor = count_include_pad ? padded_count : count;
-      y[plane * out_size + o] = static_cast<T>(divisor > 0 ? sum / static_cast<double>(divisor) : 0.0);
+      y[plane * out_size + o] =
+          static_cast<T>(divisor > 0 ? sum / static_cast<double>(divisor) : 0.0);
     }
   }
 }

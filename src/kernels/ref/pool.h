@@ -1,8 +1,8 @@
 #pragma once
 // Reference pooling over any number of spatial dimensions.
 //
-// Layout: X [batch, channels, D1..Dk] and Y [batch, channels, O1..Ok], row-major (NCHW generalised).
-// Window of output position o along dim i covers input coordinates
+// Layout: X [batch, channels, D1..Dk] and Y [batch, channels, O1..Ok], row-major (NCHW
+// generalised). Window of output position o along dim i covers input coordinates
 //   o * stride - pad_begin + k * dilation,  k in [0, kernel)
 // Coordinates outside [0, D) are padding: ignored by max and Lp pooling; for average pooling they
 // count towards the divisor only with count_include_pad, and then only those inside

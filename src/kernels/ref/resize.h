@@ -11,7 +11,8 @@
 //   align_corners         out > 1 ? x * (in - 1) / (out_f - 1) : 0
 //   asymmetric            x / s
 //   tf_half_pixel_for_nn  (x + 0.5) / s                       (opsets 11, 12)
-//   tf_crop_and_resize    roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (out_f - 1);
+//   tf_crop_and_resize    roi_start * (in - 1) + x * (roi_end - roi_start) * (in - 1) / (out_f -
+//   1);
 //                         outside [0, in - 1] the output is extrapolation_value
 // Linear and cubic use the taps around x_ori (indices clamped to the edge, or dropped and the
 // weights renormalised with exclude_outside); with antialias and s < 1 the filter is stretched by
