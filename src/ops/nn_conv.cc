@@ -221,6 +221,7 @@ Status infer_conv_common(InferContext& ctx, bool transpose) {
   } else {
     KILN_ASSIGN_OR_RETURN(out, window_output_shape(ctx, *x.shape, s.out_channels, s.window));
   }
+  KILN_RETURN_IF_ERROR(check_output_shape(ctx, dtype, out));
   ctx.set_output(0, ir::TensorDesc::of(dtype, std::move(out)));
   return Status::ok();
 }

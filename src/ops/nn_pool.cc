@@ -59,6 +59,7 @@ Status infer_pool(InferContext& ctx, PoolKind kind) {
   if (x.has_rank()) {
     KILN_ASSIGN_OR_RETURN(WindowAttrs w, pool_window(ctx, x, kind));
     KILN_ASSIGN_OR_RETURN(ir::Shape shape, window_output_shape(ctx, *x.shape, x.dim(1), w));
+    KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, shape));
     y = ir::TensorDesc::of(x.dtype, std::move(shape));
   }
   if (ctx.has_output(1)) ctx.set_output(1, ir::TensorDesc{DType::kI64, y.shape});
@@ -159,6 +160,9 @@ Status infer_global_pool(InferContext& ctx) {
   }
   if (x.rank() < 3) {
     return ctx.error("input X {} must have rank >= 3 (N, C, spatial dims)", x.to_string());
+  }
+  if (ctx.node().op_type == "GlobalLpPool" && ctx.attrs().get_int("p", 2) < 1) {
+    return ctx.error("attribute 'p' must be >= 1, got {}", ctx.attrs().get_int("p", 2));
   }
   ir::Shape out{x.dim(0), x.dim(1)};
   out.resize(static_cast<size_t>(x.rank()), ir::Dim::known(1));

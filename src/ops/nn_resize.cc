@@ -235,8 +235,8 @@ double aspect_scale(const ResizeAttrs& a, const std::vector<int64_t>& sizes, con
 }
 
 // Output dims and per-dim scales for concrete input dims (values known).
-Status plan_resize(const ResizeAttrs& a, const ResizeInputs& in, const Dims& x, Dims& out,
-                   std::vector<double>& scales) {
+void plan_resize(const ResizeAttrs& a, const ResizeInputs& in, const Dims& x, Dims& out,
+                 std::vector<double>& scales) {
   out = x;
   scales.assign(x.size(), 1.0);
   const double common =
@@ -255,7 +255,6 @@ Status plan_resize(const ResizeAttrs& a, const ResizeInputs& in, const Dims& x, 
       scales[d] = static_cast<double>(out[d]) / static_cast<double>(x[d]);
     }
   }
-  return Status::ok();
 }
 
 // Symbolic version of plan_resize: unknown where the values or input dims are unknown.
@@ -312,14 +311,23 @@ Status infer_resize(InferContext& ctx) {
     values.push_back(ctx.has_input(i) ? ctx.input_value(i) : nullptr);
   }
   KILN_ASSIGN_OR_RETURN(ResizeInputs in, read_inputs(ctx, a, descs, values));
+  for (int64_t axis : a.axes) {
+    const ir::Dim& d = x.dim(static_cast<int>(axis));
+    if (d.is_known() && d.value == 0 && in.sizes_given) {
+      return ctx.error(
+          "input X {} is empty along axis {}, which cannot be resized to a non-empty size",
+          x.to_string(), axis);
+    }
+  }
+  ir::TensorDesc y = ir::TensorDesc::of(x.dtype, resize_shape(a, in, *x.shape));
   if (x.is_static() && (in.scales || in.sizes)) {
     Dims out;
     std::vector<double> scales;
-    KILN_RETURN_IF_ERROR(plan_resize(a, in, x.static_dims(), out, scales));
-    ctx.set_output(0, ir::TensorDesc::of_dims(x.dtype, out));
-  } else {
-    ctx.set_output(0, ir::TensorDesc::of(x.dtype, resize_shape(a, in, *x.shape)));
+    plan_resize(a, in, x.static_dims(), out, scales);
+    y = ir::TensorDesc::of_dims(x.dtype, out);
   }
+  KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, *y.shape));
+  ctx.set_output(0, std::move(y));
   return Status::ok();
 }
 
@@ -338,7 +346,7 @@ Status run_resize(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ResizeInputs in, read_inputs(ctx, a, descs, values));
   ResizeParams p = a.params;
   p.in_dims = x.dims();
-  KILN_RETURN_IF_ERROR(plan_resize(a, in, x.dims(), p.out_dims, p.scales));
+  plan_resize(a, in, x.dims(), p.out_dims, p.scales);
   p.roi_start.assign(p.in_dims.size(), 0.0);
   p.roi_end.assign(p.in_dims.size(), 1.0);
   for (size_t i = 0; in.roi && i < a.axes.size(); ++i) {

@@ -142,6 +142,17 @@ Result<ir::Shape> window_output_shape(const NodeContext& ctx, const ir::Shape& x
   return out;
 }
 
+Status check_output_shape(const NodeContext& ctx, DType dtype, const ir::Shape& shape) {
+  Dims known;
+  for (const ir::Dim& d : shape) {
+    if (d.is_known()) known.push_back(d.value);
+  }
+  if (Status s = check_dims(known, dtype, "output"); !s.is_ok()) {
+    return ctx.error("{}", s.message());
+  }
+  return Status::ok();
+}
+
 std::vector<int64_t> spatial_dims(const Dims& dims) {
   return std::vector<int64_t>(dims.begin() + 2, dims.end());
 }

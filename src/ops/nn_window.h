@@ -48,6 +48,10 @@ std::pair<int64_t, int64_t> window_pads(const WindowAttrs& w, size_t d, int64_t 
 Result<ir::Shape> window_output_shape(const NodeContext& ctx, const ir::Shape& x,
                                       const ir::Dim& channels, const WindowAttrs& w);
 
+// check_dims over the known dims of an inferred output shape (huge attribute or scale values must
+// fail cleanly rather than exhaust memory), with an error naming the node.
+Status check_output_shape(const NodeContext& ctx, DType dtype, const ir::Shape& shape);
+
 // Concrete spatial dims of a static shape [N, C, D1..Dk].
 std::vector<int64_t> spatial_dims(const Dims& dims);
 

@@ -216,6 +216,9 @@ TEST(NnConvTranspose, ShapeInferenceAndValidation) {
       StatusCode::kInvalidModel, "output_shape");
   expect_error(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}), attrs({{"pads", Ints{2, 2}}})),
                StatusCode::kInvalidModel, "output spatial dims [-1]");
+  expect_error(convt(f32({1, 1, 2}, {1, 2}), f32({1, 1, 2}, {1, 1}),
+                     attrs({{"output_shape", Ints{int64_t{1} << 50}}})),
+               StatusCode::kInvalidModel, "GiB");
 }
 
 }  // namespace

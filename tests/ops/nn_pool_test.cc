@@ -99,6 +99,8 @@ TEST(NnPool, LpPool) {
              {1, 1, 1}, {5});
   expect_f32(run_ok(pool("GlobalLpPool", f32({1, 1, 2}, {3, -4}), attrs({{"p", int64_t{1}}}))), 0,
              {1, 1, 1}, {7});
+  expect_error(pool("GlobalLpPool", f32({1, 1, 2}, {3, -4}), attrs({{"p", int64_t{0}}})),
+               StatusCode::kInvalidModel, "'p'");
 }
 
 TEST(NnPool, GlobalPools) {

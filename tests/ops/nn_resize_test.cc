@@ -212,6 +212,8 @@ TEST(NnResize, Validation) {
                StatusCode::kInvalidModel, "nearest_mode");
   expect_error(resize_scales(x, {2}, attrs({{"axes", Ints{2, 2}}}), 18), StatusCode::kInvalidModel,
                "axes");
+  expect_error(resize_sizes(x, {1, 1, int64_t{1} << 40}, {}), StatusCode::kInvalidModel, "GiB");
+  expect_error(resize_sizes(f32({1, 1, 0}, {}), {1, 1, 4}, {}), StatusCode::kInvalidModel, "empty");
 }
 
 }  // namespace

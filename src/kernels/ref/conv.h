@@ -10,7 +10,9 @@
 // Channels are split into `group` contiguous groups; group g of the output reads only group g of
 // the input. Depthwise convolution is group == in_channels.
 //
-// Spatial arithmetic for dim i (pads_begin may be any value >= 0; padded positions read as zero):
+// Spatial arithmetic for dim i (positions outside the input read as zero; for ConvTranspose a
+// negative pad_begin shifts the output window past the full result, see ConvTranspose
+// output_shape):
 //   Conv:          input coordinate  = o * stride - pad_begin + k * dilation
 //   ConvTranspose: output coordinate = x * stride - pad_begin + k * dilation   (the scatter form)
 // The output dims are an input of the kernel: the shape function derives them from the attributes.
@@ -32,7 +34,7 @@ struct ConvParams {
   std::vector<int64_t> kernel;      // K1..Kk
   std::vector<int64_t> strides;     // >= 1
   std::vector<int64_t> dilations;   // >= 1
-  std::vector<int64_t> pads_begin;  // >= 0
+  std::vector<int64_t> pads_begin;  // >= 0 for Conv; any value for ConvTranspose
 };
 
 template <typename T>
