@@ -39,18 +39,54 @@ bool dtype_is_signed(DType t);
 // C++ type <-> DType.
 template <typename T>
 struct DTypeOf;
-template <> struct DTypeOf<float> { static constexpr DType value = DType::kF32; };
-template <> struct DTypeOf<Half> { static constexpr DType value = DType::kF16; };
-template <> struct DTypeOf<double> { static constexpr DType value = DType::kF64; };
-template <> struct DTypeOf<int8_t> { static constexpr DType value = DType::kI8; };
-template <> struct DTypeOf<int16_t> { static constexpr DType value = DType::kI16; };
-template <> struct DTypeOf<int32_t> { static constexpr DType value = DType::kI32; };
-template <> struct DTypeOf<int64_t> { static constexpr DType value = DType::kI64; };
-template <> struct DTypeOf<uint8_t> { static constexpr DType value = DType::kU8; };
-template <> struct DTypeOf<uint16_t> { static constexpr DType value = DType::kU16; };
-template <> struct DTypeOf<uint32_t> { static constexpr DType value = DType::kU32; };
-template <> struct DTypeOf<uint64_t> { static constexpr DType value = DType::kU64; };
-template <> struct DTypeOf<bool> { static constexpr DType value = DType::kBool; };
+template <>
+struct DTypeOf<float> {
+  static constexpr DType value = DType::kF32;
+};
+template <>
+struct DTypeOf<Half> {
+  static constexpr DType value = DType::kF16;
+};
+template <>
+struct DTypeOf<double> {
+  static constexpr DType value = DType::kF64;
+};
+template <>
+struct DTypeOf<int8_t> {
+  static constexpr DType value = DType::kI8;
+};
+template <>
+struct DTypeOf<int16_t> {
+  static constexpr DType value = DType::kI16;
+};
+template <>
+struct DTypeOf<int32_t> {
+  static constexpr DType value = DType::kI32;
+};
+template <>
+struct DTypeOf<int64_t> {
+  static constexpr DType value = DType::kI64;
+};
+template <>
+struct DTypeOf<uint8_t> {
+  static constexpr DType value = DType::kU8;
+};
+template <>
+struct DTypeOf<uint16_t> {
+  static constexpr DType value = DType::kU16;
+};
+template <>
+struct DTypeOf<uint32_t> {
+  static constexpr DType value = DType::kU32;
+};
+template <>
+struct DTypeOf<uint64_t> {
+  static constexpr DType value = DType::kU64;
+};
+template <>
+struct DTypeOf<bool> {
+  static constexpr DType value = DType::kBool;
+};
 template <typename T>
 inline constexpr DType dtype_of = DTypeOf<T>::value;
 
@@ -60,19 +96,44 @@ inline constexpr DType dtype_of = DTypeOf<T>::value;
 template <typename Fn>
 bool dispatch_dtype(DType t, Fn&& fn) {
   switch (t) {
-    case DType::kF32: fn.template operator()<float>(); return true;
-    case DType::kF16: fn.template operator()<Half>(); return true;
-    case DType::kF64: fn.template operator()<double>(); return true;
-    case DType::kI8: fn.template operator()<int8_t>(); return true;
-    case DType::kI16: fn.template operator()<int16_t>(); return true;
-    case DType::kI32: fn.template operator()<int32_t>(); return true;
-    case DType::kI64: fn.template operator()<int64_t>(); return true;
-    case DType::kU8: fn.template operator()<uint8_t>(); return true;
-    case DType::kU16: fn.template operator()<uint16_t>(); return true;
-    case DType::kU32: fn.template operator()<uint32_t>(); return true;
-    case DType::kU64: fn.template operator()<uint64_t>(); return true;
-    case DType::kBool: fn.template operator()<bool>(); return true;
-    default: return false;
+    case DType::kF32:
+      fn.template operator()<float>();
+      return true;
+    case DType::kF16:
+      fn.template operator()<Half>();
+      return true;
+    case DType::kF64:
+      fn.template operator()<double>();
+      return true;
+    case DType::kI8:
+      fn.template operator()<int8_t>();
+      return true;
+    case DType::kI16:
+      fn.template operator()<int16_t>();
+      return true;
+    case DType::kI32:
+      fn.template operator()<int32_t>();
+      return true;
+    case DType::kI64:
+      fn.template operator()<int64_t>();
+      return true;
+    case DType::kU8:
+      fn.template operator()<uint8_t>();
+      return true;
+    case DType::kU16:
+      fn.template operator()<uint16_t>();
+      return true;
+    case DType::kU32:
+      fn.template operator()<uint32_t>();
+      return true;
+    case DType::kU64:
+      fn.template operator()<uint64_t>();
+      return true;
+    case DType::kBool:
+      fn.template operator()<bool>();
+      return true;
+    default:
+      return false;
   }
 }
 

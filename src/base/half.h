@@ -56,8 +56,8 @@ struct Half {
       return sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u : 0u);
     }
     if (absx >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: overflow to inf
-    if (absx < 0x38800000u) {                          // result is subnormal or zero
-      if (absx < 0x33000000u) return sign;             // below half the smallest subnormal
+    if (absx < 0x38800000u) {                        // result is subnormal or zero
+      if (absx < 0x33000000u) return sign;           // below half the smallest subnormal
       const uint32_t e = absx >> 23;
       const uint32_t m = (absx & 0x7fffffu) | 0x800000u;
       const uint32_t shift = 126 - e;  // |f| / 2^-24 = m * 2^(e - 126); 14 <= shift <= 24

@@ -4,14 +4,22 @@ namespace kiln {
 
 const char* status_code_name(StatusCode code) {
   switch (code) {
-    case StatusCode::kOk: return "OK";
-    case StatusCode::kInvalidArgument: return "InvalidArgument";
-    case StatusCode::kInvalidModel: return "InvalidModel";
-    case StatusCode::kUnsupported: return "Unsupported";
-    case StatusCode::kNotFound: return "NotFound";
-    case StatusCode::kIoError: return "IoError";
-    case StatusCode::kCorrupt: return "Corrupt";
-    case StatusCode::kInternal: return "Internal";
+    case StatusCode::kOk:
+      return "OK";
+    case StatusCode::kInvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::kInvalidModel:
+      return "InvalidModel";
+    case StatusCode::kUnsupported:
+      return "Unsupported";
+    case StatusCode::kNotFound:
+      return "NotFound";
+    case StatusCode::kIoError:
+      return "IoError";
+    case StatusCode::kCorrupt:
+      return "Corrupt";
+    case StatusCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

@@ -1,9 +1,9 @@
 #pragma once
 // The one error channel for anything a user or a model can trigger.
 //
-// Functions that can fail on user input return Status or Result<T>. Messages name the thing that is wrong
-// (node, op, tensor, dtype, shape) so that the CLI can print them as they are. Internal invariants use
-// assert; they are never reachable from user input.
+// Functions that can fail on user input return Status or Result<T>. Messages name the thing that is
+// wrong (node, op, tensor, dtype, shape) so that the CLI can print them as they are. Internal
+// invariants use assert; they are never reachable from user input.
 
 #include <fmt/format.h>
 
@@ -53,9 +53,9 @@ template <typename... Args>
 Status make_status(StatusCode code, fmt::format_string<Args...> f, Args&&... args) {
   return Status(code, fmt::format(f, std::forward<Args>(args)...));
 }
-#define KILN_DEFINE_STATUS_MAKER(fn, code)                                    \
-  template <typename... Args>                                                 \
-  Status fn(fmt::format_string<Args...> f, Args&&... args) {                  \
+#define KILN_DEFINE_STATUS_MAKER(fn, code)                                        \
+  template <typename... Args>                                                     \
+  Status fn(fmt::format_string<Args...> f, Args&&... args) {                      \
     return Status(StatusCode::code, fmt::format(f, std::forward<Args>(args)...)); \
   }
 KILN_DEFINE_STATUS_MAKER(invalid_argument, kInvalidArgument)
@@ -71,7 +71,7 @@ KILN_DEFINE_STATUS_MAKER(internal_error, kInternal)
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT: implicit by design
+  Result(T value) : v_(std::move(value)) {}        // NOLINT: implicit by design
   Result(Status status) : v_(std::move(status)) {  // NOLINT
     assert(!std::get<Status>(v_).is_ok() && "Result built from an OK status");
   }
@@ -108,9 +108,9 @@ class [[nodiscard]] Result {
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
-#define KILN_RETURN_IF_ERROR(expr)              \
-  do {                                          \
-    ::kiln::Status kiln_status_ = (expr);       \
+#define KILN_RETURN_IF_ERROR(expr)                  \
+  do {                                              \
+    ::kiln::Status kiln_status_ = (expr);           \
     if (!kiln_status_.is_ok()) return kiln_status_; \
   } while (0)
 

@@ -16,9 +16,9 @@ constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 36;  // 64 GiB
 
 std::shared_ptr<void> allocate(size_t bytes) {
   const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = ::operator new(rounded == 0 ? kAlignment : rounded, std::align_val_t{kAlignment});
+  void* p = ::operator new (rounded == 0 ? kAlignment : rounded, std::align_val_t{kAlignment});
   std::memset(p, 0, rounded == 0 ? kAlignment : rounded);
-  return {p, [](void* q) { ::operator delete(q, std::align_val_t{kAlignment}); }};
+  return {p, [](void* q) { ::operator delete (q, std::align_val_t{kAlignment}); }};
 }
 
 }  // namespace
@@ -42,7 +42,8 @@ Status check_dims(std::span<const int64_t> dims, DType dtype, std::string_view w
     }
     const auto d = static_cast<uint64_t>(dims[i]);
     if (d != 0 && n > std::numeric_limits<uint64_t>::max() / d) {
-      return invalid_argument("{}: shape {} overflows the element count", what, dims_to_string(dims));
+      return invalid_argument("{}: shape {} overflows the element count", what,
+                              dims_to_string(dims));
     }
     n *= d;
   }
@@ -89,7 +90,8 @@ std::string Tensor::desc() const {
 
 double Tensor::value_as_double(int64_t i) const {
   double v = 0;
-  dispatch_dtype(dtype_, [&]<typename T>() { v = static_cast<double>(static_cast<const T*>(data_)[i]); });
+  dispatch_dtype(dtype_,
+                 [&]<typename T>() { v = static_cast<double>(static_cast<const T*>(data_)[i]); });
   return v;
 }
 
@@ -129,8 +131,10 @@ To convert_one(From x) {
     // Out-of-range float -> int is UB in C++; ONNX leaves it undefined, we saturate.
     const double d = static_cast<double>(x);
     if (d != d) return To{0};
-    if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
-    if (d >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
+    if (d <= static_cast<double>(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
+    if (d >= static_cast<double>(std::numeric_limits<To>::max()))
+      return std::numeric_limits<To>::max();
     return static_cast<To>(d);
   } else {
     return static_cast<To>(x);

@@ -1,7 +1,7 @@
 #pragma once
-// A dense, row-major tensor with concrete dims. Storage is 64-byte aligned and shared between copies
-// of a Tensor (copying is cheap; use clone() for a deep copy). A Tensor that several owners share is
-// treated as immutable: kernels write only to tensors they allocated.
+// A dense, row-major tensor with concrete dims. Storage is 64-byte aligned and shared between
+// copies of a Tensor (copying is cheap; use clone() for a deep copy). A Tensor that several owners
+// share is treated as immutable: kernels write only to tensors they allocated.
 
 #include <cstdint>
 #include <memory>

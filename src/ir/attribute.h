@@ -15,8 +15,8 @@ namespace kiln::ir {
 enum class AttrType { kInt, kFloat, kString, kInts, kFloats, kStrings, kTensor };
 std::string_view attr_type_name(AttrType t);
 
-using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
-                               std::vector<std::string>, Tensor>;
+using AttrValue = std::variant<int64_t, float, std::string, std::vector<int64_t>,
+                               std::vector<float>, std::vector<std::string>, Tensor>;
 AttrType attr_value_type(const AttrValue& v);
 
 class Attributes {

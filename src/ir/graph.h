@@ -1,9 +1,10 @@
 #pragma once
 // kiln's graph IR: values (tensors) and nodes in topological order.
 //
-// Values are owned by the graph and addressed by ValueId. A value is produced by at most one node; graph
-// inputs and initializers have no producer. Optional node inputs/outputs that the model leaves out are
-// kNoValue. Nodes are kept in a topological order (the importer establishes it; passes keep it).
+// Values are owned by the graph and addressed by ValueId. A value is produced by at most one node;
+// graph inputs and initializers have no producer. Optional node inputs/outputs that the model
+// leaves out are kNoValue. Nodes are kept in a topological order (the importer establishes it;
+// passes keep it).
 
 #include <cstdint>
 #include <map>
@@ -26,8 +27,8 @@ struct Value {
   TensorDesc desc;
   // An initializer's data (or a folded constant's). Set for weights.
   std::optional<Tensor> initializer;
-  // A graph input that also has an initializer: the initializer is only a default (ONNX IR >= 4), so
-  // nothing may fold it.
+  // A graph input that also has an initializer: the initializer is only a default (ONNX IR >= 4),
+  // so nothing may fold it.
   bool is_graph_input = false;
   bool is_graph_output = false;
 

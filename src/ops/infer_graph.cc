@@ -10,7 +10,9 @@ namespace {
 // Tensors up to this size are evaluated during inference when all their inputs are known.
 constexpr int64_t kMaxPropagatedElements = 1024;
 
-std::string versions_text(const OpDef& def) { return fmt::format("{}", fmt::join(def.since_versions, ", ")); }
+std::string versions_text(const OpDef& def) {
+  return fmt::format("{}", fmt::join(def.since_versions, ", "));
+}
 
 void check_attrs(const ir::Node& node, const OpDef& def, std::vector<std::string>& problems) {
   for (const auto& [name, value] : node.attrs.all()) {
@@ -19,8 +21,8 @@ void check_attrs(const ir::Node& node, const OpDef& def, std::vector<std::string
       if (s.name == name) spec = &s;
     }
     if (spec == nullptr) {
-      problems.push_back(fmt::format("node '{}' ({}): unknown attribute '{}'", node.name,
-                                     node.op_type, name));
+      problems.push_back(
+          fmt::format("node '{}' ({}): unknown attribute '{}'", node.name, node.op_type, name));
     } else if (spec->type != ir::attr_value_type(value)) {
       problems.push_back(fmt::format("node '{}' ({}): attribute '{}' must be of type {}, got {}",
                                      node.name, node.op_type, name, ir::attr_type_name(spec->type),
@@ -33,10 +35,10 @@ void check_arity(const ir::Node& node, const OpDef& def, std::vector<std::string
   const auto n_in = static_cast<int>(node.inputs.size());
   const auto n_out = static_cast<int>(node.outputs.size());
   if (n_in < def.min_inputs || n_in > def.max_inputs) {
-    problems.push_back(fmt::format("node '{}' ({}): has {} inputs, expected {}..{}", node.name,
-                                   node.op_type, n_in, def.min_inputs,
-                                   def.max_inputs == kVariadic ? std::string("n")
-                                                               : std::to_string(def.max_inputs)));
+    problems.push_back(fmt::format(
+        "node '{}' ({}): has {} inputs, expected {}..{}", node.name, node.op_type, n_in,
+        def.min_inputs,
+        def.max_inputs == kVariadic ? std::string("n") : std::to_string(def.max_inputs)));
   }
   if (n_out < def.min_outputs || n_out > def.max_outputs) {
     problems.push_back(fmt::format("node '{}' ({}): has {} outputs, expected {}..{}", node.name,
@@ -91,16 +93,17 @@ Status check_graph_ops(const ir::Graph& graph) {
       continue;
     }
     if (resolve_since_version(*def, node.opset) == 0) {
-      problems.push_back(fmt::format(
-          "node '{}': op {} does not exist at opset {} (kiln implements versions {})", node.name,
-          qualified, node.opset, versions_text(*def)));
+      problems.push_back(
+          fmt::format("node '{}': op {} does not exist at opset {} (kiln implements versions {})",
+                      node.name, qualified, node.opset, versions_text(*def)));
       continue;
     }
     check_arity(node, *def, problems);
     check_attrs(node, *def, problems);
   }
   if (problems.empty()) return Status::ok();
-  const StatusCode code = unknown_ops.empty() ? StatusCode::kInvalidModel : StatusCode::kUnsupported;
+  const StatusCode code =
+      unknown_ops.empty() ? StatusCode::kInvalidModel : StatusCode::kUnsupported;
   std::string head = unknown_ops.empty()
                          ? fmt::format("{} problem(s) with the model's nodes", problems.size())
                          : fmt::format("unsupported op(s): {}", fmt::join(unknown_ops, ", "));
@@ -133,7 +136,8 @@ std::vector<std::optional<Tensor>> try_evaluate(const ir::Node& node, const Reso
     if (values[i] == nullptr || values[i]->numel() > kMaxPropagatedElements) return out;
   }
   for (const auto& d : outputs) {
-    if (d.dtype != DType::kUndefined && (!d.is_static() || dims_numel(d.static_dims()) > kMaxPropagatedElements)) {
+    if (d.dtype != DType::kUndefined &&
+        (!d.is_static() || dims_numel(d.static_dims()) > kMaxPropagatedElements)) {
       return out;
     }
   }

@@ -10,9 +10,9 @@
 
 namespace kiln::ops {
 
-// Every node's op is known at its opset, its arity is in range, and its attributes are declared with
-// the right types. Collects all problems and reports them at once: a user with three unsupported ops
-// wants to hear about all three, with node names.
+// Every node's op is known at its opset, its arity is in range, and its attributes are declared
+// with the right types. Collects all problems and reports them at once: a user with three
+// unsupported ops wants to hear about all three, with node names.
 Status check_graph_ops(const ir::Graph& graph);
 
 // The op definition and effective since_version for a node that passed check_graph_ops.
@@ -31,10 +31,10 @@ Result<NodeInference> infer_node(const ir::Node& node, const ResolvedOp& op,
                                  const std::vector<const ir::TensorDesc*>& inputs,
                                  const std::vector<const Tensor*>& values);
 
-// Infers the desc of every value produced by a node, in topological order. Small integer tensors whose
-// inputs are all known are evaluated along the way (Shape -> Gather -> Concat -> Reshape chains), so
-// shapes stay static where the model allows. Declared output shapes in the model that disagree with
-// what kiln derives are an error naming the tensor.
+// Infers the desc of every value produced by a node, in topological order. Small integer tensors
+// whose inputs are all known are evaluated along the way (Shape -> Gather -> Concat -> Reshape
+// chains), so shapes stay static where the model allows. Declared output shapes in the model that
+// disagree with what kiln derives are an error naming the tensor.
 Status infer_graph_shapes(ir::Graph& graph);
 
 }  // namespace kiln::ops

@@ -1,13 +1,15 @@
 #pragma once
-// An operator as kiln knows it: its declared attributes, its shape function and its reference kernel.
+// An operator as kiln knows it: its declared attributes, its shape function and its reference
+// kernel.
 //
 // Each op family lives in one file (ops/elementwise.cc, ops/conv.cc, ...) that defines a
 // register_<family>_ops(OpRegistry&) function; ops/registry.cc calls them all. Adding an op is one
 // entry in its family file.
 //
-// Versions: `since_versions` lists the ONNX opset versions at which the op's definition changed and that
-// kiln implements (e.g. Softmax {1, 11, 13}). A node whose model imports opset N uses the largest
-// entry <= N; `since_version()` in the contexts below returns it, so the code can switch on semantics
+// Versions: `since_versions` lists the ONNX opset versions at which the op's definition changed and
+// that kiln implements (e.g. Softmax {1, 11, 13}). A node whose model imports opset N uses the
+// largest entry <= N; `since_version()` in the contexts below returns it, so the code can switch on
+// semantics
 // ("axes became an input at 13"). tests/unit/op_versions_test.cc checks the list against ONNX's own
 // schemas.
 
@@ -30,8 +32,8 @@ struct AttrSpec {
 class InferContext;
 class RunContext;
 
-// Derives output dtypes and shapes from the inputs' descs (and their values when known). Runs both at
-// import, with symbolic dims, and at run time, with concrete dims and every input value known.
+// Derives output dtypes and shapes from the inputs' descs (and their values when known). Runs both
+// at import, with symbolic dims, and at run time, with concrete dims and every input value known.
 using InferFn = Status (*)(InferContext&);
 // The reference kernel: plain, obviously correct, the oracle for every optimized kernel.
 using RunFn = Status (*)(RunContext&);
@@ -67,19 +69,23 @@ const OpRegistry& op_registry();
 // The effective since_version for a model opset, or 0 when the op did not exist yet at that opset.
 int resolve_since_version(const OpDef& def, int model_opset);
 
-// --- contexts -------------------------------------------------------------------------------------
+// --- contexts
+// -------------------------------------------------------------------------------------
 
 // Base for both contexts: the node, its version, and errors that name the node.
 class NodeContext {
  public:
-  NodeContext(const ir::Node& node, int since_version) : node_(node), since_version_(since_version) {}
+  NodeContext(const ir::Node& node, int since_version)
+      : node_(node), since_version_(since_version) {}
   const ir::Node& node() const { return node_; }
   const ir::Attributes& attrs() const { return node_.attrs; }
   int since_version() const { return since_version_; }
   size_t num_inputs() const { return node_.inputs.size(); }
   size_t num_outputs() const { return node_.outputs.size(); }
   // False for an optional input/output the model leaves out (or beyond the end).
-  bool has_input(size_t i) const { return i < node_.inputs.size() && node_.inputs[i] != ir::kNoValue; }
+  bool has_input(size_t i) const {
+    return i < node_.inputs.size() && node_.inputs[i] != ir::kNoValue;
+  }
   bool has_output(size_t i) const {
     return i < node_.outputs.size() && node_.outputs[i] != ir::kNoValue;
   }
@@ -92,8 +98,7 @@ class NodeContext {
   }
   template <typename... Args>
   Status unsupported(fmt::format_string<Args...> f, Args&&... args) const {
-    return Status(StatusCode::kUnsupported,
-                  prefix() + fmt::format(f, std::forward<Args>(args)...));
+    return Status(StatusCode::kUnsupported, prefix() + fmt::format(f, std::forward<Args>(args)...));
   }
   std::string prefix() const;
 
@@ -114,7 +119,8 @@ class InferContext : public NodeContext {
 
   // Desc of input i; must have has_input(i).
   const ir::TensorDesc& input(size_t i) const { return *inputs_[i]; }
-  // The input's value when known (initializers, constants, and every input at run time); else nullptr.
+  // The input's value when known (initializers, constants, and every input at run time); else
+  // nullptr.
   const Tensor* input_value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
 
   void set_output(size_t i, ir::TensorDesc desc) { outputs_[i] = std::move(desc); }
@@ -146,7 +152,8 @@ class RunContext : public NodeContext {
   const ir::TensorDesc& output_desc(size_t i) const { return output_descs_[i]; }
   // Allocates output i with the inferred dtype and dims (which must be static) and returns it.
   Tensor& allocate_output(size_t i);
-  // Allocates output i with explicit dims (data-dependent ops: NonMaxSuppression, TopK with k input).
+  // Allocates output i with explicit dims (data-dependent ops: NonMaxSuppression, TopK with k
+  // input).
   Tensor& allocate_output(size_t i, DType dtype, Dims dims);
   // Sets output i to an existing tensor (e.g. a reshaped view of an input).
   void set_output(size_t i, Tensor t) { outputs_[i] = std::move(t); }

@@ -20,13 +20,15 @@ Result<ir::Shape> broadcast_shapes(const NodeContext& ctx, std::span<const ir::S
       } else if (acc->is_known() && d.is_known()) {
         if (acc->value != d.value) {
           std::vector<std::string> texts;
-          for (const auto& sh : shapes) texts.push_back(ir::TensorDesc::of(DType::kF32, sh).to_string().substr(8));
+          for (const auto& sh : shapes)
+            texts.push_back(ir::TensorDesc::of(DType::kF32, sh).to_string().substr(8));
           return ctx.error("shapes {} cannot be broadcast together (axis {}: {} vs {})",
                            fmt::join(texts, " and "), k, acc->value, d.value);
         }
       } else if (!acc->is_known() && d.is_known()) {
         acc = d;  // a symbolic dim that meets a known non-1 dim must equal it
-      } else if (!acc->is_known() && !d.is_known() && !(acc->symbol == d.symbol && !d.symbol.empty())) {
+      } else if (!acc->is_known() && !d.is_known() &&
+                 !(acc->symbol == d.symbol && !d.symbol.empty())) {
         acc = ir::Dim::unknown();
       }
     }
@@ -69,8 +71,8 @@ Status check_dtypes(const InferContext& ctx, std::span<const DType> allowed,
   }
   for (size_t i : same_as_first) {
     if (ctx.has_input(i) && ctx.input(i).dtype != t0) {
-      return ctx.error("input {} has dtype {} but input 0 has {}", i, dtype_name(ctx.input(i).dtype),
-                       dtype_name(t0));
+      return ctx.error("input {} has dtype {} but input 0 has {}", i,
+                       dtype_name(ctx.input(i).dtype), dtype_name(t0));
     }
   }
   return Status::ok();

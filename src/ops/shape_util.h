@@ -10,8 +10,9 @@
 
 namespace kiln::ops {
 
-// numpy multidirectional broadcasting of shapes. Symbolic dims broadcast with 1 and with themselves;
-// two different unknowns give an unknown. Returns an error naming the node on a definite mismatch.
+// numpy multidirectional broadcasting of shapes. Symbolic dims broadcast with 1 and with
+// themselves; two different unknowns give an unknown. Returns an error naming the node on a
+// definite mismatch.
 Result<ir::Shape> broadcast_shapes(const NodeContext& ctx, std::span<const ir::Shape> shapes);
 // Concrete version: output dims of broadcasting `a` and `b`; nullopt when incompatible.
 std::optional<Dims> broadcast_dims(const Dims& a, const Dims& b);
@@ -35,8 +36,8 @@ inline constexpr DType kAllTypes[] = {DType::kF32, DType::kF16, DType::kF64, DTy
                                       DType::kI16, DType::kI32, DType::kI64, DType::kU8,
                                       DType::kU16, DType::kU32, DType::kU64, DType::kBool};
 
-// Broadcast index helper for reference kernels: maps a flat output index to the flat index of an input
-// broadcast to `out` dims. Precompute once per (input, output) pair.
+// Broadcast index helper for reference kernels: maps a flat output index to the flat index of an
+// input broadcast to `out` dims. Precompute once per (input, output) pair.
 class BroadcastIndexer {
  public:
   BroadcastIndexer(const Dims& in, const Dims& out);

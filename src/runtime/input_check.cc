@@ -26,8 +26,8 @@ Status check_one(const ir::Value& decl, const Tensor& t,
   for (int i = 0; i < t.rank(); ++i) {
     const ir::Dim& dim = d.dim(i);
     if (dim.is_known() && dim.value != t.dim(i)) {
-      return invalid_argument("input '{}': expected shape {}, got {} (dim {} must be {})", decl.name,
-                              d.to_string(), t.desc(), i, dim.value);
+      return invalid_argument("input '{}': expected shape {}, got {} (dim {} must be {})",
+                              decl.name, d.to_string(), t.desc(), i, dim.value);
     }
     if (!dim.symbol.empty()) {
       auto [it, inserted] = symbols.try_emplace(dim.symbol, t.dim(i), decl.name);

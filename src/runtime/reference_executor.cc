@@ -5,7 +5,8 @@
 namespace kiln::runtime {
 namespace {
 
-Status check_output(const ir::Node& node, size_t i, const ir::TensorDesc& inferred, const Tensor& t) {
+Status check_output(const ir::Node& node, size_t i, const ir::TensorDesc& inferred,
+                    const Tensor& t) {
   if (!t.defined()) {
     return internal_error("node '{}' ({}): kernel did not produce output {}", node.name,
                           node.op_type, i);
@@ -25,6 +26,21 @@ Status check_output(const ir::Node& node, size_t i, const ir::TensorDesc& inferr
 }
 
 }  // namespace
+
+ReferenceExecutor::ReferenceExecutor(const ir::Graph& graph)
+    : graph_(&graph), release_after_(graph.nodes.size()) {
+  std::vector<int> last_use(graph.values.size(), -1);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (ir::ValueId v : graph.nodes[n].inputs) {
+      if (v != ir::kNoValue) last_use[static_cast<size_t>(v)] = static_cast<int>(n);
+    }
+  }
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    if (last_use[v] >= 0 && !graph.values[v].is_graph_output) {
+      release_after_[static_cast<size_t>(last_use[v])].push_back(static_cast<ir::ValueId>(v));
+    }
+  }
+}
 
 Result<ReferenceExecutor> ReferenceExecutor::create(const ir::Graph& graph) {
   KILN_RETURN_IF_ERROR(graph.verify());
@@ -76,8 +92,9 @@ Result<std::vector<Tensor>> ReferenceExecutor::run(const NamedTensors& inputs) c
     auto it = inputs.find(graph_->value(v).name);
     if (it != inputs.end()) values[static_cast<size_t>(v)] = it->second;
   }
-  for (const ir::Node& node : graph_->nodes) {
-    KILN_RETURN_IF_ERROR(run_node(node, values));
+  for (size_t n = 0; n < graph_->nodes.size(); ++n) {
+    KILN_RETURN_IF_ERROR(run_node(graph_->nodes[n], values));
+    for (ir::ValueId v : release_after_[n]) values[static_cast<size_t>(v)].reset();
   }
   std::vector<Tensor> outputs;
   for (ir::ValueId v : graph_->outputs) outputs.push_back(*values[static_cast<size_t>(v)]);

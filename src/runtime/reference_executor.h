@@ -1,6 +1,6 @@
 #pragma once
-// Runs an ir::Graph node by node with the reference kernels: the oracle that every optimized engine is
-// compared against. Slow on purpose; nothing here is tuned.
+// Runs an ir::Graph node by node with the reference kernels: the oracle that every optimized engine
+// is compared against. Slow on purpose; nothing here is tuned.
 
 #include <functional>
 #include <vector>
@@ -17,8 +17,8 @@ class ReferenceExecutor {
   static Result<ReferenceExecutor> create(const ir::Graph& graph);
 
   // Runs the graph. `inputs` by name; inputs with an initializer may be left out. Returns the graph
-  // outputs in order. Each node's outputs are checked against its shape function's result, so a shape
-  // function that disagrees with its kernel is reported as an internal error naming the node.
+  // outputs in order. Each node's outputs are checked against its shape function's result, so a
+  // shape function that disagrees with its kernel is reported as an internal error naming the node.
   Result<std::vector<Tensor>> run(const NamedTensors& inputs) const;
 
   // Called after each node with its outputs (for debugging and per-layer comparison tools).
@@ -26,10 +26,13 @@ class ReferenceExecutor {
   void set_observer(NodeObserver observer) { observer_ = std::move(observer); }
 
  private:
-  explicit ReferenceExecutor(const ir::Graph& graph) : graph_(&graph) {}
+  explicit ReferenceExecutor(const ir::Graph& graph);
   Status run_node(const ir::Node& node, std::vector<std::optional<Tensor>>& values) const;
 
   const ir::Graph* graph_;
+  // Values each node is the last reader of; they are released after it runs (graph outputs never
+  // are).
+  std::vector<std::vector<ir::ValueId>> release_after_;
   NodeObserver observer_;
 };
 

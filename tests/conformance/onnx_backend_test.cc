@@ -1,6 +1,7 @@
 // Runs ONNX's backend conformance data (Debian's libonnx-testdata) through the importer and the
-// reference executor. Cases whose ops kiln does not support are skipped, naming the ops; every other
-// case must match ONNX's expected outputs within its tolerance (rtol 1e-3, atol 1e-7 by default).
+// reference executor. Cases whose ops kiln does not support are skipped, naming the ops; every
+// other case must match ONNX's expected outputs within its tolerance (rtol 1e-3, atol 1e-7 by
+// default).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -96,8 +97,8 @@ Result<runtime::NamedTensors> load_inputs(const ir::Graph& g, const fs::path& se
   return feeds;
 }
 
-void run_data_set(const ir::Graph& g, const runtime::ReferenceExecutor& exec, const fs::path& set_dir,
-                  const testing::Tolerance& tol) {
+void run_data_set(const ir::Graph& g, const runtime::ReferenceExecutor& exec,
+                  const fs::path& set_dir, const testing::Tolerance& tol) {
   auto feeds = load_inputs(g, set_dir);
   ASSERT_TRUE(feeds.is_ok()) << feeds.status().to_string();
   auto outputs = exec.run(*feeds);

@@ -85,8 +85,14 @@ TEST(Importer, RefusesNewerOpset) {
 TEST(Importer, RejectsNegativeDeclaredDim) {
   OnnxBuilder b;
   b.input("x", kFloat, {2}).output("y");
-  b.model().mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()
-      ->mutable_dim(0)->set_dim_value(-4);
+  b.model()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(-4);
   b.node("Relu", {"x"}, {"y"});
   expect_error(import_onnx_bytes(b.bytes(), ".").status(), StatusCode::kInvalidModel,
                {"'x'", "negative", "-4"});
@@ -210,14 +216,48 @@ TEST(InputCheck, NamesWrongShapeDtypeAndUnknownInput) {
   ASSERT_TRUE(g.is_ok());
   auto exec = runtime::ReferenceExecutor::create(*g);
   ASSERT_TRUE(exec.is_ok());
-  expect_error(exec->run({{"x", Tensor(DType::kF32, {2, 4})}}).status(), StatusCode::kInvalidArgument,
-               {"'x'", "float32[batch,3]", "2x4"});
-  expect_error(exec->run({{"x", Tensor(DType::kI64, {2, 3})}}).status(), StatusCode::kInvalidArgument,
-               {"'x'", "int64", "float32"});
-  expect_error(exec->run({{"x", Tensor(DType::kF32, {2, 3})}, {"z", Tensor(DType::kF32, {1})}}).status(),
-               StatusCode::kInvalidArgument, {"unknown input 'z'", "x"});
+  expect_error(exec->run({{"x", Tensor(DType::kF32, {2, 4})}}).status(),
+               StatusCode::kInvalidArgument, {"'x'", "float32[batch,3]", "2x4"});
+  expect_error(exec->run({{"x", Tensor(DType::kI64, {2, 3})}}).status(),
+               StatusCode::kInvalidArgument, {"'x'", "int64", "float32"});
+  expect_error(
+      exec->run({{"x", Tensor(DType::kF32, {2, 3})}, {"z", Tensor(DType::kF32, {1})}}).status(),
+      StatusCode::kInvalidArgument, {"unknown input 'z'", "x"});
   expect_error(exec->run({}).status(), StatusCode::kInvalidArgument, {"missing input 'x'"});
   EXPECT_TRUE(exec->run({{"x", Tensor(DType::kF32, {5, 3})}}).is_ok());
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// Random byte corruption of a valid model never crashes the importer: it either imports or fails
+// with a Status. (Run under ASan+UBSan in CI, which turns memory errors into failures.)
+TEST(Importer, SurvivesRandomCorruption) {
+  testing::OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, 2, 4, 4}).output("y");
+  b.initializer("w", {3, 2, 3, 3}, std::vector<float>(54, 0.5f));
+  auto& conv = b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  testing::set_attr_ints(conv, "pads", {1, 1, 1, 1});
+  const std::string good = b.bytes();
+  uint64_t state = 42;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return state >> 33;
+  };
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bad = good;
+    const int flips = 1 + static_cast<int>(next() % 4);
+    for (int k = 0; k < flips; ++k) bad[next() % bad.size()] = static_cast<char>(next() & 0xff);
+    auto g = frontend::import_onnx_bytes(bad, ".");
+    if (g.is_ok()) {
+      // Whatever imported must also run or fail cleanly.
+      auto exec = runtime::ReferenceExecutor::create(*g);
+      if (exec.is_ok()) (void)exec->run({});
+    }
+  }
 }
 
 }  // namespace

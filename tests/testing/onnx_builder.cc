@@ -38,7 +38,8 @@ OnnxBuilder& OnnxBuilder::input(const std::string& name, int elem_type, std::vec
   return *this;
 }
 
-OnnxBuilder& OnnxBuilder::output(const std::string& name, int elem_type, std::vector<int64_t> dims) {
+OnnxBuilder& OnnxBuilder::output(const std::string& name, int elem_type,
+                                 std::vector<int64_t> dims) {
   auto* vi = model_.mutable_graph()->add_output();
   vi->set_name(name);
   if (elem_type != 0) fill_type(vi, elem_type, dims, {}, !dims.empty());
@@ -67,7 +68,8 @@ onnx::NodeProto& OnnxBuilder::node(const std::string& op_type, std::vector<std::
 
 std::string OnnxBuilder::bytes() const { return model_.SerializeAsString(); }
 
-std::filesystem::path OnnxBuilder::write(const std::filesystem::path& dir, const std::string& file) const {
+std::filesystem::path OnnxBuilder::write(const std::filesystem::path& dir,
+                                         const std::string& file) const {
   const auto path = dir / file;
   std::ofstream(path, std::ios::binary) << bytes();
   return path;
@@ -89,7 +91,8 @@ void set_attr_ints(onnx::NodeProto& node, const std::string& name, std::vector<i
 
 TempDir::TempDir() {
   std::random_device rd;
-  path_ = std::filesystem::temp_directory_path() / ("kiln-test-" + std::to_string(rd()) + std::to_string(rd()));
+  path_ = std::filesystem::temp_directory_path() /
+          ("kiln-test-" + std::to_string(rd()) + std::to_string(rd()));
   std::filesystem::create_directories(path_);
 }
 

@@ -17,14 +17,16 @@ class OnnxBuilder {
   OnnxBuilder& input(const std::string& name, int elem_type, std::vector<int64_t> dims,
                      std::vector<std::string> symbols = {});
   OnnxBuilder& output(const std::string& name, int elem_type = 0, std::vector<int64_t> dims = {});
-  OnnxBuilder& initializer(const std::string& name, std::vector<int64_t> dims, std::vector<float> values);
+  OnnxBuilder& initializer(const std::string& name, std::vector<int64_t> dims,
+                           std::vector<float> values);
   onnx::NodeProto& node(const std::string& op_type, std::vector<std::string> inputs,
                         std::vector<std::string> outputs, const std::string& name = "");
 
   onnx::ModelProto& model() { return model_; }
   std::string bytes() const;
   // Writes model.onnx into `dir` and returns its path.
-  std::filesystem::path write(const std::filesystem::path& dir, const std::string& file = "model.onnx") const;
+  std::filesystem::path write(const std::filesystem::path& dir,
+                              const std::string& file = "model.onnx") const;
 
  private:
   onnx::ModelProto model_;

@@ -45,7 +45,9 @@ Result<std::vector<Tensor>> run_op(const OpCase& c) {
   return exec.run(feeds);
 }
 
-Tensor f32(Dims dims, std::vector<float> values) { return Tensor::from_vector<float>(std::move(dims), values); }
+Tensor f32(Dims dims, std::vector<float> values) {
+  return Tensor::from_vector<float>(std::move(dims), values);
+}
 Tensor i64(Dims dims, std::vector<int64_t> values) {
   return Tensor::from_vector<int64_t>(std::move(dims), values);
 }

@@ -1,6 +1,7 @@
 #pragma once
-// Runs a single op through the same path a model takes (graph, shape inference, reference executor),
-// for op tests. Inputs may be marked constant to exercise shape inference with known values.
+// Runs a single op through the same path a model takes (graph, shape inference, reference
+// executor), for op tests. Inputs may be marked constant to exercise shape inference with known
+// values.
 
 #include <optional>
 #include <string>

@@ -28,10 +28,11 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, Tolera
     }
   }
   if (bad == 0) return {};
-  return fmt::format("{} of {} elements differ (rtol {}, atol {}); first at flat index {}: got {}, "
-                     "expected {}; worst abs error {}",
-                     bad, actual.numel(), tol.rtol, tol.atol, first_bad,
-                     actual.value_as_double(first_bad), expected.value_as_double(first_bad), worst);
+  return fmt::format(
+      "{} of {} elements differ (rtol {}, atol {}); first at flat index {}: got {}, "
+      "expected {}; worst abs error {}",
+      bad, actual.numel(), tol.rtol, tol.atol, first_bad, actual.value_as_double(first_bad),
+      expected.value_as_double(first_bad), worst);
 }
 
 }  // namespace kiln::testing

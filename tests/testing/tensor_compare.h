@@ -12,9 +12,9 @@ struct Tolerance {
   double atol = 1e-7;
 };
 
-// Empty string when |actual - expected| <= atol + rtol * |expected| everywhere (NaN matches NaN, inf
-// matches the same inf) and dtype/dims agree; otherwise a message naming the first bad element and the
-// worst error.
+// Empty string when |actual - expected| <= atol + rtol * |expected| everywhere (NaN matches NaN,
+// inf matches the same inf) and dtype/dims agree; otherwise a message naming the first bad element
+// and the worst error.
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, Tolerance tol = {});
 
 }  // namespace kiln::testing

@@ -1,5 +1,5 @@
-// Every op kiln registers must list each version at which ONNX changed it (up to the newest opset the
-// installed ONNX knows), so that a model at any opset gets the semantics of its version.
+// Every op kiln registers must list each version at which ONNX changed it (up to the newest opset
+// the installed ONNX knows), so that a model at any opset gets the semantics of its version.
 #include <gtest/gtest.h>
 #include <onnx/defs/schema.h>
 
@@ -12,7 +12,8 @@ namespace {
 
 TEST(OpVersions, MatchOnnxSchemas) {
   const auto& registry = ops::op_registry();
-  const int max_known = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
+  const int max_known =
+      onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().at("").second;
   for (const ops::OpDef& def : registry.all()) {
     if (!def.domain.empty()) continue;
     std::set<int> onnx_versions;
@@ -22,7 +23,8 @@ TEST(OpVersions, MatchOnnxSchemas) {
     }
     ASSERT_FALSE(onnx_versions.empty()) << def.op_type << " is not an ONNX op";
     for (int v : onnx_versions) {
-      if (v < 7 && v != *onnx_versions.rbegin() && onnx_versions.upper_bound(v) != onnx_versions.end() &&
+      if (v < 7 && v != *onnx_versions.rbegin() &&
+          onnx_versions.upper_bound(v) != onnx_versions.end() &&
           *onnx_versions.upper_bound(v) <= 7) {
         continue;  // superseded before opset 7, the oldest kiln promises
       }

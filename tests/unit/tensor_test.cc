@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "base/tensor.h"
+
+#include <gtest/gtest.h>
 
 namespace kiln {
 namespace {
@@ -36,7 +36,8 @@ TEST(Tensor, CastFollowsOnnxSemantics) {
 
 TEST(Tensor, CheckDimsRejectsNegativeAndOverflow) {
   EXPECT_FALSE(check_dims(std::vector<int64_t>{1, -3}, DType::kF32, "x").is_ok());
-  EXPECT_FALSE(check_dims(std::vector<int64_t>{1 << 30, 1 << 30, 1 << 30}, DType::kF32, "x").is_ok());
+  EXPECT_FALSE(
+      check_dims(std::vector<int64_t>{1 << 30, 1 << 30, 1 << 30}, DType::kF32, "x").is_ok());
   EXPECT_TRUE(check_dims(std::vector<int64_t>{1, 3, 224, 224}, DType::kF32, "x").is_ok());
 }
 

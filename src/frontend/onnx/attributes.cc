@@ -24,9 +24,12 @@ AttributeProto::AttributeType effective_type(const AttributeProto& a) {
 Result<ir::AttrValue> convert_one(const AttributeProto& a, std::string_view what,
                                   const std::filesystem::path& model_dir) {
   switch (effective_type(a)) {
-    case AttributeProto::INT: return ir::AttrValue(static_cast<int64_t>(a.i()));
-    case AttributeProto::FLOAT: return ir::AttrValue(a.f());
-    case AttributeProto::STRING: return ir::AttrValue(a.s());
+    case AttributeProto::INT:
+      return ir::AttrValue(static_cast<int64_t>(a.i()));
+    case AttributeProto::FLOAT:
+      return ir::AttrValue(a.f());
+    case AttributeProto::STRING:
+      return ir::AttrValue(a.s());
     case AttributeProto::INTS:
       return ir::AttrValue(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
     case AttributeProto::FLOATS:
@@ -62,8 +65,8 @@ Result<ir::Attributes> convert_attributes(const onnx::NodeProto& node, std::stri
     const std::string what =
         fmt::format("node '{}' ({}): attribute '{}'", node_name, node.op_type(), a.name());
     if (!a.ref_attr_name().empty()) {
-      return unsupported("{} refers to a function attribute; model-local functions are not supported",
-                         what);
+      return unsupported(
+          "{} refers to a function attribute; model-local functions are not supported", what);
     }
     if (attrs.has(a.name())) return invalid_model("{} is given twice", what);
     KILN_ASSIGN_OR_RETURN(ir::AttrValue v, convert_one(a, what, model_dir));

@@ -22,8 +22,9 @@ Result<ir::TensorDesc> desc_from_value_info(const onnx::ValueInfoProto& vi, std:
   if (!vi.has_type()) return ir::TensorDesc{};
   const auto& type = vi.type();
   if (!type.has_tensor_type()) {
-    return unsupported("{} '{}' is not a tensor (sequence, map or optional types are not supported)",
-                       what, vi.name());
+    return unsupported(
+        "{} '{}' is not a tensor (sequence, map or optional types are not supported)", what,
+        vi.name());
   }
   const auto& tt = type.tensor_type();
   ir::TensorDesc desc;
@@ -39,7 +40,8 @@ Result<ir::TensorDesc> desc_from_value_info(const onnx::ValueInfoProto& vi, std:
     const auto& d = tt.shape().dim(i);
     if (d.has_dim_value()) {
       if (d.dim_value() < 0) {
-        return invalid_model("{} '{}': dimension {} is negative ({})", what, vi.name(), i, d.dim_value());
+        return invalid_model("{} '{}': dimension {} is negative ({})", what, vi.name(), i,
+                             d.dim_value());
       }
       shape.push_back(ir::Dim::known(d.dim_value()));
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
@@ -80,13 +82,14 @@ Status read_initializers(const onnx::GraphProto& gp, const fs::path& model_dir, 
     if (g.find_value(init.name()) != ir::kNoValue) {
       return invalid_model("initializer '{}' is defined twice", init.name());
     }
-    KILN_ASSIGN_OR_RETURN(Tensor t, tensor_from_proto(init, model_dir,
-                                                      fmt::format("initializer '{}'", init.name())));
+    KILN_ASSIGN_OR_RETURN(
+        Tensor t, tensor_from_proto(init, model_dir, fmt::format("initializer '{}'", init.name())));
     const ir::ValueId v = g.add_value(init.name(), ir::TensorDesc::of_dims(t.dtype(), t.dims()));
     g.value(v).initializer = std::move(t);
   }
   if (gp.sparse_initializer_size() > 0) {
-    return unsupported("sparse initializer '{}' is not supported", gp.sparse_initializer(0).values().name());
+    return unsupported("sparse initializer '{}' is not supported",
+                       gp.sparse_initializer(0).values().name());
   }
   return Status::ok();
 }
@@ -126,8 +129,8 @@ std::string unique_node_name(const onnx::NodeProto& n, size_t index, std::set<st
 }
 
 Status read_nodes(const onnx::GraphProto& gp, const fs::path& model_dir, ir::Graph& g) {
-  // Create every produced value first so that nodes may reference later outputs; the topological order
-  // is established afterwards.
+  // Create every produced value first so that nodes may reference later outputs; the topological
+  // order is established afterwards.
   for (const auto& n : gp.node()) {
     for (const auto& out : n.output()) {
       if (out.empty()) continue;
@@ -158,8 +161,9 @@ Status read_nodes(const onnx::GraphProto& gp, const fs::path& model_dir, ir::Gra
       }
       const ir::ValueId v = g.find_value(in);
       if (v == ir::kNoValue) {
-        return invalid_model("node '{}' ({}): input '{}' is not a graph input, initializer or node output",
-                             node.name, node.op_type, in);
+        return invalid_model(
+            "node '{}' ({}): input '{}' is not a graph input, initializer or node output",
+            node.name, node.op_type, in);
       }
       node.inputs.push_back(v);
     }
@@ -259,7 +263,8 @@ Result<ir::Graph> import_model(const onnx::ModelProto& model, const fs::path& mo
 Result<std::string> read_file(const fs::path& path, std::string_view what) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return not_found("{} '{}' does not exist", what, path.string());
-  if (fs::is_directory(path, ec)) return invalid_argument("{} '{}' is a directory", what, path.string());
+  if (fs::is_directory(path, ec))
+    return invalid_argument("{} '{}' is a directory", what, path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in) return io_error("cannot open {} '{}'", what, path.string());
   std::ostringstream ss;
@@ -284,8 +289,9 @@ Result<ir::Graph> import_onnx_bytes(std::string_view bytes, const fs::path& mode
   onnx::ModelProto model;
   if (bytes.empty()) return corrupt("'{}' is empty, not an ONNX model", source_name);
   if (!parse_proto(bytes, model)) {
-    return corrupt("'{}' is not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)",
-                   source_name);
+    return corrupt(
+        "'{}' is not a valid ONNX model (the protobuf does not parse: truncated or not ONNX)",
+        source_name);
   }
   if (model.ir_version() <= 0 && !model.has_graph()) {
     return corrupt("'{}' is not an ONNX model (no ir_version, no graph)", source_name);
@@ -304,8 +310,10 @@ Result<ir::Graph> import_onnx_file(const fs::path& path) {
 Result<Tensor> load_tensor_proto_file(const fs::path& path) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, read_file(path, "tensor file"));
   onnx::TensorProto proto;
-  if (!parse_proto(bytes, proto)) return corrupt("'{}' is not a valid ONNX TensorProto", path.string());
-  return tensor_from_proto(proto, path.parent_path(), fmt::format("tensor file '{}'", path.string()));
+  if (!parse_proto(bytes, proto))
+    return corrupt("'{}' is not a valid ONNX TensorProto", path.string());
+  return tensor_from_proto(proto, path.parent_path(),
+                           fmt::format("tensor file '{}'", path.string()));
 }
 
 }  // namespace kiln::frontend

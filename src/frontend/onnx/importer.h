@@ -2,8 +2,8 @@
 // ONNX (protobuf, via Debian's libonnx-dev classes) -> kiln IR.
 //
 // The importer checks structure (names, topological order, opsets, op support, attribute types) and
-// runs kiln's shape inference, so a Graph it returns is ready to execute. Every error names the node,
-// tensor or file it is about.
+// runs kiln's shape inference, so a Graph it returns is ready to execute. Every error names the
+// node, tensor or file it is about.
 
 #include <filesystem>
 #include <string_view>

@@ -1,0 +1,124 @@
+#include "io/file_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <system_error>
+
+namespace kiln::io {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(int err) { return std::error_code(err, std::generic_category()).message(); }
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+// Owns a temporary file: closes and deletes it unless release() was called after a successful
+// rename.
+class TempFile {
+ public:
+  TempFile() = default;
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+  // Creates a file that did not exist before in `dir`, named after `final_name`.
+  Status create(const fs::path& dir, const fs::path& final_name) {
+    static std::atomic<uint64_t> counter{0};
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      const fs::path candidate =
+          dir / fmt::format(".{}.tmp.{}.{}", final_name.string(), ::getpid(), counter++);
+      const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd >= 0) {
+        fd_ = fd;
+        path_ = candidate;
+        return Status::ok();
+      }
+      if (errno != EEXIST) {
+        return io_error("cannot create a temporary file in '{}': {}", dir.string(),
+                        errno_text(errno));
+      }
+    }
+    return io_error("cannot create a temporary file in '{}': every name tried exists",
+                    dir.string());
+  }
+
+  Status write_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return io_error("writing '{}': {}", path_.string(), errno_text(errno));
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return Status::ok();
+  }
+
+  Status sync_and_close() {
+    if (::fsync(fd_) != 0) return io_error("flushing '{}': {}", path_.string(), errno_text(errno));
+    const int rc = ::close(fd_);
+    fd_ = -1;
+    if (rc != 0) return io_error("closing '{}': {}", path_.string(), errno_text(errno));
+    return Status::ok();
+  }
+
+  Status rename_to(const fs::path& target) {
+    if (::rename(path_.c_str(), target.c_str()) != 0) {
+      return io_error("cannot replace '{}': {}", target.string(), errno_text(errno));
+    }
+    path_.clear();  // now owned by `target`
+    return Status::ok();
+  }
+
+ private:
+  int fd_ = -1;
+  fs::path path_;
+};
+
+}  // namespace
+
+Result<std::string> read_file(const fs::path& path) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (st.type() == fs::file_type::not_found) return not_found("'{}': no such file", path.string());
+  if (st.type() == fs::file_type::directory) {
+    return invalid_argument("'{}' is a directory, not a file", path.string());
+  }
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) return io_error("cannot open '{}': {}", path.string(), errno_text(errno));
+  std::string bytes;
+  if (st.type() == fs::file_type::regular) {
+    const uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size <= (uintmax_t{1} << 34)) bytes.reserve(static_cast<size_t>(size));
+  }
+  char buf[1 << 16];
+  for (;;) {
+    const size_t n = std::fread(buf, 1, sizeof buf, f.get());
+    bytes.append(buf, n);
+    if (n < sizeof buf) break;
+  }
+  if (std::ferror(f.get())) return io_error("reading '{}': {}", path.string(), errno_text(errno));
+  return bytes;
+}
+
+Status write_file_atomic(const fs::path& path, std::string_view bytes) {
+  if (!path.has_filename()) return invalid_argument("'{}' does not name a file", path.string());
+  const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  TempFile tmp;
+  KILN_RETURN_IF_ERROR(tmp.create(dir, path.filename()));
+  KILN_RETURN_IF_ERROR(tmp.write_all(bytes));
+  KILN_RETURN_IF_ERROR(tmp.sync_and_close());
+  return tmp.rename_to(path);
+}
+
+}  // namespace kiln::io

@@ -1,0 +1,21 @@
+#pragma once
+// Whole-file reads and atomic writes with errors that name the path.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "base/status.h"
+
+namespace kiln::io {
+
+// Reads the whole file. NotFound when it does not exist, InvalidArgument for a directory, IoError
+// when opening or reading fails.
+Result<std::string> read_file(const std::filesystem::path& path);
+
+// Writes `bytes` to a new temporary file in path's folder, flushes it to disk and renames it over
+// `path`, so readers see either the old file or the complete new one. On any failure the temporary
+// file is removed and `path` is left as it was.
+Status write_file_atomic(const std::filesystem::path& path, std::string_view bytes);
+
+}  // namespace kiln::io

@@ -1,0 +1,25 @@
+#pragma once
+// Parsing of trtexec-style option values shared by the kiln subcommands. Every parser names the
+// flag and the bad part of its value in errors.
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/tensor.h"
+
+namespace kiln::cli {
+
+// "--shapes=input:1x3x224x224,mask:1x128": names may be quoted ('in:0':1x3) as in trtexec.
+Result<std::map<std::string, Dims>> parse_shapes(std::string_view flag, std::string_view value);
+
+// "--loadInputs=input:file.npy,mask:mask.bin" -> name -> path.
+Result<std::map<std::string, std::string>> parse_named_files(std::string_view flag,
+                                                             std::string_view value);
+
+// "1x3x224x224" -> {1, 3, 224, 224}; each dim a non-negative integer.
+Result<Dims> parse_dims(std::string_view flag, std::string_view text);
+
+}  // namespace kiln::cli

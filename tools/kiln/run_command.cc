@@ -1,0 +1,160 @@
+#include "run_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ostream>
+
+#include "frontend/onnx/importer.h"
+#include "io/npy.h"
+#include "io/random_input.h"
+#include "io/raw_tensor.h"
+#include "io/tensor_json.h"
+#include "options.h"
+#include "runtime/reference_executor.h"
+
+namespace kiln::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// The dims to use for a graph input: --shapes, else the declared dims with symbolic ones set to 1.
+Result<Dims> input_dims(const ir::Value& in, const std::map<std::string, Dims>& shapes,
+                        std::ostream& out) {
+  if (auto it = shapes.find(in.name); it != shapes.end()) return it->second;
+  Dims dims;
+  std::vector<std::string> dynamic;
+  for (const ir::Dim& d : *in.desc.shape) {
+    dims.push_back(d.is_known() ? d.value : 1);
+    if (!d.is_known()) dynamic.push_back(d.to_string());
+  }
+  if (!dynamic.empty()) {
+    fmt::print(out, "[W] input '{}' has dynamic dims ({}) and no --shapes: using {}\n", in.name,
+               fmt::join(dynamic, ", "), dims_to_string(dims));
+  }
+  return dims;
+}
+
+Result<Tensor> load_input(const ir::Value& in, const std::string& path, const Dims& dims) {
+  if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") return io::read_npy(path);
+  return io::read_raw(path, in.desc.dtype, dims);
+}
+
+Result<runtime::NamedTensors> make_inputs(const ir::Graph& g, const RunOptions& opts,
+                                          std::ostream& out) {
+  std::map<std::string, Dims> shapes;
+  std::map<std::string, std::string> files;
+  if (!opts.shapes.empty()) {
+    KILN_ASSIGN_OR_RETURN(shapes, parse_shapes("--shapes", opts.shapes));
+  }
+  if (!opts.load_inputs.empty()) {
+    KILN_ASSIGN_OR_RETURN(files, parse_named_files("--loadInputs", opts.load_inputs));
+  }
+  auto is_input = [&](const std::string& name) {
+    const ir::ValueId v = g.find_value(name);
+    return v != ir::kNoValue && g.value(v).is_graph_input;
+  };
+  for (const auto& [name, dims] : shapes) {
+    if (!is_input(name)) return invalid_argument("--shapes: the model has no input '{}'", name);
+  }
+  for (const auto& [name, path] : files) {
+    if (!is_input(name)) return invalid_argument("--loadInputs: the model has no input '{}'", name);
+  }
+  runtime::NamedTensors feeds;
+  for (ir::ValueId v : g.inputs) {
+    const ir::Value& in = g.value(v);
+    const auto file = files.find(in.name);
+    if (file == files.end() && in.initializer && !shapes.count(in.name)) continue;  // keep default
+    KILN_ASSIGN_OR_RETURN(Dims dims, input_dims(in, shapes, out));
+    KILN_RETURN_IF_ERROR(check_dims(dims, in.desc.dtype, fmt::format("input '{}'", in.name)));
+    if (file != files.end()) {
+      KILN_ASSIGN_OR_RETURN(feeds[in.name], load_input(in, file->second, dims));
+      fmt::print(out, "[I] input '{}': {} from {}\n", in.name, feeds[in.name].desc(), file->second);
+    } else {
+      KILN_ASSIGN_OR_RETURN(feeds[in.name], io::random_tensor(in.desc.dtype, dims, opts.seed));
+      fmt::print(out, "[I] input '{}': {} random (seed {})\n", in.name, feeds[in.name].desc(),
+                 opts.seed);
+    }
+  }
+  return feeds;
+}
+
+void print_output(std::ostream& out, const std::string& name, const Tensor& t, int max_values) {
+  double lo = INFINITY, hi = -INFINITY, sum = 0;
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = t.value_as_double(i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  fmt::print(out, "[I] output '{}': {}", name, t.desc());
+  if (n > 0)
+    fmt::print(out, "  min {:.6g}  max {:.6g}  mean {:.6g}", lo, hi, sum / static_cast<double>(n));
+  fmt::print(out, "\n");
+  std::vector<std::string> shown;
+  for (int64_t i = 0; i < std::min<int64_t>(n, max_values); ++i) {
+    shown.push_back(fmt::format("{:.6g}", t.value_as_double(i)));
+  }
+  if (!shown.empty()) {
+    fmt::print(out, "      values: {}{}\n", fmt::join(shown, ", "), n > max_values ? ", ..." : "");
+  }
+}
+
+void print_model_summary(std::ostream& out, const RunOptions& opts, const ir::Graph& g, double ms) {
+  int64_t params = 0;
+  for (const ir::Value& v : g.values) {
+    if (v.initializer) params += v.initializer->numel();
+  }
+  fmt::print(out, "[I] model: {} (ai.onnx opset {}, producer '{}')\n", opts.onnx,
+             g.opset_imports.count("") ? g.opset_imports.at("") : 0, g.producer);
+  fmt::print(
+      out, "[I] {} nodes, {} inputs, {} outputs, {:.2f}M parameters; imported in {:.1f} ms\n",
+      g.nodes.size(), g.inputs.size(), g.outputs.size(), static_cast<double>(params) / 1e6, ms);
+}
+
+}  // namespace
+
+Status run_command(const RunOptions& opts, std::ostream& out) {
+  if (opts.onnx.empty()) return invalid_argument("--onnx is required");
+  if (opts.iterations < 1)
+    return invalid_argument("--iterations must be at least 1, got {}", opts.iterations);
+  auto t0 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
+  print_model_summary(out, opts, graph, ms_since(t0));
+  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(graph));
+  KILN_ASSIGN_OR_RETURN(auto feeds, make_inputs(graph, opts, out));
+  std::vector<double> times;
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < opts.iterations; ++i) {
+    t0 = Clock::now();
+    KILN_ASSIGN_OR_RETURN(outputs, exec.run(feeds));
+    times.push_back(ms_since(t0));
+  }
+  std::sort(times.begin(), times.end());
+  double mean = 0;
+  for (double t : times) mean += t / static_cast<double>(times.size());
+  fmt::print(
+      out,
+      "[I] reference executor: {} iteration(s): min {:.2f} ms, median {:.2f} ms, mean {:.2f} ms\n",
+      times.size(), times.front(), times[times.size() / 2], mean);
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    names.push_back(graph.value(graph.outputs[i]).name);
+    print_output(out, names.back(), outputs[i], opts.print_values);
+  }
+  if (!opts.export_output.empty()) {
+    KILN_RETURN_IF_ERROR(io::write_outputs_json(opts.export_output, names, outputs));
+    fmt::print(out, "[I] outputs written to {}\n", opts.export_output);
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,25 @@
+#pragma once
+// `kiln run`: import a model, run it with the reference executor on given or random inputs, print
+// the outputs and the wall time.
+
+#include <iosfwd>
+#include <string>
+
+#include "base/status.h"
+
+namespace kiln::cli {
+
+struct RunOptions {
+  std::string onnx;           // --onnx
+  std::string shapes;         // --shapes=name:1x3x224x224,...
+  std::string load_inputs;    // --loadInputs=name:file.npy,...
+  std::string export_output;  // --exportOutput=out.json
+  int iterations = 1;         // --iterations
+  uint64_t seed = 0;          // --seed, for random inputs
+  int print_values = 8;       // --printValues: values shown per output
+};
+
+// Prints the report to `out`; returns the first error (nothing is written for a failed run).
+Status run_command(const RunOptions& opts, std::ostream& out);
+
+}  // namespace kiln::cli
