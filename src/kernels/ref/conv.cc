@@ -1,0 +1,121 @@
+#include "kernels/ref/conv.h"
+
+#include <cassert>
+#include <cstddef>
+
+namespace kiln::kernels::ref {
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t d : v) n *= d;
+  return n;
+}
+
+// Row-major coordinates of flat index `flat` in a tensor of `dims`.
+void unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>& coord) {
+  for (size_t d = dims.size(); d-- > 0;) {
+    coord[d] = flat % dims[d];
+    flat /= dims[d];
+  }
+}
+
+// Flat offset into a spatial volume of `dims` of the point `base + k * dilation` (per dim), or -1
+// when that point lies in the padding.
+int64_t spatial_offset(const std::vector<int64_t>& base, const std::vector<int64_t>& kcoord,
+                       const std::vector<int64_t>& dilations, const std::vector<int64_t>& dims) {
+  int64_t offset = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t c = base[d] + kcoord[d] * dilations[d];
+    if (c < 0 || c >= dims[d]) return -1;
+    offset = offset * dims[d] + c;
+  }
+  return offset;
+}
+
+}  // namespace
+
+template <typename T>
+void conv(const ConvParams& p, const T* x, const T* w, const T* bias, T* y) {
+  const size_t rank = p.in_dims.size();
+  assert(p.out_dims.size() == rank && p.kernel.size() == rank);
+  const int64_t in_size = product(p.in_dims);
+  const int64_t out_size = product(p.out_dims);
+  const int64_t k_size = product(p.kernel);
+  const int64_t cin_g = p.in_channels / p.group;    // input channels per group
+  const int64_t cout_g = p.out_channels / p.group;  // output channels per group
+  std::vector<int64_t> ocoord(rank), base(rank), kcoord(rank);
+
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t g = 0; g < p.group; ++g) {
+      for (int64_t m = g * cout_g; m < (g + 1) * cout_g; ++m) {
+        const T* w_m = w + m * cin_g * k_size;  // W[m, :, ...]
+        T* y_m = y + (n * p.out_channels + m) * out_size;
+        for (int64_t o = 0; o < out_size; ++o) {
+          unflatten(o, p.out_dims, ocoord);
+          for (size_t d = 0; d < rank; ++d) base[d] = ocoord[d] * p.strides[d] - p.pads_begin[d];
+          double acc = bias != nullptr ? static_cast<double>(bias[m]) : 0.0;
+          for (int64_t k = 0; k < k_size; ++k) {
+            unflatten(k, p.kernel, kcoord);
+            const int64_t offset = spatial_offset(base, kcoord, p.dilations, p.in_dims);
+            if (offset < 0) continue;  // zero padding
+            for (int64_t c = 0; c < cin_g; ++c) {
+              const T* x_c = x + (n * p.in_channels + g * cin_g + c) * in_size;
+              acc += static_cast<double>(x_c[offset]) * static_cast<double>(w_m[c * k_size + k]);
+            }
+          }
+          y_m[o] = static_cast<T>(acc);
+        }
+      }
+    }
+  }
+}
+
+template <typename T>
+void conv_transpose(const ConvParams& p, const T* x, const T* w, const T* bias, T* y) {
+  const size_t rank = p.in_dims.size();
+  assert(p.out_dims.size() == rank && p.kernel.size() == rank);
+  const int64_t in_size = product(p.in_dims);
+  const int64_t out_size = product(p.out_dims);
+  const int64_t k_size = product(p.kernel);
+  const int64_t cin_g = p.in_channels / p.group;
+  const int64_t cout_g = p.out_channels / p.group;
+  std::vector<int64_t> icoord(rank), base(rank), kcoord(rank);
+  std::vector<double> acc(static_cast<size_t>(out_size));
+
+  for (int64_t n = 0; n < p.batch; ++n) {
+    for (int64_t g = 0; g < p.group; ++g) {
+      for (int64_t mg = 0; mg < cout_g; ++mg) {
+        const int64_t m = g * cout_g + mg;
+        acc.assign(acc.size(), bias != nullptr ? static_cast<double>(bias[m]) : 0.0);
+        // Every input element scatters into the outputs its kernel window covers.
+        for (int64_t c = g * cin_g; c < (g + 1) * cin_g; ++c) {
+          const T* x_c = x + (n * p.in_channels + c) * in_size;
+          const T* w_cm = w + (c * cout_g + mg) * k_size;  // W[c, mg, ...]
+          for (int64_t i = 0; i < in_size; ++i) {
+            unflatten(i, p.in_dims, icoord);
+            for (size_t d = 0; d < rank; ++d) base[d] = icoord[d] * p.strides[d] - p.pads_begin[d];
+            const double xv = static_cast<double>(x_c[i]);
+            for (int64_t k = 0; k < k_size; ++k) {
+              unflatten(k, p.kernel, kcoord);
+              const int64_t offset = spatial_offset(base, kcoord, p.dilations, p.out_dims);
+              if (offset >= 0)
+                acc[static_cast<size_t>(offset)] += xv * static_cast<double>(w_cm[k]);
+            }
+          }
+        }
+        T* y_m = y + (n * p.out_channels + m) * out_size;
+        for (int64_t o = 0; o < out_size; ++o) y_m[o] = static_cast<T>(acc[static_cast<size_t>(o)]);
+      }
+    }
+  }
+}
+
+template void conv<float>(const ConvParams&, const float*, const float*, const float*, float*);
+template void conv<double>(const ConvParams&, const double*, const double*, const double*, double*);
+template void conv_transpose<float>(const ConvParams&, const float*, const float*, const float*,
+                                    float*);
+template void conv_transpose<double>(const ConvParams&, const double*, const double*, const double*,
+                                     double*);
+
+}  // namespace kiln::kernels::ref

@@ -1,0 +1,127 @@
+#include "kernels/ref/pool.h"
+
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+namespace kiln::kernels::ref {
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t d : v) n *= d;
+  return n;
+}
+
+void unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>& coord) {
+  for (size_t d = dims.size(); d-- > 0;) {
+    coord[d] = flat % dims[d];
+    flat /= dims[d];
+  }
+}
+
+// Calls visit(offset, coord) for every input position of output `o`'s window that lies inside the
+// input (offset row-major within one plane, coord its spatial coordinates), and returns how many
+// window positions lie inside [-pad_begin, D + pad_end) (the count_include_pad divisor).
+template <typename Visit>
+int64_t visit_window(const PoolParams& p, int64_t o, Visit&& visit) {
+  const size_t rank = p.in_dims.size();
+  std::vector<int64_t> ocoord(rank), kcoord(rank), icoord(rank);
+  unflatten(o, p.out_dims, ocoord);
+  const int64_t k_size = product(p.kernel);
+  int64_t padded_count = 0;
+  for (int64_t k = 0; k < k_size; ++k) {
+    unflatten(k, p.kernel, kcoord);
+    bool inside = true;
+    bool inside_padded = true;
+    int64_t offset = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t c = ocoord[d] * p.strides[d] - p.pads_begin[d] + kcoord[d] * p.dilations[d];
+      inside = inside && c >= 0 && c < p.in_dims[d];
+      inside_padded = inside_padded && c >= -p.pads_begin[d] && c < p.in_dims[d] + p.pads_end[d];
+      icoord[d] = c;
+      offset = offset * p.in_dims[d] + c;
+    }
+    padded_count += inside_padded ? 1 : 0;
+    if (inside) visit(offset, icoord);
+  }
+  return padded_count;
+}
+
+int64_t column_major_offset(const std::vector<int64_t>& coord, const std::vector<int64_t>& dims) {
+  int64_t offset = 0;
+  for (size_t d = dims.size(); d-- > 0;) offset = offset * dims[d] + coord[d];
+  return offset;
+}
+
+}  // namespace
+
+template <typename T>
+void max_pool(const PoolParams& p, const T* x, T* y, int64_t* indices, bool column_major_indices) {
+  const int64_t in_size = product(p.in_dims);
+  const int64_t out_size = product(p.out_dims);
+  for (int64_t plane = 0; plane < p.batch * p.channels; ++plane) {
+    const T* xp = x + plane * in_size;
+    for (int64_t o = 0; o < out_size; ++o) {
+      T best = std::numeric_limits<T>::lowest();
+      int64_t best_index = -1;
+      visit_window(p, o, [&](int64_t offset, const std::vector<int64_t>& coord) {
+        if (best_index < 0 || xp[offset] > best) {
+          best = xp[offset];
+          best_index = column_major_indices ? column_major_offset(coord, p.in_dims) : offset;
+        }
+      });
+      y[plane * out_size + o] = best;
+      if (indices != nullptr) {
+        indices[plane * out_size + o] = best_index < 0 ? -1 : plane * in_size + best_index;
+      }
+    }
+  }
+}
+
+template <typename T>
+void average_pool(const PoolParams& p, bool count_include_pad, const T* x, T* y) {
+  const int64_t in_size = product(p.in_dims);
+  const int64_t out_size = product(p.out_dims);
+  for (int64_t plane = 0; plane < p.batch * p.channels; ++plane) {
+    const T* xp = x + plane * in_size;
+    for (int64_t o = 0; o < out_size; ++o) {
+      double sum = 0;
+      int64_t count = 0;
+      const int64_t padded_count = visit_window(p, o, [&](int64_t offset, const auto&) {
+        sum += static_cast<double>(xp[offset]);
+        ++count;
+      });
+      const int64_t divisor = count_include_pad ? padded_count : count;
+      y[plane * out_size + o] =
+          static_cast<T>(divisor > 0 ? sum / static_cast<double>(divisor) : 0.0);
+    }
+  }
+}
+
+template <typename T>
+void lp_pool(const PoolParams& p, double norm_p, const T* x, T* y) {
+  const int64_t in_size = product(p.in_dims);
+  const int64_t out_size = product(p.out_dims);
+  for (int64_t plane = 0; plane < p.batch * p.channels; ++plane) {
+    const T* xp = x + plane * in_size;
+    for (int64_t o = 0; o < out_size; ++o) {
+      double sum = 0;
+      visit_window(p, o, [&](int64_t offset, const auto&) {
+        sum += std::pow(std::abs(static_cast<double>(xp[offset])), norm_p);
+      });
+      y[plane * out_size + o] = static_cast<T>(std::pow(sum, 1.0 / norm_p));
+    }
+  }
+}
+
+template void max_pool<float>(const PoolParams&, const float*, float*, int64_t*, bool);
+template void max_pool<double>(const PoolParams&, const double*, double*, int64_t*, bool);
+template void max_pool<int8_t>(const PoolParams&, const int8_t*, int8_t*, int64_t*, bool);
+template void max_pool<uint8_t>(const PoolParams&, const uint8_t*, uint8_t*, int64_t*, bool);
+template void average_pool<float>(const PoolParams&, bool, const float*, float*);
+template void average_pool<double>(const PoolParams&, bool, const double*, double*);
+template void lp_pool<float>(const PoolParams&, double, const float*, float*);
+template void lp_pool<double>(const PoolParams&, double, const double*, double*);
+
+}  // namespace kiln::kernels::ref

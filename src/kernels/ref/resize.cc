@@ -1,0 +1,172 @@
+#include "kernels/ref/resize.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace kiln::kernels::ref {
+namespace {
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+// The input taps of one output coordinate along one dim; `outside` means extrapolation_value.
+struct CoordTaps {
+  std::vector<Tap> taps;
+  bool outside = false;
+};
+
+double original_coord(const ResizeParams& p, size_t d, int64_t x_int) {
+  const double x = static_cast<double>(x_int);
+  const double in = static_cast<double>(p.in_dims[d]);
+  const double s = p.scales[d];
+  const double out_f = s * in;  // ONNX's reference uses the unrounded output extent
+  const bool single = p.out_dims[d] == 1;
+  switch (p.coord_mode) {
+    case ResizeCoordMode::kHalfPixel:
+      return (x + 0.5) / s - 0.5;
+    case ResizeCoordMode::kHalfPixelSymmetric: {
+      const double adjustment = static_cast<double>(p.out_dims[d]) / out_f;
+      const double offset = in / 2 * (1 - adjustment);
+      return offset + (x + 0.5) / s - 0.5;
+    }
+    case ResizeCoordMode::kPytorchHalfPixel:
+      return single ? 0.0 : (x + 0.5) / s - 0.5;
+    case ResizeCoordMode::kAlignCorners:
+      return single ? 0.0 : x * (in - 1) / (out_f - 1);
+    case ResizeCoordMode::kAsymmetric:
+      return x / s;
+    case ResizeCoordMode::kTfHalfPixelForNn:
+      return (x + 0.5) / s;
+    case ResizeCoordMode::kTfCropAndResize: {
+      const double span = (p.roi_end[d] - p.roi_start[d]) * (in - 1);
+      const double start = p.roi_start[d] * (in - 1);
+      return single ? start + span / 2 : start + x * span / (out_f - 1);
+    }
+  }
+  return x;
+}
+
+int64_t nearest_index(const ResizeParams& p, size_t d, double x_ori) {
+  const double fl = std::floor(x_ori);
+  const double frac = x_ori - fl;
+  double idx = x_ori;
+  switch (p.nearest_mode) {
+    case NearestMode::kRoundPreferFloor:
+      idx = frac <= 0.5 ? fl : fl + 1;
+      break;
+    case NearestMode::kRoundPreferCeil:
+      idx = frac < 0.5 ? fl : fl + 1;
+      break;
+    case NearestMode::kFloor:
+      idx = fl;
+      break;
+    case NearestMode::kCeil:
+      idx = std::ceil(x_ori);
+      break;
+    case NearestMode::kSimple:
+      idx = p.scales[d] < 1 ? std::ceil(x_ori) : fl;
+      break;
+  }
+  return std::clamp<int64_t>(static_cast<int64_t>(idx), 0, p.in_dims[d] - 1);
+}
+
+double cubic_weight(double x, double a) {
+  x = std::abs(x);
+  if (x <= 1) return ((a + 2) * x - (a + 3)) * x * x + 1;
+  if (x < 2) return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+  return 0.0;
+}
+
+// Linear or cubic taps around x_ori: left = ceil(x_ori) - 1 and ratio = x_ori - left in (0, 1]
+// (ONNX's convention), taps left + i for the filter's support.
+std::vector<Tap> filter_taps(const ResizeParams& p, size_t d, double x_ori) {
+  const double filter_scale = p.antialias && p.scales[d] < 1 ? p.scales[d] : 1.0;
+  const auto left = static_cast<int64_t>(std::ceil(x_ori)) - 1;
+  const double ratio = x_ori - static_cast<double>(left);
+  const double support = p.mode == ResizeMode::kLinear ? 1.0 : 2.0;
+  const auto start = static_cast<int64_t>(std::floor(-support / filter_scale)) + 1;
+  const int64_t end = 2 - start;  // exclusive; the support is symmetric around the ratio
+  const int64_t in = p.in_dims[d];
+  std::vector<Tap> taps;
+  double sum = 0;
+  for (int64_t i = start; i < end; ++i) {
+    const double t = (static_cast<double>(i) - ratio) * filter_scale;
+    double w = p.mode == ResizeMode::kLinear ? std::max(0.0, 1 - std::abs(t))
+                                             : cubic_weight(t, p.cubic_coeff_a);
+    const int64_t index = left + i;
+    if (p.exclude_outside && (index < 0 || index >= in)) w = 0;
+    sum += w;
+    if (w != 0) taps.push_back({std::clamp<int64_t>(index, 0, in - 1), w});
+  }
+  if (sum != 0) {
+    for (Tap& t : taps) t.weight /= sum;
+  }
+  return taps;
+}
+
+std::vector<CoordTaps> axis_taps(const ResizeParams& p, size_t d) {
+  std::vector<CoordTaps> result(static_cast<size_t>(p.out_dims[d]));
+  for (int64_t x = 0; x < p.out_dims[d]; ++x) {
+    CoordTaps& ct = result[static_cast<size_t>(x)];
+    const double x_ori = original_coord(p, d, x);
+    if (p.coord_mode == ResizeCoordMode::kTfCropAndResize &&
+        (x_ori < 0 || x_ori > static_cast<double>(p.in_dims[d] - 1))) {
+      ct.outside = true;
+    } else if (p.mode == ResizeMode::kNearest) {
+      ct.taps.push_back({nearest_index(p, d, x_ori), 1.0});
+    } else {
+      ct.taps = filter_taps(p, d, x_ori);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+void resize(const ResizeParams& p, const double* x, double* y) {
+  const size_t rank = p.in_dims.size();
+  std::vector<std::vector<CoordTaps>> taps(rank);
+  int64_t out_size = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    taps[d] = axis_taps(p, d);
+    out_size *= p.out_dims[d];
+  }
+  std::vector<int64_t> ocoord(rank, 0);
+  std::vector<size_t> pick(rank);  // which tap of each dim the odometer is at
+  std::vector<const CoordTaps*> at(rank);
+  for (int64_t o = 0; o < out_size; ++o) {
+    int64_t rest = o;
+    bool outside = false;
+    for (size_t d = rank; d-- > 0;) {
+      at[d] = &taps[d][static_cast<size_t>(rest % p.out_dims[d])];
+      rest /= p.out_dims[d];
+      outside = outside || at[d]->outside || at[d]->taps.empty();
+    }
+    if (outside) {
+      y[o] = p.extrapolation_value;
+      continue;
+    }
+    // Sum over the tensor product of the per-dim taps.
+    double acc = 0;
+    std::fill(pick.begin(), pick.end(), 0);
+    while (true) {
+      double w = 1;
+      int64_t offset = 0;
+      for (size_t d = 0; d < rank; ++d) {
+        const Tap& t = at[d]->taps[pick[d]];
+        w *= t.weight;
+        offset = offset * p.in_dims[d] + t.index;
+      }
+      acc += w * x[offset];
+      size_t d = rank;
+      while (d-- > 0 && ++pick[d] == at[d]->taps.size()) pick[d] = 0;
+      if (d == static_cast<size_t>(-1)) break;
+    }
+    y[o] = acc;
+  }
+}
+
+}  // namespace kiln::kernels::ref
