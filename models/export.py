@@ -3,7 +3,8 @@
 
 Usage: export.py [--out DIR] [--opset N] MODEL [MODEL ...]
 Each model is written to DIR/<name>.onnx with a dynamic batch axis, plus DIR/<name>.json describing
-its input (name, shape used for export) so tools and tests know how to feed it. Existing files are
+its input (name, shape used for export), and PyTorch's own output for a seeded input
+(<name>.input.npy, <name>.output.npy) so tests can compare kiln against PyTorch. Existing files are
 kept unless --force is given (the cache between runs).
 """
 import argparse
@@ -12,8 +13,31 @@ import os
 import sys
 import tempfile
 
+import numpy as np
 import torch
 import torchvision
+
+
+class TinyEncoder(torch.nn.Module):
+    """A BERT-style encoder (2 layers, hidden 128, 4 heads, GELU) over token embeddings."""
+
+    def __init__(self, vocab=1000, hidden=128, heads=4, layers=2, seq=32):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, hidden)
+        self.pos = torch.nn.Parameter(torch.randn(1, seq, hidden) * 0.02)
+        layer = torch.nn.TransformerEncoderLayer(hidden, heads, dim_feedforward=4 * hidden,
+                                                 activation="gelu", batch_first=True,
+                                                 norm_first=False)
+        self.encoder = torch.nn.TransformerEncoder(layer, layers)
+        self.head = torch.nn.Linear(hidden, 2)
+
+    def forward(self, ids):
+        x = self.embed(ids) + self.pos[:, : ids.shape[1]]
+        return self.head(self.encoder(x)[:, 0])
+
+
+def tiny_bert():
+    return TinyEncoder(), (1, 32)
 
 
 def resnet18():
@@ -24,21 +48,31 @@ def mobilenet_v2():
     return torchvision.models.mobilenet_v2(weights=None), (1, 3, 224, 224)
 
 
+def mobilenet_v3_large():
+    return torchvision.models.mobilenet_v3_large(weights=None), (1, 3, 224, 224)
+
+
 MODELS = {
     "resnet18": resnet18,
     "mobilenet_v2": mobilenet_v2,
+    "mobilenet_v3_large": mobilenet_v3_large,
+    "tiny_bert": tiny_bert,
 }
 
 
 def export(name, out_dir, opset, force):
     path = os.path.join(out_dir, name + ".onnx")
-    if os.path.exists(path) and not force:
+    meta = os.path.join(out_dir, name + ".json")  # written last: marks a complete export
+    if os.path.exists(meta) and os.path.exists(path) and not force:
         print(f"[models] {path} exists (cached)")
         return
     torch.manual_seed(0)
     model, shape = MODELS[name]()
     model.eval()
-    x = torch.rand(*shape)
+    if name == "tiny_bert":
+        x = torch.randint(0, 1000, shape, dtype=torch.int64)
+    else:
+        x = torch.rand(*shape)
     # Write to a temporary file first: an interrupted export never leaves a half model behind.
     fd, tmp = tempfile.mkstemp(dir=out_dir, suffix=".onnx.tmp")
     os.close(fd)
@@ -46,8 +80,13 @@ def export(name, out_dir, opset, force):
                       output_names=["output"],
                       dynamic_axes={"input": {0: "batch"}, "output": {0: "batch"}})
     os.chmod(tmp, 0o644)
+    # PyTorch's own output on the same input: the oracle tests/models compares kiln against.
+    with torch.no_grad():
+        y = model(x)
+    np.save(os.path.join(out_dir, name + ".input.npy"), x.numpy())
+    np.save(os.path.join(out_dir, name + ".output.npy"), y.numpy())
     os.replace(tmp, path)
-    with open(os.path.join(out_dir, name + ".json"), "w") as f:
+    with open(meta, "w") as f:
         json.dump({"name": name, "input": "input", "shape": list(shape), "opset": opset}, f)
     print(f"[models] exported {path}")
 

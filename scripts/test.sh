@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-/usr/bin/python3 models/export.py resnet18 mobilenet_v2
+/usr/bin/python3 models/export.py resnet18 mobilenet_v2 mobilenet_v3_large tiny_bert
 for preset in release asan; do
   echo "=== ${preset}: build"
   bash scripts/build.sh "$preset"
