@@ -60,6 +60,25 @@ MODELS = {
 }
 
 
+def settle_batchnorm(model, shape):
+    """Gives BatchNorm layers non-trivial affine parameters and running statistics measured on random
+    data, as a trained network has. With torchvision's fresh init the activations of deep networks
+    vanish (MobileNet outputs ~1e-10), which would make every numeric comparison meaningless."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    if not bns:
+        return
+    with torch.no_grad():
+        for bn in bns:
+            bn.weight.uniform_(0.5, 1.5)
+            bn.bias.normal_(0.0, 0.1)
+            bn.reset_running_stats()
+            bn.momentum = None  # cumulative average over the batches below
+        model.train()
+        for _ in range(4):
+            model(torch.rand(8, *shape[1:]))
+    model.eval()
+
+
 def export(name, out_dir, opset, force):
     path = os.path.join(out_dir, name + ".onnx")
     meta = os.path.join(out_dir, name + ".json")  # written last: marks a complete export
@@ -68,6 +87,7 @@ def export(name, out_dir, opset, force):
         return
     torch.manual_seed(0)
     model, shape = MODELS[name]()
+    settle_batchnorm(model, shape)
     model.eval()
     if name == "tiny_bert":
         x = torch.randint(0, 1000, shape, dtype=torch.int64)
