@@ -10,5 +10,6 @@ void register_nn_ops(OpRegistry& r);           // ops/nn.cc: Conv, ConvTranspose
 void register_math_ops(OpRegistry& r);         // ops/math.cc: MatMul, Gemm, Einsum, Softmax, reductions, TopK, Q/DQ, NMS
 void register_loss_ops(OpRegistry& r);         // ops/loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_rnn_ops(OpRegistry& r);          // ops/rnn.cc: RNN, GRU, LSTM
+void register_sampling_ops(OpRegistry& r);     // ops/sampling.cc: GridSample
 
 }  // namespace kiln::ops

@@ -12,6 +12,7 @@ const OpRegistry& op_registry() {
     register_math_ops(r);
     register_loss_ops(r);
     register_rnn_ops(r);
+    register_sampling_ops(r);
     return r;
   }();
   return registry;
