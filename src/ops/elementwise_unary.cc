@@ -1,7 +1,9 @@
-// One-input element-wise ops: math functions and activations (table-driven), IsNaN, IsInf, Not.
+// One-input element-wise ops: math functions, activations and Shrink (table-driven), IsNaN, IsInf,
+// Not.
 #include "kernels/ref/elementwise_unary.h"
 
 #include <algorithm>
+#include <array>
 
 #include "ops/elementwise_common.h"
 
@@ -26,9 +28,9 @@ struct UnarySpec {
   UnaryOp op;
   Types types = Types::kFloat;
   std::vector<AttrSpec> attrs;
-  float alpha = 0.0f;  // attribute defaults
-  float beta = 0.0f;
-  float gamma = 0.0f;
+  // The float attributes read into UnaryParams::alpha, beta and gamma, and their defaults.
+  std::array<std::string_view, 3> param_names = {"alpha", "beta", "gamma"};
+  std::array<float, 3> defaults = {0.0f, 0.0f, 0.0f};
   int int_since = 0;  // for Types::kFloatThenInts
 };
 
@@ -48,13 +50,24 @@ UnarySpec spec(std::string_view op_type, std::vector<int> versions, UnaryOp op,
   return s;
 }
 
-// An activation with float attributes (alpha, beta, gamma in that order) and their defaults.
+// The UnaryParams slot of a float attribute: alpha, beta and gamma by name; Shrink's lambd and bias
+// are read into alpha and beta.
+size_t param_slot(std::string_view name) {
+  if (name == "alpha" || name == "lambd") return 0;
+  if (name == "beta" || name == "bias") return 1;
+  assert(name == "gamma" && "float attribute without a UnaryParams slot");
+  return 2;
+}
+
+// An op with float attributes and their defaults.
 UnarySpec activation(std::string_view op_type, std::vector<int> versions, UnaryOp op,
-                     std::vector<std::pair<std::string_view, float>> params) {
-  UnarySpec s = spec(op_type, std::move(versions), op);
+                     std::vector<std::pair<std::string_view, float>> params,
+                     Types types = Types::kFloat) {
+  UnarySpec s = spec(op_type, std::move(versions), op, types);
   for (const auto& [name, value] : params) {
     s.attrs.push_back({name, AttrType::kFloat});
-    (name == "alpha" ? s.alpha : name == "beta" ? s.beta : s.gamma) = value;
+    s.param_names[param_slot(name)] = name;
+    s.defaults[param_slot(name)] = value;
   }
   return s;
 }
@@ -78,6 +91,15 @@ const std::vector<UnarySpec>& unary_specs() {
         spec("Sign", {9, 13}, UnaryOp::kSign, Types::kNumeric),
         spec("Sin", {7}, UnaryOp::kSin),
         spec("Cos", {7}, UnaryOp::kCos),
+        spec("Tan", {7}, UnaryOp::kTan),
+        spec("Asin", {7}, UnaryOp::kAsin),
+        spec("Acos", {7}, UnaryOp::kAcos),
+        spec("Atan", {7}, UnaryOp::kAtan),
+        spec("Sinh", {9}, UnaryOp::kSinh),
+        spec("Cosh", {9}, UnaryOp::kCosh),
+        spec("Asinh", {9}, UnaryOp::kAsinh),
+        spec("Acosh", {9}, UnaryOp::kAcosh),
+        spec("Atanh", {9}, UnaryOp::kAtanh),
         spec("Softplus", {1}, UnaryOp::kSoftplus),
         spec("Softsign", {1}, UnaryOp::kSoftsign),
         spec("Mish", {18}, UnaryOp::kMish),
@@ -89,6 +111,8 @@ const std::vector<UnarySpec>& unary_specs() {
         activation("ThresholdedRelu", {10}, UnaryOp::kThresholdedRelu, {{"alpha", 1.0f}}),
         activation("HardSigmoid", {6}, UnaryOp::kHardSigmoid, {{"alpha", 0.2f}, {"beta", 0.5f}}),
         activation("LeakyRelu", {6, 16}, UnaryOp::kLeakyRelu, {{"alpha", 0.01f}}),
+        activation("Shrink", {9}, UnaryOp::kShrink, {{"lambd", 0.5f}, {"bias", 0.0f}},
+                   Types::kNumeric),
     };
     v[0].int_since = 14;  // Relu accepts signed integers from opset 14
     UnarySpec gelu = spec("Gelu", {20}, UnaryOp::kGelu);
@@ -109,9 +133,9 @@ const UnarySpec& find_spec(std::string_view op_type) {
 
 // The kernel parameters for a node: attributes over the spec's defaults, validated.
 Result<UnaryParams> unary_params(const NodeContext& ctx, const UnarySpec& spec) {
-  UnaryParams p{spec.op, ctx.attrs().get_float("alpha", spec.alpha),
-                ctx.attrs().get_float("beta", spec.beta),
-                ctx.attrs().get_float("gamma", spec.gamma)};
+  UnaryParams p{spec.op, ctx.attrs().get_float(spec.param_names[0], spec.defaults[0]),
+                ctx.attrs().get_float(spec.param_names[1], spec.defaults[1]),
+                ctx.attrs().get_float(spec.param_names[2], spec.defaults[2])};
   if (spec.op == UnaryOp::kCelu && p.alpha == 0.0f) {
     return ctx.error("attribute alpha must not be 0 (Celu divides by it)");
   }

@@ -8,5 +8,8 @@ void register_elementwise_ops(OpRegistry& r);  // ops/elementwise.cc: unary, bin
 void register_shape_ops(OpRegistry& r);        // ops/shape.cc: Reshape, Transpose, Concat, Slice, Gather, Pad ...
 void register_nn_ops(OpRegistry& r);           // ops/nn.cc: Conv, ConvTranspose, pooling, normalization, Resize
 void register_math_ops(OpRegistry& r);         // ops/math.cc: MatMul, Gemm, Einsum, Softmax, reductions, TopK, Q/DQ, NMS
+void register_loss_ops(OpRegistry& r);         // ops/loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void register_rnn_ops(OpRegistry& r);          // ops/rnn.cc: RNN, GRU, LSTM
+void register_sampling_ops(OpRegistry& r);     // ops/sampling.cc: GridSample
 
 }  // namespace kiln::ops

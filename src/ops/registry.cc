@@ -10,6 +10,9 @@ const OpRegistry& op_registry() {
     register_shape_ops(r);
     register_nn_ops(r);
     register_math_ops(r);
+    register_loss_ops(r);
+    register_rnn_ops(r);
+    register_sampling_ops(r);
     return r;
   }();
   return registry;

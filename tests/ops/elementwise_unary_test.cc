@@ -38,6 +38,64 @@ TEST(ElementwiseUnary, MathFunctions) {
   expect_op(op("Cos", {t<float>({2}, {0.0f, 3.1415926536f})}), t<float>({2}, {1.0f, -1.0f}));
 }
 
+TEST(ElementwiseUnary, TrigonometricAndHyperbolic) {
+  expect_op(op("Tan", {t<float>({3}, {0.0f, 0.7853981634f, -1.0f})}),
+            t<float>({3}, {0.0f, 1.0f, -1.5574077247f}));
+  // Outside [-1, 1] the inverse sine and cosine are NaN.
+  expect_op(op("Asin", {t<float>({4}, {0.0f, 0.5f, -1.0f, 2.0f})}),
+            t<float>({4}, {0.0f, 0.5235987756f, -1.5707963268f, kNaN}));
+  expect_op(op("Acos", {t<float>({4}, {1.0f, 0.5f, -1.0f, -1.5f})}),
+            t<float>({4}, {0.0f, 1.0471975512f, 3.1415926536f, kNaN}));
+  expect_op(op("Atan", {t<double>({3}, {0.0, 1.0, -1.0})}),
+            t<double>({3}, {0.0, 0.7853981633974483, -0.7853981633974483}));
+  expect_op(op("Sinh", {t<float>({3}, {0.0f, 1.0f, -1.0f})}),
+            t<float>({3}, {0.0f, 1.1752011936f, -1.1752011936f}));
+  expect_op(op("Cosh", {t<float>({3}, {0.0f, 1.0f, -1.0f})}),
+            t<float>({3}, {1.0f, 1.5430806348f, 1.5430806348f}));
+  expect_op(op("Asinh", {t<float>({3}, {0.0f, 1.0f, -1.0f})}),
+            t<float>({3}, {0.0f, 0.8813735870f, -0.8813735870f}));
+  // acosh is NaN below 1; atanh is infinite at +-1 and NaN beyond.
+  expect_op(op("Acosh", {t<float>({3}, {1.0f, 2.0f, 0.5f})}),
+            t<float>({3}, {0.0f, 1.3169578969f, kNaN}));
+  expect_op(op("Atanh", {t<float>({4}, {0.0f, 0.5f, 1.0f, 2.0f})}),
+            t<float>({4}, {0.0f, 0.5493061443f, kInf, kNaN}));
+  expect_op(op("Sinh", {f16({2}, {0.0f, 2.0f})}), f16({2}, {0.0f, 3.626860408f}), {1e-3, 1e-3});
+}
+
+TEST(ElementwiseUnary, TrigonometricOpsAreFloatOnlyAndVersioned) {
+  for (const char* name :
+       {"Tan", "Asin", "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"}) {
+    expect_error(op(name, {t<int32_t>({1}, {1})}), StatusCode::kUnsupported, "int32");
+  }
+  // The hyperbolic functions arrived at opset 9, the trigonometric ones at 7.
+  EXPECT_FALSE(run_op(op("Sinh", {t<float>({1}, {1.0f})}, 8)).is_ok());
+  EXPECT_FALSE(run_op(op("Tan", {t<float>({1}, {1.0f})}, 6)).is_ok());
+}
+
+TEST(ElementwiseUnary, Shrink) {
+  // Defaults lambd = 0.5, bias = 0: hard shrink.
+  expect_op(op("Shrink", {t<float>({5}, {-2.0f, -0.5f, 0.0f, 0.4f, 1.5f})}),
+            t<float>({5}, {-2.0f, 0.0f, 0.0f, 0.0f, 1.5f}));
+  // Soft shrink: x + bias below -lambd, x - bias above lambd.
+  expect_op(op("Shrink", {t<float>({5}, {-2.0f, -1.0f, 0.0f, 1.0f, 2.0f})}, 17,
+               attrs({{"lambd", 1.5f}, {"bias", 1.5f}})),
+            t<float>({5}, {-0.5f, 0.0f, 0.0f, 0.0f, 0.5f}));
+  expect_op(op("Shrink", {t<int32_t>({5}, {-3, -1, 0, 1, 3})}, 17,
+               attrs({{"lambd", 1.0f}, {"bias", 1.0f}})),
+            t<int32_t>({5}, {-2, 0, 0, 0, 2}));
+  // Integer results of a fractional bias truncate toward zero: 3 - 0.5 -> 2, -3 + 0.5 -> -2.
+  expect_op(op("Shrink", {t<int8_t>({2}, {3, -3})}, 17, attrs({{"lambd", 1.0f}, {"bias", 0.5f}})),
+            t<int8_t>({2}, {2, -2}));
+  expect_op(
+      op("Shrink", {t<uint8_t>({3}, {0, 1, 5})}, 17, attrs({{"lambd", 1.0f}, {"bias", 2.0f}})),
+      t<uint8_t>({3}, {0, 0, 3}));
+  expect_op(op("Shrink", {f16({2}, {-1.0f, 0.25f})}), f16({2}, {-1.0f, 0.0f}));
+  expect_error(op("Shrink", {b({1}, {1})}), StatusCode::kUnsupported, "bool");
+  // Shrink's parameters are lambd and bias; alpha is not one of its attributes.
+  EXPECT_FALSE(run_op(op("Shrink", {t<float>({1}, {1.0f})}, 17, attrs({{"alpha", 1.0f}}))).is_ok());
+  EXPECT_FALSE(run_op(op("Shrink", {t<float>({1}, {1.0f})}, 8)).is_ok());
+}
+
 TEST(ElementwiseUnary, Rounding) {
   const Tensor x = t<float>({4}, {-1.5f, -0.2f, 0.2f, 1.5f});
   expect_op(op("Floor", {x}), t<float>({4}, {-2.0f, -1.0f, 0.0f, 1.0f}));

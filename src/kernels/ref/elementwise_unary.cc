@@ -113,6 +113,33 @@ bool math_op(UnaryOp op, const T* x, T* y, int64_t n) {
     case UnaryOp::kCos:
       map(x, y, n, [](A v) { return std::cos(v); });
       return true;
+    case UnaryOp::kTan:
+      map(x, y, n, [](A v) { return std::tan(v); });
+      return true;
+    case UnaryOp::kAsin:
+      map(x, y, n, [](A v) { return std::asin(v); });
+      return true;
+    case UnaryOp::kAcos:
+      map(x, y, n, [](A v) { return std::acos(v); });
+      return true;
+    case UnaryOp::kAtan:
+      map(x, y, n, [](A v) { return std::atan(v); });
+      return true;
+    case UnaryOp::kSinh:
+      map(x, y, n, [](A v) { return std::sinh(v); });
+      return true;
+    case UnaryOp::kCosh:
+      map(x, y, n, [](A v) { return std::cosh(v); });
+      return true;
+    case UnaryOp::kAsinh:
+      map(x, y, n, [](A v) { return std::asinh(v); });
+      return true;
+    case UnaryOp::kAcosh:
+      map(x, y, n, [](A v) { return std::acosh(v); });
+      return true;
+    case UnaryOp::kAtanh:
+      map(x, y, n, [](A v) { return std::atanh(v); });
+      return true;
     default:
       return false;
   }
@@ -158,6 +185,9 @@ void activation_op(const UnaryParams& p, const T* x, T* y, int64_t n) {
         const A k = std::sqrt(A(2) / std::numbers::pi_v<A>);
         return A(0.5) * v * (A(1) + std::tanh(k * (v + A(0.044715) * v * v * v)));
       });
+    case UnaryOp::kShrink:
+      return map(x, y, n,
+                 [=](A v) { return v < -alpha ? v + beta : (v > alpha ? v - beta : A(0)); });
     default:
       return;  // math ops are handled by math_op
   }

@@ -29,6 +29,15 @@ enum class UnaryOp {
   kRound,  // half to even
   kSin,
   kCos,
+  kTan,
+  kAsin,
+  kAcos,
+  kAtan,
+  kSinh,
+  kCosh,
+  kAsinh,
+  kAcosh,
+  kAtanh,
   // activations (parameters in UnaryParams)
   kSoftplus,
   kSoftsign,
@@ -42,6 +51,7 @@ enum class UnaryOp {
   kLeakyRelu,        // x < 0 ? alpha * x : x
   kGelu,             // 0.5 * x * (1 + erf(x / sqrt(2)))
   kGeluTanh,         // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+  kShrink,  // x < -alpha ? x + beta : (x > alpha ? x - beta : 0); alpha = lambd, beta = bias
 };
 
 struct UnaryParams {
