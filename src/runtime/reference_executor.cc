@@ -1,5 +1,9 @@
 #include "runtime/reference_executor.h"
 
+#include <fmt/format.h>
+
+#include <new>
+
 #include "ops/infer_graph.h"
 
 namespace kiln::runtime {
@@ -23,6 +27,12 @@ Status check_output(const ir::Node& node, size_t i, const ir::TensorDesc& inferr
                           node.op_type, i, t.desc(), inferred.to_string());
   }
   return Status::ok();
+}
+
+std::string describe_outputs(const std::vector<ir::TensorDesc>& outputs) {
+  std::vector<std::string> parts;
+  for (const auto& d : outputs) parts.push_back(d.to_string());
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 }  // namespace
@@ -70,8 +80,21 @@ Status ReferenceExecutor::run_node(const ir::Node& node,
     desc_ptrs.push_back(&descs[i]);
   }
   KILN_ASSIGN_OR_RETURN(ops::NodeInference inf, ops::infer_node(node, op, desc_ptrs, inputs));
+  for (size_t i = 0; i < inf.outputs.size(); ++i) {
+    if (node.outputs[i] == ir::kNoValue || !inf.outputs[i].is_static()) continue;
+    const std::string what = fmt::format("node '{}' ({}): output {} '{}'", node.name, node.op_type,
+                                         i, graph_->value(node.outputs[i]).name);
+    KILN_RETURN_IF_ERROR(check_dims(inf.outputs[i].static_dims(), inf.outputs[i].dtype, what));
+  }
   ops::RunContext ctx(node, op.since_version, inputs, inf.outputs);
-  KILN_RETURN_IF_ERROR(op.def->run(ctx));
+  try {
+    KILN_RETURN_IF_ERROR(op.def->run(ctx));
+  } catch (const std::bad_alloc&) {
+    // A shape within limits can still exceed this machine's memory; say where, don't abort.
+    return Status(StatusCode::kInvalidArgument,
+                  fmt::format("node '{}' ({}): out of memory while computing outputs {}", node.name,
+                              node.op_type, describe_outputs(inf.outputs)));
+  }
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     const ir::ValueId v = node.outputs[i];
     if (v == ir::kNoValue) continue;

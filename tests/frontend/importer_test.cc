@@ -262,3 +262,39 @@ TEST(Importer, SurvivesRandomCorruption) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A shape that only becomes huge inside the graph is refused before anything is allocated: at
+// import when the shape is a constant, at run time when it is an input.
+TEST(Executor, RefusesHugeIntermediateShapeNamingTheNode) {
+  const std::vector<int64_t> huge = {1000000, 1000000, 1000};
+  testing::OnnxBuilder constant;
+  constant.input("x", onnx::TensorProto::FLOAT, {1}).output("y");
+  auto* shape = constant.model().mutable_graph()->add_initializer();
+  shape->set_name("shape");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(3);
+  for (int64_t d : huge) shape->add_int64_data(d);
+  constant.node("Expand", {"x", "shape"}, {"y"}, "blow_up");
+  expect_error(frontend::import_onnx_bytes(constant.bytes(), ".").status(),
+               StatusCode::kInvalidModel, {"node 'blow_up' (Expand)", "GiB"});
+
+  testing::OnnxBuilder dynamic;
+  dynamic.input("x", onnx::TensorProto::FLOAT, {1}).input("shape", onnx::TensorProto::INT64, {3});
+  dynamic.output("y");
+  dynamic.node("Expand", {"x", "shape"}, {"y"}, "blow_up");
+  auto g = frontend::import_onnx_bytes(dynamic.bytes(), ".");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  auto exec = runtime::ReferenceExecutor::create(*g);
+  ASSERT_TRUE(exec.is_ok());
+  auto out = exec->run(
+      {{"x", Tensor(DType::kF32, {1})}, {"shape", Tensor::from_vector<int64_t>({3}, huge)}});
+  ASSERT_FALSE(out.is_ok());
+  EXPECT_NE(out.status().message().find("node 'blow_up' (Expand)"), std::string::npos)
+      << out.status().message();
+}
+
+}  // namespace
+}  // namespace kiln

@@ -27,7 +27,22 @@ void add_run(CLI::App& app, kiln::cli::RunOptions& o) {
 
 }  // namespace
 
+int run_cli(int argc, char** argv);
+
+// Last line of defence: anything thrown past the Status channel (out of memory, a library's
+// exception) is reported as a message and exit code 1, never an abort.
 int main(int argc, char** argv) {
+  try {
+    return run_cli(argc, argv);
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "kiln: error: out of memory\n");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "kiln: error: Internal: {}\n", e.what());
+  }
+  return 1;
+}
+
+int run_cli(int argc, char** argv) {
   CLI::App app{"kiln: ONNX models to fast CPU inference engines"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("kiln {} ({})", kiln::kVersion, kiln::kGitCommit));
