@@ -8,6 +8,7 @@ void register_nn_ops(OpRegistry& r) {
   register_pool_ops(r);
   register_norm_ops(r);
   register_resize_ops(r);
+  register_qconv_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -9,5 +9,6 @@ void register_pool_ops(OpRegistry& r);    // nn_pool.cc: MaxPool, AveragePool, L
 void register_norm_ops(OpRegistry& r);    // nn_norm.cc: BatchNormalization, InstanceNormalization,
                                           // LayerNormalization, LRN
 void register_resize_ops(OpRegistry& r);  // nn_resize.cc: Resize, Upsample
+void register_qconv_ops(OpRegistry& r);   // nn_qconv.cc: ConvInteger, QLinearConv
 
 }  // namespace kiln::ops
