@@ -10,5 +10,8 @@ void register_norm_ops(OpRegistry& r);    // nn_norm.cc: BatchNormalization, Ins
                                           // LayerNormalization, LRN
 void register_resize_ops(OpRegistry& r);  // nn_resize.cc: Resize, Upsample
 void register_qconv_ops(OpRegistry& r);   // nn_qconv.cc: ConvInteger, QLinearConv
+void register_unpool_mvn_ops(OpRegistry& r);  // nn_unpool.cc: MaxUnpool,
+                                              // MeanVarianceNormalization
+void register_roi_align_ops(OpRegistry& r);   // nn_roi_align.cc: RoiAlign
 
 }  // namespace kiln::ops
