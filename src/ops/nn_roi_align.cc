@@ -47,6 +47,9 @@ Result<RoiAttrs> read_roi_attrs(const NodeContext& ctx) {
   }
   a.max_mode = mode == "max";
   // Opset 10 had no attribute and behaved as output_half_pixel; 16 defaults to half_pixel.
+  if (ctx.since_version() < 16 && ctx.attrs().has("coordinate_transformation_mode")) {
+    return ctx.error("attribute 'coordinate_transformation_mode' exists only from opset 16");
+  }
   const std::string ctm = ctx.attrs().get_string("coordinate_transformation_mode",
                                                  ctx.since_version() >= 16 ? "half_pixel" : "");
   if (ctx.since_version() >= 16 && ctm != "half_pixel" && ctm != "output_half_pixel") {

@@ -90,6 +90,9 @@ TEST(NnRoiAlign, Errors) {
   expect_error(
       roi(kX, rois, idx, attrs({{"coordinate_transformation_mode", std::string("asymmetric")}})),
       StatusCode::kInvalidModel, "coordinate_transformation_mode");
+  expect_error(roi(kX, rois, idx,
+                   attrs({{"coordinate_transformation_mode", std::string("half_pixel")}}), 10),
+               StatusCode::kInvalidModel, "exists only from opset 16");
   expect_error(roi(kX, rois, idx, attrs({{"output_height", int64_t{0}}})),
                StatusCode::kInvalidModel, "output_height");
   expect_error(roi(kX, rois, idx, attrs({{"sampling_ratio", int64_t{-1}}})),
