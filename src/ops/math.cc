@@ -28,6 +28,7 @@ void register_math_ops(OpRegistry& r) {
   register_topk_ops(r);
   register_quant_ops(r);
   register_nms_ops(r);
+  register_det_ops(r);
 }
 
 }  // namespace kiln::ops

@@ -18,6 +18,7 @@ void register_reduce_ops(OpRegistry& r);   // math_reduce.cc: Reduce*, ArgMax, A
 void register_topk_ops(OpRegistry& r);     // math_topk.cc: TopK, CumSum
 void register_quant_ops(OpRegistry& r);    // math_quant.cc: QuantizeLinear, DequantizeLinear, ...
 void register_nms_ops(OpRegistry& r);      // math_nms.cc: NonMaxSuppression
+void register_det_ops(OpRegistry& r);      // math_det.cc: Det
 
 // "[batch,seq,768]" (without the dtype) or "[?]" ... for messages.
 std::string shape_text(const ir::TensorDesc& d);

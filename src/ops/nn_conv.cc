@@ -1,4 +1,6 @@
 // Conv and ConvTranspose: attribute validation, shape functions and the reference kernel binding.
+#include "ops/nn_conv.h"
+
 #include <fmt/format.h>
 
 #include "kernels/ref/conv.h"
@@ -198,19 +200,11 @@ Result<ir::Shape> transpose_output_shape(const NodeContext& ctx, const ir::Shape
   return out;
 }
 
-Status infer_conv_common(InferContext& ctx, bool transpose) {
-  static constexpr size_t kSame[] = {1, 2};
-  KILN_RETURN_IF_ERROR(require_input(ctx, 1, "W"));
-  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kFloatTypes, kSame));
-  const DType dtype = ctx.input(0).dtype;
-  ir::TensorDesc x = ctx.input(0);
-  const ir::TensorDesc& w = ctx.input(1);
+Result<ir::TensorDesc> output_desc(const NodeContext& ctx, ir::TensorDesc x,
+                                   const ir::TensorDesc& w, const ir::TensorDesc* b, bool transpose,
+                                   DType dtype) {
   if (!x.has_rank() && w.has_rank()) x.shape = ir::Shape(static_cast<size_t>(w.rank()), ir::Dim{});
-  if (!x.has_rank() || !w.has_rank()) {
-    ctx.set_output(0, ir::TensorDesc::unknown_shape(dtype));
-    return Status::ok();
-  }
-  const ir::TensorDesc* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (!x.has_rank() || !w.has_rank()) return ir::TensorDesc::unknown_shape(dtype);
   KILN_ASSIGN_OR_RETURN(ConvSetup s, conv_setup(ctx, x, w, b, transpose));
   ir::Shape out;
   if (s.window.kernel.empty()) {  // W's kernel dims unknown: only N and M are known
@@ -222,7 +216,17 @@ Status infer_conv_common(InferContext& ctx, bool transpose) {
     KILN_ASSIGN_OR_RETURN(out, window_output_shape(ctx, *x.shape, s.out_channels, s.window));
   }
   KILN_RETURN_IF_ERROR(check_output_shape(ctx, dtype, out));
-  ctx.set_output(0, ir::TensorDesc::of(dtype, std::move(out)));
+  return ir::TensorDesc::of(dtype, std::move(out));
+}
+
+Status infer_conv_common(InferContext& ctx, bool transpose) {
+  static constexpr size_t kSame[] = {1, 2};
+  KILN_RETURN_IF_ERROR(require_input(ctx, 1, "W"));
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kFloatTypes, kSame));
+  const ir::TensorDesc* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, output_desc(ctx, ctx.input(0), ctx.input(1), b, transpose,
+                                                      ctx.input(0).dtype));
+  ctx.set_output(0, std::move(y));
   return Status::ok();
 }
 
@@ -230,7 +234,7 @@ Status infer_conv(InferContext& ctx) { return infer_conv_common(ctx, false); }
 Status infer_conv_transpose(InferContext& ctx) { return infer_conv_common(ctx, true); }
 
 // Kernel parameters for concrete X and W (already validated by the shape function).
-Result<kernels::ref::ConvParams> conv_params(const RunContext& ctx, const Tensor& x,
+Result<kernels::ref::ConvParams> conv_params(const NodeContext& ctx, const Tensor& x,
                                              const Tensor& w, bool transpose) {
   const auto xd = ir::TensorDesc::of_dims(x.dtype(), x.dims());
   const auto wd = ir::TensorDesc::of_dims(w.dtype(), w.dims());
@@ -285,6 +289,17 @@ Status run_conv(RunContext& ctx) { return run_conv_common(ctx, false); }
 Status run_conv_transpose(RunContext& ctx) { return run_conv_common(ctx, true); }
 
 }  // namespace
+
+Result<ir::TensorDesc> conv_output_desc(const NodeContext& ctx, const ir::TensorDesc& x,
+                                        const ir::TensorDesc& w, const ir::TensorDesc* b,
+                                        DType dtype) {
+  return output_desc(ctx, x, w, b, /*transpose=*/false, dtype);
+}
+
+Result<kernels::ref::ConvParams> conv_kernel_params(const NodeContext& ctx, const Tensor& x,
+                                                    const Tensor& w) {
+  return conv_params(ctx, x, w, /*transpose=*/false);
+}
 
 void register_conv_ops(OpRegistry& r) {
   using ir::AttrType;

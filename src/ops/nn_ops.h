@@ -9,5 +9,9 @@ void register_pool_ops(OpRegistry& r);    // nn_pool.cc: MaxPool, AveragePool, L
 void register_norm_ops(OpRegistry& r);    // nn_norm.cc: BatchNormalization, InstanceNormalization,
                                           // LayerNormalization, LRN
 void register_resize_ops(OpRegistry& r);  // nn_resize.cc: Resize, Upsample
+void register_qconv_ops(OpRegistry& r);   // nn_qconv.cc: ConvInteger, QLinearConv
+void register_unpool_mvn_ops(OpRegistry& r);  // nn_unpool.cc: MaxUnpool,
+                                              // MeanVarianceNormalization
+void register_roi_align_ops(OpRegistry& r);   // nn_roi_align.cc: RoiAlign
 
 }  // namespace kiln::ops

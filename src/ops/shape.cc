@@ -12,6 +12,7 @@ void register_shape_ops(OpRegistry& r) {
   shape_detail::register_index_ops(r);
   shape_detail::register_scatter_ops(r);
   shape_detail::register_constant_ops(r);
+  shape_detail::register_sequence_ops(r);
 }
 
 }  // namespace kiln::ops

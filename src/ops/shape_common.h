@@ -67,5 +67,6 @@ void register_pad_ops(OpRegistry& r);       // shape_pad.cc
 void register_index_ops(OpRegistry& r);     // shape_index.cc
 void register_scatter_ops(OpRegistry& r);   // shape_scatter.cc
 void register_constant_ops(OpRegistry& r);  // shape_constant.cc
+void register_sequence_ops(OpRegistry& r);  // shape_sequence.cc: ReverseSequence, Unique
 
 }  // namespace kiln::ops::shape_detail

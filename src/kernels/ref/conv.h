@@ -19,6 +19,7 @@
 //
 // Accumulation is in double. T is float or double; float16 callers convert to float first.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -42,5 +43,39 @@ void conv(const ConvParams& p, const T* x, const T* w, const T* bias, T* y);
 
 template <typename T>
 void conv_transpose(const ConvParams& p, const T* x, const T* w, const T* bias, T* y);
+
+// --- integer convolution (ConvInteger, QLinearConv) ----------------------------------------------
+// The oracle of the int8 kernels (u8 x s8 -> s32 and friends). With the layout and spatial
+// arithmetic of `conv` above:
+//   acc[n, m, o] = sum over c, k of (x[n, c, o*s - p + k*d] - x_zero) * (w[m, c, k] - w_zero[m])
+// in exact integer arithmetic, the sum wrapping to int32 as a 32-bit accumulator does (8-bit
+// operands would need about 2^15 terms to overflow). Padded positions contribute 0: padding is
+// x_zero in the quantized domain, i.e. real zero.
+struct ConvZeroPoints {
+  int32_t x = 0;           // per-tensor
+  std::vector<int32_t> w;  // empty (all 0), 1 (per-tensor) or out_channels (per-channel)
+  int32_t w_at(int64_t m) const {
+    return w.empty() ? 0 : w[w.size() == 1 ? 0 : static_cast<size_t>(m)];
+  }
+};
+
+// y = acc (ConvInteger). TX and TW are uint8_t or int8_t.
+template <typename TX, typename TW>
+void conv_integer(const ConvParams& p, const ConvZeroPoints& zero, const TX* x, const TW* w,
+                  int32_t* y);
+
+// QLinearConv's requantization of acc + bias[m] (int32, bias may be null) to TY:
+//   y = saturate(round_half_even((acc + bias[m]) * (x_scale * w_scale[m] / y_scale)) + y_zero)
+// the multiplier and the product computed in float32 as ONNX's reference (and QLinearMatMul's
+// kernel) do, saturation as in QuantizeLinear.
+struct ConvQuantScales {
+  float x = 1.0f;
+  std::vector<float> w;  // 1 (per-tensor) or out_channels (per-channel)
+  float y = 1.0f;
+};
+
+template <typename TX, typename TW, typename TY>
+void qlinear_conv(const ConvParams& p, const ConvZeroPoints& zero, const ConvQuantScales& scales,
+                  const TX* x, const TW* w, const int32_t* bias, TY y_zero, TY* y);
 
 }  // namespace kiln::kernels::ref
