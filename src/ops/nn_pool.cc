@@ -37,6 +37,15 @@ Result<WindowAttrs> pool_window(const NodeContext& ctx, const ir::TensorDesc& x,
   WindowAttrs w;
   KILN_RETURN_IF_ERROR(read_kernel_shape(ctx, static_cast<size_t>(x.rank() - 2), true, w));
   KILN_RETURN_IF_ERROR(read_window_attrs(ctx, w, has_ceil_mode(ctx, kind)));
+  // A pad as wide as the window gives windows with no input in them (ONNX Runtime refuses them
+  // too); it also bounds the work a hostile kernel_shape can ask for.
+  for (size_t d = 0; d < w.rank(); ++d) {
+    const int64_t extent = w.dilated_kernel(d);
+    if (w.pads[d] >= extent || w.pads[d + w.rank()] >= extent) {
+      return ctx.error("attribute 'pads' = [{}] must be smaller than the window ({} on axis {})",
+                       fmt::join(w.pads, ", "), extent, d);
+    }
+  }
   if (kind == PoolKind::kMax) {
     const int64_t order = ctx.attrs().get_int("storage_order", 0);
     if (order != 0 && order != 1) {

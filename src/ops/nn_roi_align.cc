@@ -37,6 +37,10 @@ Result<RoiAttrs> read_roi_attrs(const NodeContext& ctx) {
   if (a.sampling_ratio < 0) {
     return ctx.error("attribute 'sampling_ratio' must be >= 0, got {}", a.sampling_ratio);
   }
+  if (static_cast<double>(a.sampling_ratio) > kMaxGrid) {
+    return ctx.unsupported("attribute 'sampling_ratio' {} is above the supported maximum {}",
+                           a.sampling_ratio, kMaxGrid);
+  }
   a.spatial_scale = ctx.attrs().get_float("spatial_scale", 1.0f);
   if (!std::isfinite(a.spatial_scale) || a.spatial_scale <= 0) {
     return ctx.error("attribute 'spatial_scale' must be finite and > 0, got {}", a.spatial_scale);

@@ -152,6 +152,12 @@ Result<int64_t> blocksize(const NodeContext& ctx) {
   if (!ctx.attrs().has("blocksize")) return ctx.error("attribute 'blocksize' is required");
   const int64_t b = ctx.attrs().get_int("blocksize", 0);
   if (b <= 0) return ctx.error("blocksize must be positive, got {}", b);
+  // Keeps blocksize^2 and dim * blocksize far from int64 overflow; real models use 2..8.
+  constexpr int64_t kMaxBlocksize = 1 << 16;
+  if (b > kMaxBlocksize) {
+    return ctx.unsupported("blocksize {} is larger than the supported maximum {}", b,
+                           kMaxBlocksize);
+  }
   return b;
 }
 

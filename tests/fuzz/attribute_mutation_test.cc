@@ -1,9 +1,10 @@
-// Structured fuzzing of the importer, shape functions and reference kernels: ONNX's conformance models
-// with their integer/float attributes and integer input values replaced by hostile ones (negative,
-// zero, huge, out of range). Whatever happens must be a clean Status — never a crash, a hang or a
-// sanitizer report (CI runs this under ASan+UBSan).
+// Structured fuzzing of the importer, shape functions and reference kernels: ONNX's conformance
+// models with their integer/float attributes and integer input values replaced by hostile ones
+// (negative, zero, huge, out of range). Whatever happens must be a clean Status — never a crash, a
+// hang or a sanitizer report (CI runs this under ASan+UBSan).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -29,13 +30,27 @@ class Rng {
     return s_ >> 17;
   }
   int64_t pick_int() {
-    static constexpr int64_t kValues[] = {-1, 0, 1, 2, 3, -2, 7, 1 << 20, int64_t{1} << 40,
+    static constexpr int64_t kValues[] = {-1,
+                                          0,
+                                          1,
+                                          2,
+                                          3,
+                                          -2,
+                                          7,
+                                          1 << 20,
+                                          int64_t{1} << 40,
                                           std::numeric_limits<int64_t>::max(),
-                                          std::numeric_limits<int64_t>::min(), -1000};
+                                          std::numeric_limits<int64_t>::min(),
+                                          -1000};
     return kValues[next() % std::size(kValues)];
   }
   float pick_float() {
-    static constexpr float kValues[] = {0.f, -1.f, 1e30f, -1e30f, 1e-30f, 0.5f,
+    static constexpr float kValues[] = {0.f,
+                                        -1.f,
+                                        1e30f,
+                                        -1e30f,
+                                        1e-30f,
+                                        0.5f,
                                         std::numeric_limits<float>::infinity(),
                                         std::numeric_limits<float>::quiet_NaN()};
     return kValues[next() % std::size(kValues)];
@@ -47,17 +62,25 @@ class Rng {
 
 void mutate_attribute(onnx::AttributeProto& a, Rng& rng) {
   switch (a.type()) {
-    case onnx::AttributeProto::INT: a.set_i(rng.pick_int()); break;
-    case onnx::AttributeProto::FLOAT: a.set_f(rng.pick_float()); break;
+    case onnx::AttributeProto::INT:
+      a.set_i(rng.pick_int());
+      break;
+    case onnx::AttributeProto::FLOAT:
+      a.set_f(rng.pick_float());
+      break;
     case onnx::AttributeProto::INTS:
       if (a.ints_size() > 0 && rng.next() % 4 == 0) {
         a.mutable_ints()->RemoveLast();  // wrong length
       } else if (a.ints_size() > 0) {
-        a.set_ints(static_cast<int>(rng.next() % static_cast<uint64_t>(a.ints_size())), rng.pick_int());
+        a.set_ints(static_cast<int>(rng.next() % static_cast<uint64_t>(a.ints_size())),
+                   rng.pick_int());
       }
       break;
-    case onnx::AttributeProto::STRING: a.set_s(rng.next() % 2 ? "" : "no_such_mode"); break;
-    default: break;
+    case onnx::AttributeProto::STRING:
+      a.set_s(rng.next() % 2 ? "" : "no_such_mode");
+      break;
+    default:
+      break;
   }
 }
 
@@ -78,7 +101,8 @@ std::string read_bytes(const fs::path& p) {
 runtime::NamedTensors load_inputs(const ir::Graph& g, const fs::path& dir) {
   runtime::NamedTensors feeds;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
-    auto t = frontend::load_tensor_proto_file(dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb"));
+    auto t = frontend::load_tensor_proto_file(dir / "test_data_set_0" /
+                                              ("input_" + std::to_string(i) + ".pb"));
     if (t.is_ok()) feeds[g.value(g.inputs[i]).name] = *t;
   }
   return feeds;
@@ -89,7 +113,10 @@ TEST(AttributeMutation, NeverCrashes) {
   std::vector<fs::path> cases;
   for (const auto& e : fs::directory_iterator(kData)) cases.push_back(e.path());
   std::sort(cases.begin(), cases.end());
-  Rng rng(3);
+  // KILN_FUZZ_SEED explores other mutations; KILN_FUZZ_VERBOSE names each case before it runs.
+  const char* seed = std::getenv("KILN_FUZZ_SEED");
+  const bool verbose = std::getenv("KILN_FUZZ_VERBOSE") != nullptr;
+  Rng rng(seed != nullptr ? std::strtoull(seed, nullptr, 10) : 2026);
   int imported = 0, ran = 0;
   for (const fs::path& dir : cases) {
     onnx::ModelProto base;
@@ -104,6 +131,7 @@ TEST(AttributeMutation, NeverCrashes) {
       }
       for (auto& init : *graph->mutable_initializer()) mutate_int_tensor(init, rng);
       SCOPED_TRACE(dir.filename().string() + " trial " + std::to_string(trial));
+      if (verbose) std::fprintf(stderr, "%s trial %d\n", dir.filename().c_str(), trial);
       auto g = frontend::import_onnx_bytes(m.SerializeAsString(), dir.string());
       if (!g.is_ok()) continue;
       ++imported;

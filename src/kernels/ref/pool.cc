@@ -1,8 +1,12 @@
 #include "kernels/ref/pool.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace kiln::kernels::ref {
 namespace {
@@ -20,30 +24,45 @@ void unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64
   }
 }
 
+// The kernel taps k in [lo, hi) of one axis whose input coordinate start + k * dilation lies in
+// [begin, end). Computed, not searched, so a huge window over a small input costs nothing.
+std::pair<int64_t, int64_t> tap_range(int64_t start, int64_t dilation, int64_t kernel,
+                                      int64_t begin, int64_t end) {
+  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
+  const int64_t lo = std::max<int64_t>(0, ceil_div(begin - start, dilation));
+  const int64_t hi = std::min<int64_t>(kernel, ceil_div(end - start, dilation));
+  return {lo, std::max(lo, hi)};
+}
+
 // Calls visit(offset, coord) for every input position of output `o`'s window that lies inside the
 // input (offset row-major within one plane, coord its spatial coordinates), and returns how many
-// window positions lie inside [-pad_begin, D + pad_end) (the count_include_pad divisor).
+// window positions lie inside [-pad_begin, D + pad_end) (the count_include_pad divisor). The window
+// is a box, so both are products over axes of per-axis tap ranges.
 template <typename Visit>
 int64_t visit_window(const PoolParams& p, int64_t o, Visit&& visit) {
   const size_t rank = p.in_dims.size();
-  std::vector<int64_t> ocoord(rank), kcoord(rank), icoord(rank);
+  std::vector<int64_t> ocoord(rank), start(rank), lo(rank), hi(rank), icoord(rank);
   unflatten(o, p.out_dims, ocoord);
-  const int64_t k_size = product(p.kernel);
-  int64_t padded_count = 0;
-  for (int64_t k = 0; k < k_size; ++k) {
-    unflatten(k, p.kernel, kcoord);
-    bool inside = true;
-    bool inside_padded = true;
+  int64_t padded_count = 1;
+  int64_t taps = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    start[d] = ocoord[d] * p.strides[d] - p.pads_begin[d];
+    std::tie(lo[d], hi[d]) = tap_range(start[d], p.dilations[d], p.kernel[d], 0, p.in_dims[d]);
+    const auto [plo, phi] = tap_range(start[d], p.dilations[d], p.kernel[d], -p.pads_begin[d],
+                                      p.in_dims[d] + p.pads_end[d]);
+    padded_count *= phi - plo;
+    taps *= hi[d] - lo[d];
+  }
+  std::vector<int64_t> extent(rank), k(rank);
+  for (size_t d = 0; d < rank; ++d) extent[d] = hi[d] - lo[d];
+  for (int64_t t = 0; t < taps; ++t) {
+    unflatten(t, extent, k);
     int64_t offset = 0;
     for (size_t d = 0; d < rank; ++d) {
-      const int64_t c = ocoord[d] * p.strides[d] - p.pads_begin[d] + kcoord[d] * p.dilations[d];
-      inside = inside && c >= 0 && c < p.in_dims[d];
-      inside_padded = inside_padded && c >= -p.pads_begin[d] && c < p.in_dims[d] + p.pads_end[d];
-      icoord[d] = c;
-      offset = offset * p.in_dims[d] + c;
+      icoord[d] = start[d] + (lo[d] + k[d]) * p.dilations[d];
+      offset = offset * p.in_dims[d] + icoord[d];
     }
-    padded_count += inside_padded ? 1 : 0;
-    if (inside) visit(offset, icoord);
+    visit(offset, icoord);
   }
   return padded_count;
 }
