@@ -8,6 +8,17 @@ namespace {
 int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
 int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
+// Window attributes (kernel, strides, dilations, pads) above 2^31 are refused: with dims bounded by
+// the 64 GiB tensor limit, every product and sum in the window arithmetic then fits in int64.
+constexpr int64_t kMaxWindowValue = int64_t{1} << 31;
+
+Status check_window_value(const NodeContext& ctx, std::string_view name,
+                          const std::vector<int64_t>& v, int64_t x) {
+  if (x <= kMaxWindowValue) return Status::ok();
+  return ctx.unsupported("attribute '{}' = [{}] has a value above the supported maximum {}", name,
+                         fmt::join(v, ", "), kMaxWindowValue);
+}
+
 Result<std::vector<int64_t>> read_positive_ints(const NodeContext& ctx, std::string_view name,
                                                 size_t rank) {
   std::vector<int64_t> v = ctx.attrs().get_ints(name, std::vector<int64_t>(rank, 1));
@@ -17,6 +28,7 @@ Result<std::vector<int64_t>> read_positive_ints(const NodeContext& ctx, std::str
   }
   for (int64_t x : v) {
     if (x < 1) return ctx.error("attribute '{}' = [{}] must be >= 1", name, fmt::join(v, ", "));
+    KILN_RETURN_IF_ERROR(check_window_value(ctx, name, v, x));
   }
   return v;
 }
@@ -54,6 +66,7 @@ Status read_window_attrs(const NodeContext& ctx, WindowAttrs& w, bool with_ceil_
   }
   for (int64_t p : w.pads) {
     if (p < 0) return ctx.error("attribute 'pads' = [{}] must be >= 0", fmt::join(w.pads, ", "));
+    KILN_RETURN_IF_ERROR(check_window_value(ctx, "pads", w.pads, p));
   }
   // ONNX forbids explicit pads together with auto_pad; exporters write all-zero pads next to VALID
   // or SAME, which is harmless, so only non-zero pads are rejected.

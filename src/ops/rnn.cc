@@ -128,9 +128,11 @@ Result<ref::RnnParams> attr_params(const NodeContext& ctx) {
   p.input_forget = ctx.attrs().get_int("input_forget", 0) != 0;
   p.linear_before_reset = ctx.attrs().get_int("linear_before_reset", 0) != 0;
   KILN_ASSIGN_OR_RETURN(p.activations, activations(ctx, info, p.num_directions));
-  if (ctx.attrs().has("hidden_size") && ctx.attrs().get_int("hidden_size", 0) <= 0) {
-    return ctx.error("attribute hidden_size is {}; it must be positive",
-                     ctx.attrs().get_int("hidden_size", 0));
+  const int64_t hidden = ctx.attrs().get_int("hidden_size", 1);
+  if (hidden <= 0) return ctx.error("attribute hidden_size is {}; it must be positive", hidden);
+  // Keeps gates * hidden_size far from int64 overflow in the shape checks.
+  if (hidden > (int64_t{1} << 31)) {
+    return ctx.unsupported("attribute hidden_size {} is above the supported maximum 2^31", hidden);
   }
   return p;
 }
