@@ -7,13 +7,15 @@ its input (name, shape used for export), and PyTorch's own output for a seeded i
 (<name>.input.npy, <name>.output.npy) so tests can compare kiln against PyTorch. Every file is
 written to a temporary name and renamed into place, and the .json is written last, so an interrupted
 export never leaves a partial model set behind. Existing exports are kept (the cache between runs)
-unless --force is given or they were made with a different opset or input shape.
+unless --force is given or they were made with a different opset, input shape or model code (a hash
+of export.py and yolov8.py is recorded).
 
 Needs Debian's PyTorch and torchvision (python3-torch, python3-torchvision): run it with
 /usr/bin/python3, not a virtualenv or pyenv interpreter without them.
 """
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import sys
@@ -175,6 +177,16 @@ def save_npy(path, array):
         np.save(f, array)
 
 
+def source_hash():
+    """Hash of the code that defines the models: a change to it invalidates the cache."""
+    h = hashlib.sha256()
+    here = os.path.dirname(os.path.abspath(__file__))
+    for f in ("export.py", "yolov8.py"):
+        with open(os.path.join(here, f), "rb") as src:
+            h.update(src.read())
+    return h.hexdigest()[:16]
+
+
 def cached(out_dir, name, opset, shape):
     files = [name + s for s in (".onnx", ".input.npy", ".output.npy", ".json")]
     if not all(os.path.exists(os.path.join(out_dir, f)) for f in files):
@@ -184,7 +196,8 @@ def cached(out_dir, name, opset, shape):
             meta = json.load(f)
     except (OSError, ValueError):
         return False
-    return meta.get("opset") == opset and meta.get("shape") == list(shape)
+    return (meta.get("opset") == opset and meta.get("shape") == list(shape)
+            and meta.get("source") == source_hash())
 
 
 def make_input(spec):
@@ -216,7 +229,8 @@ def export(name, out_dir, opset, force):
     save_npy(os.path.join(out_dir, name + ".output.npy"), y.numpy())
     with atomic_path(os.path.join(out_dir, name + ".json")) as tmp, open(tmp, "w") as f:
         json.dump({"name": name, "input": "input", "shape": list(spec.shape), "opset": opset,
-                   "output_shape": list(y.shape), "description": spec.description}, f)
+                   "output_shape": list(y.shape), "description": spec.description,
+                   "source": source_hash()}, f)
     print(f"[models] exported {path}")
 
 
