@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
-/usr/bin/python3 models/export.py resnet18 mobilenet_v2 mobilenet_v3_large tiny_bert
+/usr/bin/python3 models/export.py resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 \
+  yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert
 for preset in release asan; do
   echo "=== ${preset}: build"
   bash scripts/build.sh "$preset"
