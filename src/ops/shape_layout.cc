@@ -175,11 +175,10 @@ Result<std::optional<std::vector<int64_t>>> split_sizes(const InferContext& ctx,
       return ctx.error("split {} has {} entries but the node has {} outputs", ints_text(*sizes),
                        sizes->size(), n);
     }
-    int64_t sum = 0;
     for (int64_t s : *sizes) {
       if (s < 0) return ctx.error("split {} has a negative size", ints_text(*sizes));
-      sum += s;
     }
+    KILN_ASSIGN_OR_RETURN(const int64_t sum, checked_sum(ctx, *sizes, "the sum of split"));
     if (dim >= 0 && sum != dim) {
       return ctx.error("split {} sums to {} but the split axis has size {}", ints_text(*sizes), sum,
                        dim);

@@ -90,6 +90,14 @@ TEST(ShapeSplit, NumOutputsUnevenLastChunk) {
                "negative");
 }
 
+TEST(ShapeSplit, SizesWhoseSumOverflowsAreRejected) {
+  const Tensor x = f32({5}, {1, 2, 3, 4, 5});
+  expect_error({"Split", 13, {}, {in(x), in(i64({2}, {2, kMax}))}, 2}, StatusCode::kInvalidModel,
+               "the sum of split [2, 9223372036854775807] overflows int64");
+  expect_error({"Split", 11, attr("split", std::vector<int64_t>{kMax, 4}), {in(x)}, 2},
+               StatusCode::kInvalidModel, "overflows int64");
+}
+
 // --- Slice ---
 
 TEST(ShapeSlice, InputsStepsAndClamping) {
