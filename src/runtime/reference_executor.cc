@@ -65,8 +65,8 @@ Result<ReferenceExecutor> ReferenceExecutor::create(const ir::Graph& graph,
                                                     ExecutorOptions options) {
   KILN_RETURN_IF_ERROR(graph.verify());
   KILN_RETURN_IF_ERROR(ops::check_graph_ops(graph));
-  return ReferenceExecutor(graph, options.max_tensor_bytes != 0 ? options.max_tensor_bytes
-                                                                : default_max_tensor_bytes());
+  return ReferenceExecutor(
+      graph, options.max_tensor_bytes != 0 ? options.max_tensor_bytes : default_max_tensor_bytes());
 }
 
 Status ReferenceExecutor::check_output_size(const ir::Node& node, size_t i,
@@ -75,12 +75,12 @@ Status ReferenceExecutor::check_output_size(const ir::Node& node, size_t i,
   const uint64_t bytes = static_cast<uint64_t>(dims_numel(desc.static_dims())) *
                          static_cast<uint64_t>(dtype_size(desc.dtype));
   if (bytes <= max_tensor_bytes_) return Status::ok();
-  return Status(StatusCode::kInvalidArgument,
-                fmt::format("node '{}' ({}): output {} '{}' {} needs {} MiB, more than the "
-                            "executor's limit of {} MiB per tensor",
-                            node.name, node.op_type, i, graph_->value(node.outputs[i]).name,
-                            desc.to_string(), (bytes + (1 << 20) - 1) >> 20,
-                            max_tensor_bytes_ >> 20));
+  return Status(
+      StatusCode::kInvalidArgument,
+      fmt::format("node '{}' ({}): output {} '{}' {} needs {} MiB, more than the "
+                  "executor's limit of {} MiB per tensor",
+                  node.name, node.op_type, i, graph_->value(node.outputs[i]).name, desc.to_string(),
+                  (bytes + (1 << 20) - 1) >> 20, max_tensor_bytes_ >> 20));
 }
 
 Status ReferenceExecutor::run_node(const ir::Node& node,
