@@ -285,6 +285,13 @@ TEST(ShapeDepthToSpace, DcrCrdAndInverse) {
                       attr("blocksize", int64_t{2}),
                       {desc(DType::kF32, {S("n"), K(8), K(3), S("w")})}}),
             "float32[n,2,6,?]");
+  // A declared height near INT64_MAX cannot be multiplied by the blocksize.
+  EXPECT_EQ(inferred({"DepthToSpace",
+                      13,
+                      attr("blocksize", int64_t{2}),
+                      {desc(DType::kF32, {S("n"), K(8), K(kMax / 2 + 1), K(1)})}}),
+            "InvalidModel: node 'node0' (DepthToSpace): dim x blocksize overflows int64: "
+            "4611686018427387904 * 2");
 }
 
 // --- Trilu ---
