@@ -58,6 +58,15 @@ TEST(ShapeConcat, SymbolicDims) {
   EXPECT_EQ(inferred({"Concat", 13, attr("axis", int64_t{0}), {a, a}}), "float32[?,3]");
 }
 
+TEST(ShapeConcat, AxisWhoseSumOverflowsIsRejected) {
+  EXPECT_EQ(inferred({"Concat",
+                      13,
+                      attr("axis", int64_t{0}),
+                      {desc(DType::kF32, {K(kMax)}), desc(DType::kF32, {K(1)})}}),
+            "InvalidModel: node 'node0' (Concat): the concatenated axis overflows int64: "
+            "9223372036854775807 + 1");
+}
+
 // --- Split ---
 
 TEST(ShapeSplit, SizesFromAttributeInputAndEqual) {
