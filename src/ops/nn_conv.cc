@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "kernels/ref/conv.h"
 #include "ops/nn_ops.h"
 #include "ops/nn_window.h"
@@ -59,11 +61,16 @@ Status check_channels(const NodeContext& ctx, const ir::TensorDesc& x, const ir:
     return ctx.error("input X {} has {} channels, not divisible by group {}", shape_text(x),
                      c.value, g);
   }
+  // W.shape[1] x group: the input channels of Conv, the output channels of ConvTranspose.
+  std::optional<int64_t> w1g;
+  if (w1.is_known()) {
+    KILN_ASSIGN_OR_RETURN(w1g, checked_mul(ctx, w1.value, g, "W.shape[1] x group"));
+  }
   if (!transpose) {
-    if (c.is_known() && w1.is_known() && c.value != w1.value * g) {
+    if (c.is_known() && w1g && c.value != *w1g) {
       return ctx.error(
           "input X {} has {} channels but weight W {} expects {} (W.shape[1] {} x group {})",
-          shape_text(x), c.value, shape_text(w), w1.value * g, w1.value, g);
+          shape_text(x), c.value, shape_text(w), *w1g, w1.value, g);
     }
     if (w0.is_known() && w0.value % g != 0) {
       return ctx.error("weight W {} has {} output channels, not divisible by group {}",
@@ -75,7 +82,7 @@ Status check_channels(const NodeContext& ctx, const ir::TensorDesc& x, const ir:
       return ctx.error("input X {} has {} channels but weight W {} expects {} (W.shape[0])",
                        shape_text(x), c.value, shape_text(w), w0.value);
     }
-    s.out_channels = w1.is_known() ? ir::Dim::known(w1.value * g) : ir::Dim::unknown();
+    s.out_channels = w1g ? ir::Dim::known(*w1g) : ir::Dim::unknown();
   }
   return Status::ok();
 }

@@ -201,6 +201,9 @@ Status run_eye_like(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor one, cast_tensor(Tensor::scalar<float>(1.0f), y.dtype()));
   const size_t es = dtype_size(y.dtype());
   const int64_t rows = y.dim(0), cols = y.dim(1);
+  // A diagonal entirely outside the matrix (any k, even INT64_MIN/MAX) leaves it all zero; inside,
+  // -rows < k < cols so r + k cannot overflow.
+  if (k <= -rows || k >= cols) return Status::ok();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t c = r + k;
     if (c >= 0 && c < cols) {

@@ -84,7 +84,7 @@ Result<Dim> merge_equal_dims(const InferContext& ctx, int k, int64_t axis) {
   return acc.value_or(Dim::unknown());
 }
 
-Dim concat_axis_dim(const InferContext& ctx, int64_t axis) {
+Result<Dim> concat_axis_dim(const InferContext& ctx, int64_t axis) {
   int64_t known = 0;
   std::vector<Dim> rest;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
@@ -92,7 +92,7 @@ Dim concat_axis_dim(const InferContext& ctx, int64_t axis) {
     if (!d.has_rank()) return Dim::unknown();
     const Dim& dim = d.dim(static_cast<int>(axis));
     if (dim.is_known()) {
-      known += dim.value;
+      KILN_ASSIGN_OR_RETURN(known, checked_add(ctx, known, dim.value, "the concatenated axis"));
     } else {
       rest.push_back(dim);
     }
@@ -128,7 +128,8 @@ Status infer_concat(InferContext& ctx) {
   ir::Shape out;
   for (int k = 0; k < rank; ++k) {
     if (k == axis) {
-      out.push_back(concat_axis_dim(ctx, axis));
+      KILN_ASSIGN_OR_RETURN(Dim d, concat_axis_dim(ctx, axis));
+      out.push_back(d);
     } else {
       KILN_ASSIGN_OR_RETURN(Dim d, merge_equal_dims(ctx, k, axis));
       out.push_back(d);
@@ -175,11 +176,10 @@ Result<std::optional<std::vector<int64_t>>> split_sizes(const InferContext& ctx,
       return ctx.error("split {} has {} entries but the node has {} outputs", ints_text(*sizes),
                        sizes->size(), n);
     }
-    int64_t sum = 0;
     for (int64_t s : *sizes) {
       if (s < 0) return ctx.error("split {} has a negative size", ints_text(*sizes));
-      sum += s;
     }
+    KILN_ASSIGN_OR_RETURN(const int64_t sum, checked_sum(ctx, *sizes, "the sum of split"));
     if (dim >= 0 && sum != dim) {
       return ctx.error("split {} sums to {} but the split axis has size {}", ints_text(*sizes), sum,
                        dim);

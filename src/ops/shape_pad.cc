@@ -161,9 +161,10 @@ Result<int64_t> blocksize(const NodeContext& ctx) {
   return b;
 }
 
-Dim scaled(const Dim& d, int64_t mul, int64_t div) {
+Result<Dim> scaled(const NodeContext& ctx, const Dim& d, int64_t mul, int64_t div) {
   if (!d.is_known()) return mul == 1 && div == 1 ? d : Dim::unknown();
-  return Dim::known(d.value * mul / div);
+  KILN_ASSIGN_OR_RETURN(const int64_t n, checked_mul(ctx, d.value, mul, "dim x blocksize"));
+  return Dim::known(n / div);
 }
 
 Status infer_depth_space(InferContext& ctx) {
@@ -186,15 +187,19 @@ Status infer_depth_space(InferContext& ctx) {
       return ctx.error("channels {} of {} are not divisible by blocksize^2 = {}", c.value,
                        x.to_string(), b * b);
     }
-    ctx.set_output(
-        0, TensorDesc::of(x.dtype, {n, scaled(c, 1, b * b), scaled(h, b, 1), scaled(w, b, 1)}));
+    KILN_ASSIGN_OR_RETURN(Dim oc, scaled(ctx, c, 1, b * b));
+    KILN_ASSIGN_OR_RETURN(Dim oh, scaled(ctx, h, b, 1));
+    KILN_ASSIGN_OR_RETURN(Dim ow, scaled(ctx, w, b, 1));
+    ctx.set_output(0, TensorDesc::of(x.dtype, {n, oc, oh, ow}));
   } else {
     if ((h.is_known() && h.value % b != 0) || (w.is_known() && w.value % b != 0)) {
       return ctx.error("height and width of {} must be divisible by blocksize {}", x.to_string(),
                        b);
     }
-    ctx.set_output(
-        0, TensorDesc::of(x.dtype, {n, scaled(c, b * b, 1), scaled(h, 1, b), scaled(w, 1, b)}));
+    KILN_ASSIGN_OR_RETURN(Dim oc, scaled(ctx, c, b * b, 1));
+    KILN_ASSIGN_OR_RETURN(Dim oh, scaled(ctx, h, 1, b));
+    KILN_ASSIGN_OR_RETURN(Dim ow, scaled(ctx, w, 1, b));
+    ctx.set_output(0, TensorDesc::of(x.dtype, {n, oc, oh, ow}));
   }
   TensorDesc& out = ctx.outputs()[0];
   if (out.is_static())

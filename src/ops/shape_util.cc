@@ -37,6 +37,35 @@ Result<ir::Shape> broadcast_shapes(const NodeContext& ctx, std::span<const ir::S
   return out;
 }
 
+Result<int64_t> checked_add(const NodeContext& ctx, int64_t a, int64_t b, std::string_view what) {
+  int64_t r = 0;
+  if (__builtin_add_overflow(a, b, &r)) return ctx.error("{} overflows int64: {} + {}", what, a, b);
+  return r;
+}
+
+Result<int64_t> checked_sub(const NodeContext& ctx, int64_t a, int64_t b, std::string_view what) {
+  int64_t r = 0;
+  if (__builtin_sub_overflow(a, b, &r)) return ctx.error("{} overflows int64: {} - {}", what, a, b);
+  return r;
+}
+
+Result<int64_t> checked_mul(const NodeContext& ctx, int64_t a, int64_t b, std::string_view what) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r)) return ctx.error("{} overflows int64: {} * {}", what, a, b);
+  return r;
+}
+
+Result<int64_t> checked_sum(const NodeContext& ctx, std::span<const int64_t> values,
+                            std::string_view what) {
+  int64_t sum = 0;
+  for (int64_t v : values) {
+    if (__builtin_add_overflow(sum, v, &sum)) {
+      return ctx.error("{} [{}] overflows int64", what, fmt::join(values, ", "));
+    }
+  }
+  return sum;
+}
+
 std::optional<Dims> broadcast_dims(const Dims& a, const Dims& b) {
   const size_t rank = std::max(a.size(), b.size());
   Dims out(rank, 1);

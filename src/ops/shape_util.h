@@ -2,6 +2,8 @@
 // Helpers shared by the shape functions of many ops.
 
 #include <optional>
+#include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -20,6 +22,16 @@ std::optional<Dims> broadcast_dims(const Dims& a, const Dims& b);
 // Normalises a possibly negative axis into [0, rank); error naming the node when out of range.
 Result<int64_t> normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank,
                                std::string_view what = "axis");
+
+// Checked int64 arithmetic for shape computations (dims, attribute values, starts/ends/steps,
+// pads) a model controls: the result, or an error naming the node, `what` and both operands when
+// it does not fit in int64.
+Result<int64_t> checked_add(const NodeContext& ctx, int64_t a, int64_t b, std::string_view what);
+Result<int64_t> checked_sub(const NodeContext& ctx, int64_t a, int64_t b, std::string_view what);
+Result<int64_t> checked_mul(const NodeContext& ctx, int64_t a, int64_t b, std::string_view what);
+// Sum of `values`, or an error naming `what` and the values when it overflows.
+Result<int64_t> checked_sum(const NodeContext& ctx, std::span<const int64_t> values,
+                            std::string_view what);
 
 // Checks that input i is present and returns it; error naming the node otherwise.
 Status require_input(const NodeContext& ctx, size_t i, std::string_view what);

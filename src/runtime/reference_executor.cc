@@ -1,7 +1,9 @@
 #include "runtime/reference_executor.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <limits>
 #include <new>
 
 #include "ops/infer_graph.h"
@@ -35,10 +37,17 @@ std::string describe_outputs(const std::vector<ir::TensorDesc>& outputs) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+uint64_t default_max_tensor_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return std::numeric_limits<uint64_t>::max();  // unknown
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size) / 2;
+}
+
 }  // namespace
 
-ReferenceExecutor::ReferenceExecutor(const ir::Graph& graph)
-    : graph_(&graph), release_after_(graph.nodes.size()) {
+ReferenceExecutor::ReferenceExecutor(const ir::Graph& graph, uint64_t max_tensor_bytes)
+    : graph_(&graph), max_tensor_bytes_(max_tensor_bytes), release_after_(graph.nodes.size()) {
   std::vector<int> last_use(graph.values.size(), -1);
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     for (ir::ValueId v : graph.nodes[n].inputs) {
@@ -52,10 +61,26 @@ ReferenceExecutor::ReferenceExecutor(const ir::Graph& graph)
   }
 }
 
-Result<ReferenceExecutor> ReferenceExecutor::create(const ir::Graph& graph) {
+Result<ReferenceExecutor> ReferenceExecutor::create(const ir::Graph& graph,
+                                                    ExecutorOptions options) {
   KILN_RETURN_IF_ERROR(graph.verify());
   KILN_RETURN_IF_ERROR(ops::check_graph_ops(graph));
-  return ReferenceExecutor(graph);
+  return ReferenceExecutor(
+      graph, options.max_tensor_bytes != 0 ? options.max_tensor_bytes : default_max_tensor_bytes());
+}
+
+Status ReferenceExecutor::check_output_size(const ir::Node& node, size_t i,
+                                            const ir::TensorDesc& desc) const {
+  // check_dims has bounded the byte count, so this cannot overflow.
+  const uint64_t bytes = static_cast<uint64_t>(dims_numel(desc.static_dims())) *
+                         static_cast<uint64_t>(dtype_size(desc.dtype));
+  if (bytes <= max_tensor_bytes_) return Status::ok();
+  return Status(
+      StatusCode::kInvalidArgument,
+      fmt::format("node '{}' ({}): output {} '{}' {} needs {} MiB, more than the "
+                  "executor's limit of {} MiB per tensor",
+                  node.name, node.op_type, i, graph_->value(node.outputs[i]).name, desc.to_string(),
+                  (bytes + (1 << 20) - 1) >> 20, max_tensor_bytes_ >> 20));
 }
 
 Status ReferenceExecutor::run_node(const ir::Node& node,
@@ -85,6 +110,7 @@ Status ReferenceExecutor::run_node(const ir::Node& node,
     const std::string what = fmt::format("node '{}' ({}): output {} '{}'", node.name, node.op_type,
                                          i, graph_->value(node.outputs[i]).name);
     KILN_RETURN_IF_ERROR(check_dims(inf.outputs[i].static_dims(), inf.outputs[i].dtype, what));
+    KILN_RETURN_IF_ERROR(check_output_size(node, i, inf.outputs[i]));
   }
   ops::RunContext ctx(node, op.since_version, inputs, inf.outputs);
   try {

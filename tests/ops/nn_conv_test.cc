@@ -1,4 +1,6 @@
 // Conv and ConvTranspose: hand-computed values, attributes, shape inference, validation.
+#include <limits>
+
 #include "nn_test_util.h"
 
 namespace kiln::nn_test {
@@ -200,6 +202,19 @@ TEST(NnConvTranspose, ChannelsAndGroups) {
   expect_f32(
       run_ok(convt(f32({1, 1, 1}, {1}), f32({1, 1, 2}, {1, 5}), attrs({{"dilations", Ints{2}}}))),
       0, {1, 1, 3}, {1, 0, 5});
+}
+
+TEST(NnConvTranspose, GroupWhoseChannelProductOverflowsIsRejected) {
+  // X's channels are symbolic, so nothing else stops W.shape[1] x group from overflowing.
+  auto r = infer("ConvTranspose", 17, attrs({{"group", std::numeric_limits<int64_t>::max()}}),
+                 {sym(DType::kF32, {1, "c", 4}), sym(DType::kF32, {2, 2, 1})});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidModel);
+  EXPECT_NE(r.status().message().find(
+                "node 'node0' (ConvTranspose): W.shape[1] x group overflows int64: 2 * "
+                "9223372036854775807"),
+            std::string::npos)
+      << r.status().to_string();
 }
 
 TEST(NnConvTranspose, ShapeInferenceAndValidation) {

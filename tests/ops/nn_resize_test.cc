@@ -85,6 +85,28 @@ TEST(NnResize, CubicAndExcludeOutside) {
   EXPECT_NEAR(out[0].value_as_double(1), 8 * 0.59375 / 1.09375, 1e-5);
 }
 
+TEST(NnResize, CubicIsSeparableAndAnExtentOneAxisCostsOneTap) {
+  // Growing an extent-1 axis (the fuzz case: sizes [1048576, 1, 9, 10] for a [1, 1, 4, 4] input)
+  // replicates it: its four cubic taps all clamp to index 0 and merge into one of weight 1.
+  const Tensor x = f32({1, 1, 4}, {0, 8, 0, 0});
+  const std::vector<float> row = {0, 4.75, 8, 4.75, 0, -0.75, 0, 0};
+  std::vector<float> expected;
+  for (int i = 0; i < 3; ++i) expected.insert(expected.end(), row.begin(), row.end());
+  expect_f32(run_ok(resize_scales(x, {3, 1, 2}, modes("cubic", "asymmetric"))), 0, {3, 1, 8},
+             expected);
+}
+
+TEST(NnResize, TfCropAndResizeMasksAfterEveryAxis) {
+  // Axis 0, roi [0, 1], 2 -> 3: x_original 0, 0.5, 1. Axis 1, roi [0.5, 1.5]: 1, 2, 3 (outside).
+  OpCase c{.op_type = "Resize",
+           .opset = 13,
+           .attrs = modes("linear", "tf_crop_and_resize"),
+           .inputs = {in(f32({2, 3}, {0, 10, 20, 30, 40, 50})),
+                      constant(f32({4}, {0, 0.5, 1, 1.5})), absent(), constant(i64({2}, {3, 3}))}};
+  c.attrs.set("extrapolation_value", 7.0f);
+  expect_f32(run_ok(c), 0, {3, 3}, {10, 20, 7, 25, 35, 7, 40, 50, 7});
+}
+
 TEST(NnResize, TfCropAndResize) {
   // roi [0.5, 1.5] on the last dim of [0, 10, 20]: x_original = 1, 2, 3 -> 3 is outside.
   OpCase c{.op_type = "Resize",

@@ -1,6 +1,7 @@
 // Gather, GatherElements, GatherND, ScatterND, ScatterElements, NonZero, Compress, and the creation
 // ops Constant, ConstantOfShape, Range, EyeLike, OneHot.
 #include <cmath>
+#include <limits>
 
 #include "ops/shape_test_util.h"
 
@@ -192,6 +193,14 @@ TEST(ShapeEyeLikeOneHot, Values) {
   a.set("dtype", int64_t{7});  // int64
   expect_output({"EyeLike", 9, a, {in(f32({2, 3}, {0, 0, 0, 0, 0, 0}))}},
                 i64({2, 3}, {0, 1, 0, 0, 0, 1}));
+  // A diagonal outside the matrix (even at the int64 extremes) gives all zeros.
+  const Tensor zeros = f32({2, 3}, {0, 0, 0, 0, 0, 0});
+  for (int64_t k : {int64_t{3}, int64_t{-2}, std::numeric_limits<int64_t>::max(),
+                    std::numeric_limits<int64_t>::min()}) {
+    expect_output({"EyeLike", 9, attr("k", k), {in(zeros)}}, zeros);
+  }
+  expect_output({"EyeLike", 9, attr("k", int64_t{-1}), {in(zeros)}},
+                f32({2, 3}, {0, 0, 0, 1, 0, 0}));
   const Tensor values = f32({2}, {0, 5});
   expect_output(
       {"OneHot", 11, {}, {in(i64({3}, {0, -1, 7})), in(Tensor::scalar<int64_t>(3)), in(values)}},

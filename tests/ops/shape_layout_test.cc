@@ -58,6 +58,15 @@ TEST(ShapeConcat, SymbolicDims) {
   EXPECT_EQ(inferred({"Concat", 13, attr("axis", int64_t{0}), {a, a}}), "float32[?,3]");
 }
 
+TEST(ShapeConcat, AxisWhoseSumOverflowsIsRejected) {
+  EXPECT_EQ(inferred({"Concat",
+                      13,
+                      attr("axis", int64_t{0}),
+                      {desc(DType::kF32, {K(kMax)}), desc(DType::kF32, {K(1)})}}),
+            "InvalidModel: node 'node0' (Concat): the concatenated axis overflows int64: "
+            "9223372036854775807 + 1");
+}
+
 // --- Split ---
 
 TEST(ShapeSplit, SizesFromAttributeInputAndEqual) {
@@ -88,6 +97,14 @@ TEST(ShapeSplit, NumOutputsUnevenLastChunk) {
                "sums to 6");
   expect_error({"Split", 13, {}, {in(x), in(i64({2}, {8, -1}))}, 2}, StatusCode::kInvalidModel,
                "negative");
+}
+
+TEST(ShapeSplit, SizesWhoseSumOverflowsAreRejected) {
+  const Tensor x = f32({5}, {1, 2, 3, 4, 5});
+  expect_error({"Split", 13, {}, {in(x), in(i64({2}, {2, kMax}))}, 2}, StatusCode::kInvalidModel,
+               "the sum of split [2, 9223372036854775807] overflows int64");
+  expect_error({"Split", 11, attr("split", std::vector<int64_t>{kMax, 4}), {in(x)}, 2},
+               StatusCode::kInvalidModel, "overflows int64");
 }
 
 // --- Slice ---
@@ -177,6 +194,8 @@ TEST(ShapeTile, RepeatsAndErrors) {
   expect_output({"Tile", 13, {}, {in(x), in(i64({2}, {2, 3}))}},
                 f32({4, 3}, {1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2}));
   expect_output({"Tile", 13, {}, {in(x), in(i64({2}, {0, 1}))}}, f32({0, 1}, {}));
+  expect_output({"Tile", 13, {}, {in(f32({1, 2, 2}, {1, 2, 3, 4})), in(i64({3}, {2, 1, 2}))}},
+                f32({2, 2, 4}, {1, 2, 1, 2, 3, 4, 3, 4, 1, 2, 1, 2, 3, 4, 3, 4}));
   expect_error({"Tile", 13, {}, {in(x), in(i64({2}, {-1, 1}))}}, StatusCode::kInvalidModel,
                "negative");
   expect_error({"Tile", 13, {}, {in(x), in(i64({1}, {2}))}}, StatusCode::kInvalidModel, "rank 2");
@@ -186,6 +205,20 @@ TEST(ShapeTile, RepeatsAndErrors) {
                       {desc(DType::kF32, {S("b"), K(2)}), desc(DType::kI64, {K(2)})},
                       {std::nullopt, i64({2}, {1, 3})}}),
             "float32[b,6]");
+}
+
+TEST(ShapeTile, OutputAboveTheExecutorsMemoryLimitIsRefused) {
+  // 1 Ki floats tiled 2048 times: 8 MiB, above a 4 MiB per-tensor limit. Nothing is allocated.
+  const Tensor x = f32({1024}, std::vector<float>(1024, 1.0f));
+  const OpCase c{"Tile", 13, {}, {in(x), in(i64({1}, {2048}))}};
+  auto r = testing::run_op(c, {.max_tensor_bytes = 4 << 20});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("node 'node0' (Tile): output 0 'out0' float32[2097152] "
+                                      "needs 8 MiB, more than the executor's limit of 4 MiB"),
+            std::string::npos)
+      << r.status().to_string();
+  EXPECT_TRUE(testing::run_op(c, {.max_tensor_bytes = 8 << 20}).is_ok());
 }
 
 // --- Pad ---
@@ -261,6 +294,13 @@ TEST(ShapeDepthToSpace, DcrCrdAndInverse) {
                       attr("blocksize", int64_t{2}),
                       {desc(DType::kF32, {S("n"), K(8), K(3), S("w")})}}),
             "float32[n,2,6,?]");
+  // A declared height near INT64_MAX cannot be multiplied by the blocksize.
+  EXPECT_EQ(inferred({"DepthToSpace",
+                      13,
+                      attr("blocksize", int64_t{2}),
+                      {desc(DType::kF32, {S("n"), K(8), K(kMax / 2 + 1), K(1)})}}),
+            "InvalidModel: node 'node0' (DepthToSpace): dim x blocksize overflows int64: "
+            "4611686018427387904 * 2");
 }
 
 // --- Trilu ---

@@ -2,11 +2,12 @@
 
 #include "ir/graph.h"
 #include "ops/infer_graph.h"
-#include "runtime/reference_executor.h"
 
 namespace kiln::testing {
 
-Result<std::vector<Tensor>> run_op(const OpCase& c) {
+Result<std::vector<Tensor>> run_op(const OpCase& c) { return run_op(c, {}); }
+
+Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options) {
   ir::Graph g;
   g.opset_imports[""] = c.opset;
   ir::Node node;
@@ -41,7 +42,7 @@ Result<std::vector<Tensor>> run_op(const OpCase& c) {
   g.nodes.push_back(std::move(node));
   KILN_RETURN_IF_ERROR(ops::check_graph_ops(g));
   KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(g));
-  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(g));
+  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(g, options));
   return exec.run(feeds);
 }
 

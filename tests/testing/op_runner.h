@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "base/tensor.h"
 #include "ir/attribute.h"
+#include "runtime/reference_executor.h"
 
 namespace kiln::testing {
 
@@ -28,6 +29,7 @@ struct OpCase {
 
 // Builds a one-node graph, infers shapes, runs it. Errors carry the op's own message.
 Result<std::vector<Tensor>> run_op(const OpCase& c);
+Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options);
 
 // Shorthand for tensors in tests.
 Tensor f32(Dims dims, std::vector<float> values);

@@ -1,6 +1,7 @@
 #include "kernels/ref/movement.h"
 
 #include <cassert>
+#include <cstddef>
 #include <cstring>
 
 namespace kiln::kernels::ref {
@@ -104,14 +105,25 @@ void tile(const void* in, size_t elem_size, const Dims& in_dims, std::span<const
   Dims out_dims(in_dims.size());
   for (size_t k = 0; k < in_dims.size(); ++k) out_dims[k] = in_dims[k] * repeats[k];
   if (dims_numel(out_dims) == 0) return;
+  if (in_dims.empty()) {
+    std::memcpy(out, in, elem_size);
+    return;
+  }
+  // Whole input rows (innermost axis) are copied, repeats.back() times each, so the work is one
+  // memcpy per output row rather than per element.
+  const size_t last = in_dims.size() - 1;
   const std::vector<int64_t> in_strides = row_major_strides(in_dims);
-  std::vector<int64_t> coord(out_dims.size(), 0);
-  int64_t o = 0;
+  const Dims outer(out_dims.begin(), out_dims.begin() + static_cast<std::ptrdiff_t>(last));
+  const size_t row_bytes = static_cast<size_t>(in_dims[last]) * elem_size;
+  std::vector<int64_t> coord(last, 0);
+  char* dst = static_cast<char*>(out);
   do {
     int64_t src = 0;
-    for (size_t k = 0; k < coord.size(); ++k) src += (coord[k] % in_dims[k]) * in_strides[k];
-    std::memcpy(at(out, o++, elem_size), at(in, src, elem_size), elem_size);
-  } while (next_coord(coord, out_dims));
+    for (size_t k = 0; k < last; ++k) src += (coord[k] % in_dims[k]) * in_strides[k];
+    for (int64_t r = 0; r < repeats[last]; ++r, dst += row_bytes) {
+      std::memcpy(dst, at(in, src, elem_size), row_bytes);
+    }
+  } while (next_coord(coord, outer));
 }
 
 void concat(std::span<const void* const> ins, std::span<const Dims> in_dims, size_t elem_size,

@@ -99,7 +99,14 @@ std::vector<Tap> filter_taps(const ResizeParams& p, size_t d, double x_ori) {
     const int64_t index = left + i;
     if (p.exclude_outside && (index < 0 || index >= in)) w = 0;
     sum += w;
-    if (w != 0) taps.push_back({std::clamp<int64_t>(index, 0, in - 1), w});
+    if (w == 0) continue;
+    // Taps clamped to the same edge index are one tap: an axis of extent 1 costs one tap, not four.
+    const int64_t clamped = std::clamp<int64_t>(index, 0, in - 1);
+    if (!taps.empty() && taps.back().index == clamped) {
+      taps.back().weight += w;
+    } else {
+      taps.push_back({clamped, w});
+    }
   }
   if (sum != 0) {
     for (Tap& t : taps) t.weight /= sum;
@@ -124,49 +131,97 @@ std::vector<CoordTaps> axis_taps(const ResizeParams& p, size_t d) {
   return result;
 }
 
-}  // namespace
-
-void resize(const ResizeParams& p, const double* x, double* y) {
-  const size_t rank = p.in_dims.size();
-  std::vector<std::vector<CoordTaps>> taps(rank);
-  int64_t out_size = 1;
-  for (size_t d = 0; d < rank; ++d) {
-    taps[d] = axis_taps(p, d);
-    out_size *= p.out_dims[d];
+// Each output coordinate reads exactly the input coordinate with the same index.
+bool is_identity(const std::vector<CoordTaps>& taps, int64_t in) {
+  if (static_cast<int64_t>(taps.size()) != in) return false;
+  for (size_t x = 0; x < taps.size(); ++x) {
+    const CoordTaps& ct = taps[x];
+    if (ct.outside || ct.taps.size() != 1 || ct.taps[0].index != static_cast<int64_t>(x) ||
+        ct.taps[0].weight != 1.0) {
+      return false;
+    }
   }
-  std::vector<int64_t> ocoord(rank, 0);
-  std::vector<size_t> pick(rank);  // which tap of each dim the odometer is at
-  std::vector<const CoordTaps*> at(rank);
+  return true;
+}
+
+// Interpolates `src` (dims `dims`) along dim d into `dst`, whose dim d has taps.size() entries.
+// Coordinates outside the input (or without taps) are left 0 here; resize() masks them at the end.
+void resize_axis(const double* src, const std::vector<int64_t>& dims, size_t d,
+                 const std::vector<CoordTaps>& taps, std::vector<double>& dst) {
+  int64_t outer = 1, inner = 1;
+  for (size_t k = 0; k < d; ++k) outer *= dims[k];
+  for (size_t k = d + 1; k < dims.size(); ++k) inner *= dims[k];
+  const int64_t n_in = dims[d];
+  const auto n_out = static_cast<int64_t>(taps.size());
+  dst.assign(static_cast<size_t>(outer * n_out * inner), 0.0);
+  for (int64_t o = 0; o < outer; ++o) {
+    const double* s = src + o * n_in * inner;
+    double* t = dst.data() + o * n_out * inner;
+    for (int64_t x = 0; x < n_out; ++x) {
+      const CoordTaps& ct = taps[static_cast<size_t>(x)];
+      if (ct.outside) continue;
+      double* row = t + x * inner;
+      for (const Tap& tap : ct.taps) {
+        const double* in_row = s + tap.index * inner;
+        for (int64_t i = 0; i < inner; ++i) row[i] += tap.weight * in_row[i];
+      }
+    }
+  }
+}
+
+// Sets extrapolation_value wherever any dim's coordinate lies outside the input
+// (tf_crop_and_resize) or has no taps.
+void mask_outside(const ResizeParams& p, const std::vector<std::vector<CoordTaps>>& taps,
+                  int64_t out_size, double* y) {
+  bool any = false;
+  for (const auto& axis : taps) {
+    for (const CoordTaps& ct : axis) any = any || ct.outside || ct.taps.empty();
+  }
+  if (!any) return;
+  const size_t rank = taps.size();
   for (int64_t o = 0; o < out_size; ++o) {
     int64_t rest = o;
     bool outside = false;
     for (size_t d = rank; d-- > 0;) {
-      at[d] = &taps[d][static_cast<size_t>(rest % p.out_dims[d])];
+      const CoordTaps& ct = taps[d][static_cast<size_t>(rest % p.out_dims[d])];
       rest /= p.out_dims[d];
-      outside = outside || at[d]->outside || at[d]->taps.empty();
+      outside = outside || ct.outside || ct.taps.empty();
     }
-    if (outside) {
-      y[o] = p.extrapolation_value;
-      continue;
-    }
-    // Sum over the tensor product of the per-dim taps.
-    double acc = 0;
-    std::fill(pick.begin(), pick.end(), 0);
-    while (true) {
-      double w = 1;
-      int64_t offset = 0;
-      for (size_t d = 0; d < rank; ++d) {
-        const Tap& t = at[d]->taps[pick[d]];
-        w *= t.weight;
-        offset = offset * p.in_dims[d] + t.index;
-      }
-      acc += w * x[offset];
-      size_t d = rank;
-      while (d-- > 0 && ++pick[d] == at[d]->taps.size()) pick[d] = 0;
-      if (d == static_cast<size_t>(-1)) break;
-    }
-    y[o] = acc;
+    if (outside) y[o] = p.extrapolation_value;
   }
+}
+
+}  // namespace
+
+// Separable: one 1-D pass per dim that changes, shrinking dims first so that every intermediate
+// is no larger than the input or the output; the work is (output size) x (taps per dim).
+void resize(const ResizeParams& p, const double* x, double* y) {
+  const size_t rank = p.in_dims.size();
+  int64_t out_size = 1;
+  for (int64_t d : p.out_dims) out_size *= d;
+  if (out_size == 0) return;
+  std::vector<std::vector<CoordTaps>> taps(rank);
+  std::vector<size_t> order;
+  for (size_t d = 0; d < rank; ++d) {
+    taps[d] = axis_taps(p, d);
+    if (!is_identity(taps[d], p.in_dims[d])) order.push_back(d);
+  }
+  auto ratio = [&p](size_t d) {
+    return static_cast<double>(p.out_dims[d]) / static_cast<double>(p.in_dims[d]);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return ratio(a) < ratio(b); });
+  std::vector<int64_t> dims = p.in_dims;
+  const double* cur = x;
+  std::vector<double> buf[2];
+  for (size_t i = 0; i < order.size(); ++i) {
+    std::vector<double>& next = buf[i % 2];
+    resize_axis(cur, dims, order[i], taps[order[i]], next);
+    dims[order[i]] = p.out_dims[order[i]];
+    cur = next.data();
+  }
+  std::copy(cur, cur + out_size, y);
+  mask_outside(p, taps, out_size, y);
 }
 
 }  // namespace kiln::kernels::ref
