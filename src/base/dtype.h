@@ -140,53 +140,28 @@ bool dispatch_dtype(DType t, Fn&& fn) {
 // Floating types only (float32, float16, float64). Returns false for any other dtype.
 template <typename Fn>
 bool dispatch_float(DType t, Fn&& fn) {
-  switch (t) {
-    case DType::kF32:
-      fn.template operator()<float>();
-      return true;
-    case DType::kF16:
-      fn.template operator()<Half>();
-      return true;
-    case DType::kF64:
-      fn.template operator()<double>();
-      return true;
-    default:
-      return false;
-  }
+  bool called = false;
+  dispatch_dtype(t, [&]<typename T>() {
+    if constexpr (std::is_same_v<T, Half> || std::is_floating_point_v<T>) {
+      fn.template operator()<T>();
+      called = true;
+    }
+  });
+  return called;
 }
 
 // Like dispatch_dtype, restricted to the types the numeric reference kernels are instantiated for
 // (every integer and floating type, not bool). Returns false for any other dtype.
 template <typename Fn>
 bool dispatch_numeric(DType t, Fn&& fn) {
-  switch (t) {
-    case DType::kI8:
-      fn.template operator()<int8_t>();
-      return true;
-    case DType::kI16:
-      fn.template operator()<int16_t>();
-      return true;
-    case DType::kI32:
-      fn.template operator()<int32_t>();
-      return true;
-    case DType::kI64:
-      fn.template operator()<int64_t>();
-      return true;
-    case DType::kU8:
-      fn.template operator()<uint8_t>();
-      return true;
-    case DType::kU16:
-      fn.template operator()<uint16_t>();
-      return true;
-    case DType::kU32:
-      fn.template operator()<uint32_t>();
-      return true;
-    case DType::kU64:
-      fn.template operator()<uint64_t>();
-      return true;
-    default:
-      return dispatch_float(t, std::forward<Fn>(fn));
-  }
+  bool called = false;
+  dispatch_dtype(t, [&]<typename T>() {
+    if constexpr (!std::is_same_v<T, bool>) {
+      fn.template operator()<T>();
+      called = true;
+    }
+  });
+  return called;
 }
 
 }  // namespace kiln

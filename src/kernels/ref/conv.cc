@@ -3,24 +3,11 @@
 #include <cassert>
 #include <cstddef>
 
+#include "kernels/ref/index_util.h"
 #include "kernels/ref/math_util.h"
 
 namespace kiln::kernels::ref {
 namespace {
-
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t d : v) n *= d;
-  return n;
-}
-
-// Row-major coordinates of flat index `flat` in a tensor of `dims`.
-void unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>& coord) {
-  for (size_t d = dims.size(); d-- > 0;) {
-    coord[d] = flat % dims[d];
-    flat /= dims[d];
-  }
-}
 
 // Flat offset into a spatial volume of `dims` of the point `base + k * dilation` (per dim), or -1
 // when that point lies in the padding.

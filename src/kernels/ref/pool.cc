@@ -8,21 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/ref/index_util.h"
+
 namespace kiln::kernels::ref {
 namespace {
-
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t d : v) n *= d;
-  return n;
-}
-
-void unflatten(int64_t flat, const std::vector<int64_t>& dims, std::vector<int64_t>& coord) {
-  for (size_t d = dims.size(); d-- > 0;) {
-    coord[d] = flat % dims[d];
-    flat /= dims[d];
-  }
-}
 
 // The kernel taps k in [lo, hi) of one axis whose input coordinate start + k * dilation lies in
 // [begin, end). Computed, not searched, so a huge window over a small input costs nothing.
