@@ -88,7 +88,7 @@ std::vector<fs::path> sorted_files(const fs::path& dir, const std::string& prefi
   return out;
 }
 
-// Feeds inputs by the names stored in the .pb files, or by position among the graph inputs.
+// Feeds input_<i>.pb to the i-th graph input, as ONNX's backend test runner does.
 Result<runtime::NamedTensors> load_inputs(const ir::Graph& g, const fs::path& set_dir) {
   runtime::NamedTensors feeds;
   const auto files = sorted_files(set_dir, "input_");

@@ -61,12 +61,6 @@ inline void expect_op(OpCase c, const Tensor& expected, Tolerance tol = {1e-5, 1
 }
 
 // The case fails with `code`, and the message names the node and contains `fragment`.
-inline void expect_error(const OpCase& c, StatusCode code, const std::string& fragment) {
-  auto r = run_op(c);
-  ASSERT_FALSE(r.is_ok()) << c.op_type << " unexpectedly succeeded";
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().message().find("node0"), std::string::npos) << r.status().to_string();
-  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().to_string();
-}
+using ::kiln::testing::expect_error;
 
 }  // namespace kiln::testing::ew

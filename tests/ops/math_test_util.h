@@ -70,13 +70,7 @@ inline void expect_output(const OpCase& c, const Tensor& expected, size_t index 
 }
 
 // Expects run_op to fail with `code` and a message naming the node and containing `fragment`.
-inline void expect_error(const OpCase& c, StatusCode code, const std::string& fragment) {
-  auto r = run_op(c);
-  ASSERT_FALSE(r.is_ok()) << "expected an error containing '" << fragment << "'";
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().message().find("node0"), std::string::npos) << r.status().to_string();
-  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().to_string();
-}
+using ::kiln::testing::expect_error;
 
 inline OpInput in(Tensor t, bool constant = false) { return OpInput{std::move(t), constant}; }
 inline OpInput absent() { return OpInput{std::nullopt, false}; }

@@ -50,13 +50,7 @@ inline void expect_f32(const std::vector<Tensor>& outs, size_t i, Dims dims,
 }
 
 // Expects the case to fail with `code` and a message naming the node and containing `fragment`.
-inline void expect_error(const OpCase& c, StatusCode code, const std::string& fragment) {
-  auto r = testing::run_op(c);
-  ASSERT_FALSE(r.is_ok()) << c.op_type << " unexpectedly succeeded";
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().message().find("node0"), std::string::npos) << r.status().to_string();
-  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().to_string();
-}
+using ::kiln::testing::expect_error;
 
 // A desc with dims given as numbers or symbol names: sym(DType::kF32, {"batch", 3, 224, 224}).
 inline ir::TensorDesc sym(DType t, std::vector<std::variant<int64_t, std::string>> dims) {

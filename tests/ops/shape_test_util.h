@@ -43,13 +43,7 @@ inline void expect_output(const OpCase& c, const Tensor& expected) {
 }
 
 // The case fails with `code` and a message naming the node and containing `fragment`.
-inline void expect_error(const OpCase& c, StatusCode code, const std::string& fragment) {
-  auto r = testing::run_op(c);
-  ASSERT_FALSE(r.is_ok()) << "expected an error containing '" << fragment << "'";
-  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
-  EXPECT_NE(r.status().message().find("node0"), std::string::npos) << r.status().to_string();
-  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().to_string();
-}
+using ::kiln::testing::expect_error;
 
 // --- shape inference alone, on symbolic descs ---
 

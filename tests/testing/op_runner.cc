@@ -1,5 +1,7 @@
 #include "testing/op_runner.h"
 
+#include <gtest/gtest.h>
+
 #include "ir/graph.h"
 #include "ops/infer_graph.h"
 
@@ -44,6 +46,15 @@ Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptio
   KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(g));
   KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(g, options));
   return exec.run(feeds);
+}
+
+void expect_error(const OpCase& c, StatusCode code, const std::string& fragment) {
+  auto r = run_op(c);
+  ASSERT_FALSE(r.is_ok()) << c.op_type << " succeeded; expected an error containing '" << fragment
+                          << "'";
+  EXPECT_EQ(r.status().code(), code) << r.status().to_string();
+  EXPECT_NE(r.status().message().find("node0"), std::string::npos) << r.status().to_string();
+  EXPECT_NE(r.status().message().find(fragment), std::string::npos) << r.status().to_string();
 }
 
 Tensor f32(Dims dims, std::vector<float> values) {

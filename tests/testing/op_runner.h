@@ -31,6 +31,10 @@ struct OpCase {
 Result<std::vector<Tensor>> run_op(const OpCase& c);
 Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options);
 
+// Runs the case and expects it to fail with `code`, naming the node ("node0") and containing
+// `fragment` in the message.
+void expect_error(const OpCase& c, StatusCode code, const std::string& fragment);
+
 // Shorthand for tensors in tests.
 Tensor f32(Dims dims, std::vector<float> values);
 Tensor i64(Dims dims, std::vector<int64_t> values);
