@@ -47,6 +47,14 @@ struct Node {
   Attributes attrs;
   // The opset version the model imports for this node's domain.
   int opset = 0;
+  // The ONNX nodes a fused node stands for, in graph order (empty for an unfused node: it stands
+  // for itself). Passes keep it so that logs and `kiln inspect` name fusions by the model's names.
+  std::vector<std::string> fused_from;
+
+  // fused_from, or {name} for an unfused node.
+  std::vector<std::string> origins() const {
+    return fused_from.empty() ? std::vector<std::string>{name} : fused_from;
+  }
 };
 
 class Graph {

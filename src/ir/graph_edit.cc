@@ -1,0 +1,103 @@
+#include "ir/graph_edit.h"
+
+#include <fmt/format.h>
+
+namespace kiln::ir {
+
+GraphIndex::GraphIndex(const Graph& graph)
+    : graph_(&graph), producers_(graph.producers()), uses_(graph.values.size()) {
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    for (size_t i = 0; i < node.inputs.size(); ++i) {
+      if (node.inputs[i] == kNoValue) continue;
+      uses_[static_cast<size_t>(node.inputs[i])].push_back(
+          Use{static_cast<int>(n), static_cast<int>(i)});
+    }
+  }
+}
+
+size_t GraphIndex::num_readers(ValueId v) const {
+  return uses(v).size() + (graph_->value(v).is_graph_output ? 1 : 0);
+}
+
+bool GraphIndex::has_single_reader(ValueId v) const {
+  return uses(v).size() == 1 && !graph_->value(v).is_graph_output;
+}
+
+std::string unique_value_name(const Graph& graph, std::string_view hint) {
+  if (graph.find_value(hint) == kNoValue) return std::string(hint);
+  for (int i = 1;; ++i) {
+    std::string name = fmt::format("{}__{}", hint, i);
+    if (graph.find_value(name) == kNoValue) return name;
+  }
+}
+
+ValueId add_constant(Graph& graph, std::string_view hint, Tensor value) {
+  const ValueId id = graph.add_value(unique_value_name(graph, hint),
+                                     TensorDesc::of_dims(value.dtype(), value.dims()));
+  graph.value(id).initializer = std::move(value);
+  return id;
+}
+
+void replace_uses(Graph& graph, ValueId from, ValueId to) {
+  for (Node& node : graph.nodes) {
+    for (ValueId& v : node.inputs) {
+      if (v == from) v = to;
+    }
+  }
+}
+
+void replace_output_value(Graph& graph, ValueId from, ValueId to) {
+  assert(graph.value(from).is_graph_output && !graph.value(to).is_graph_output);
+  for (Node& node : graph.nodes) {
+    for (ValueId& v : node.outputs) {
+      if (v == to) v = from;
+    }
+  }
+  replace_uses(graph, to, from);
+  // The output keeps its name; it takes the desc the surviving producer computes.
+  graph.value(from).desc = graph.value(to).desc;
+}
+
+void remove_nodes(Graph& graph, const std::vector<bool>& dead) {
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (!dead[n]) kept.push_back(std::move(graph.nodes[n]));
+  }
+  graph.nodes = std::move(kept);
+}
+
+int remove_dead_nodes(Graph& graph) {
+  std::vector<bool> live_value(graph.values.size(), false);
+  for (ValueId v : graph.outputs) live_value[static_cast<size_t>(v)] = true;
+  std::vector<bool> dead(graph.nodes.size(), true);
+  int removed = 0;
+  for (size_t n = graph.nodes.size(); n-- > 0;) {
+    const Node& node = graph.nodes[n];
+    bool needed = false;
+    for (ValueId v : node.outputs) {
+      if (v != kNoValue && live_value[static_cast<size_t>(v)]) needed = true;
+    }
+    if (!needed) {
+      ++removed;
+      continue;
+    }
+    dead[n] = false;
+    for (ValueId v : node.inputs) {
+      if (v != kNoValue) live_value[static_cast<size_t>(v)] = true;
+    }
+  }
+  remove_nodes(graph, dead);
+  return removed;
+}
+
+void add_origins(Node& into, const Node& from, bool from_runs_first) {
+  std::vector<std::string> a = from.origins();
+  std::vector<std::string> b = into.origins();
+  if (!from_runs_first) std::swap(a, b);
+  a.insert(a.end(), b.begin(), b.end());
+  into.fused_from = std::move(a);
+}
+
+}  // namespace kiln::ir

@@ -1,0 +1,53 @@
+#pragma once
+// A graph optimization pass: a named rewrite of an ir::Graph that keeps its outputs' values.
+//
+// Each pass lives in its own file (passes/<name>.{h,cc}) and exposes one PassDef; the order in
+// which they run is decided in one place, passes/pipeline.cc. A pass must leave the graph valid
+// (Graph::verify) with correct descs on every value it creates, and must record each rewrite in
+// the log, naming the ONNX nodes involved (Node::origins()), so the verbose build log can say
+// "fused Conv_0 + BatchNormalization_1 + Relu_2".
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+namespace kiln::passes {
+
+struct PassLogEntry {
+  std::string pass;
+  std::string message;
+};
+
+class PassLog {
+ public:
+  // "Conv_0 + BatchNormalization_1 -> Conv_0 (BatchNormalization folded into the weights)".
+  void add(std::string_view pass, std::string message);
+  // The usual fusion message: "fused <a + b + c> into <result_op> '<result_name>'".
+  void fused(std::string_view pass, std::span<const std::string> onnx_nodes,
+             std::string_view result_op, std::string_view result_name);
+  const std::vector<PassLogEntry>& entries() const { return entries_; }
+  // Entries made by one pass.
+  size_t count(std::string_view pass) const;
+
+ private:
+  std::vector<PassLogEntry> entries_;
+};
+
+struct PassContext {
+  PassLog& log;
+};
+
+struct PassDef {
+  std::string_view name;         // stable, used by --disablePasses and in logs
+  std::string_view description;  // one line for `kiln build --listPasses`
+  Status (*run)(ir::Graph&, PassContext&);
+};
+
+// " + "-joined origins, for log messages.
+std::string join_origins(std::span<const std::string> names);
+
+}  // namespace kiln::passes

@@ -1,0 +1,54 @@
+#include "passes/pipeline.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "ops/infer_graph.h"
+
+namespace kiln::passes {
+namespace {
+
+// Order matters: cleanup first so that folding sees through Identity/Dropout, folding before
+// fusion so that fusions see constants, and DCE last to drop what the others orphaned.
+const std::vector<PassDef>& ordered_passes() {
+  static const std::vector<PassDef> passes = {};
+  return passes;
+}
+
+Status check_names(const std::vector<std::string>& disabled) {
+  std::vector<std::string_view> known;
+  for (const PassDef& p : ordered_passes()) known.push_back(p.name);
+  for (const std::string& name : disabled) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return invalid_argument("unknown pass '{}' (passes: {})", name, fmt::join(known, ", "));
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+std::span<const PassDef> pipeline_passes() { return ordered_passes(); }
+
+Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log) {
+  KILN_RETURN_IF_ERROR(check_names(options.disabled));
+  PassContext ctx{log};
+  for (const PassDef& pass : ordered_passes()) {
+    if (std::find(options.disabled.begin(), options.disabled.end(), pass.name) !=
+        options.disabled.end()) {
+      continue;
+    }
+    KILN_RETURN_IF_ERROR(pass.run(graph, ctx).with_context(fmt::format("pass '{}'", pass.name)));
+    if (!options.verify_each) continue;
+    Status st = graph.verify();
+    if (st) st = ops::infer_graph_shapes(graph);
+    if (!st) {
+      return internal_error("pass '{}' left an invalid graph: {}", pass.name, st.message());
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::passes

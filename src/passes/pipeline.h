@@ -1,0 +1,26 @@
+#pragma once
+// The one place that orders kiln's graph passes.
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "passes/pass.h"
+
+namespace kiln::passes {
+
+struct PipelineOptions {
+  // Pass names to skip; an unknown name is an error listing the valid ones.
+  std::vector<std::string> disabled;
+  // Re-verify the graph and re-run shape inference after every pass, naming the pass that broke
+  // it. On by default: it costs milliseconds and turns a pass bug into a clear error.
+  bool verify_each = true;
+};
+
+// Every pass, in the order the pipeline runs them.
+std::span<const PassDef> pipeline_passes();
+
+// Runs the enabled passes in order over a graph that has passed import and shape inference.
+Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log);
+
+}  // namespace kiln::passes
