@@ -1,6 +1,7 @@
 #include "ops/op_def.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace kiln::ops {
 
@@ -30,15 +31,24 @@ std::string NodeContext::prefix() const {
   return fmt::format("node '{}' ({}): ", node_.name, node_.op_type);
 }
 
+void RunContext::preset_output(size_t i, Tensor t) {
+  if (preset_.size() < outputs_.size()) preset_.resize(outputs_.size());
+  preset_[i] = std::move(t);
+}
+
 Tensor& RunContext::allocate_output(size_t i) {
   const ir::TensorDesc& d = output_descs_[i];
   assert(d.is_static() && "allocate_output(i) needs a static inferred shape");
-  outputs_[i] = Tensor(d.dtype, d.static_dims());
-  return outputs_[i];
+  return allocate_output(i, d.dtype, d.static_dims());
 }
 
 Tensor& RunContext::allocate_output(size_t i, DType dtype, Dims dims) {
-  outputs_[i] = Tensor(dtype, std::move(dims));
+  if (i < preset_.size() && preset_[i].dtype() == dtype && preset_[i].dims() == dims) {
+    std::memset(preset_[i].raw_data(), 0, preset_[i].nbytes());
+    outputs_[i] = preset_[i];
+  } else {
+    outputs_[i] = Tensor(dtype, std::move(dims));
+  }
   return outputs_[i];
 }
 

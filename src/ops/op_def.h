@@ -157,6 +157,10 @@ class RunContext : public NodeContext {
   Tensor& allocate_output(size_t i, DType dtype, Dims dims);
   // Sets output i to an existing tensor (e.g. a reshaped view of an input).
   void set_output(size_t i, Tensor t) { outputs_[i] = std::move(t); }
+  // Makes allocate_output(i) hand out `t` (zero-filled) instead of new storage when dtype and dims
+  // match: the engine runs reference kernels straight into its arena this way. A kernel that
+  // set_output()s a view instead leaves the copy to the caller.
+  void preset_output(size_t i, Tensor t);
 
   std::vector<Tensor>& outputs() { return outputs_; }
 
@@ -164,6 +168,7 @@ class RunContext : public NodeContext {
   std::vector<const Tensor*> inputs_;
   std::vector<ir::TensorDesc> output_descs_;
   std::vector<Tensor> outputs_;
+  std::vector<Tensor> preset_;
 };
 
 }  // namespace kiln::ops

@@ -1,0 +1,31 @@
+#include <algorithm>
+
+#include "tactics/ref_generic.h"
+#include "tactics/tactic.h"
+
+namespace kiln::tactics {
+
+std::span<const Tactic* const> all_tactics() {
+  // Specific tactics first (per op in preference order), the generic fallback last.
+  static const std::vector<const Tactic*> tactics = {&ref_generic_tactic()};
+  return tactics;
+}
+
+std::vector<const Tactic*> tactics_for(std::string_view domain, std::string_view op_type) {
+  std::vector<const Tactic*> out;
+  for (const Tactic* t : all_tactics()) {
+    if ((t->domain() == domain && t->op_type() == op_type) || t->op_type() == "*") {
+      out.push_back(t);
+    }
+  }
+  return out;
+}
+
+const Tactic* find_tactic(std::string_view name) {
+  auto all = all_tactics();
+  auto it =
+      std::find_if(all.begin(), all.end(), [&](const Tactic* t) { return t->name() == name; });
+  return it == all.end() ? nullptr : *it;
+}
+
+}  // namespace kiln::tactics

@@ -1,0 +1,80 @@
+#pragma once
+// A tactic is one way to run one layer: an implementation with a stable name
+// ("conv.direct.f32", "ref.generic"), the conditions under which it applies, the CPU features it
+// needs, and a factory for the per-context kernel object that runs it.
+//
+// The split follows TensorRT's object model: the engine is immutable and shared; what a tactic
+// needs at run time that depends on shapes or owns scratch lives in a LayerKernel, one per
+// ExecutionContext, so several contexts run one engine from several threads without locks.
+//
+// Lifecycle of a LayerKernel:
+//   instantiate(spec)  once per context, may allocate
+//   reshape(in, out)   whenever input shapes change (not the hot path), may allocate
+//   run(in, out)       the hot path: no allocation (unless allocates() says otherwise), no
+//                      validation beyond what shapes alone cannot rule out
+//
+// Views passed to reshape() and run() have concrete dims; run() gets the same dims reshape() saw,
+// but its data pointers may differ from call to call (users rebind their buffers).
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "base/tensor_view.h"
+#include "ir/graph.h"
+
+namespace kiln::tactics {
+
+// What a tactic sees of a layer: the node (attributes, op, domain), its inputs' and outputs' descs
+// (dims may be symbolic: the engine is built for ranges of shapes), and the value of every
+// constant input (weights).
+struct LayerSpec {
+  const ir::Node* node = nullptr;
+  int since_version = 0;
+  std::vector<ir::TensorDesc> inputs;  // kAbsent dtype for an omitted optional input
+  std::vector<ir::TensorDesc> outputs;
+  std::vector<const Tensor*> constants;  // per input: its value when constant, else nullptr
+
+  bool has_input(size_t i) const {
+    return i < node->inputs.size() && node->inputs[i] != ir::kNoValue;
+  }
+  const Tensor* constant(size_t i) const { return i < constants.size() ? constants[i] : nullptr; }
+};
+
+class LayerKernel {
+ public:
+  virtual ~LayerKernel() = default;
+  virtual Status reshape(std::span<const TensorView> inputs, std::span<const TensorView> outputs) {
+    return Status::ok();
+  }
+  virtual Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs) = 0;
+};
+
+class Tactic {
+ public:
+  virtual ~Tactic() = default;
+  // Stable: stored in engines, accepted by --tactics, shown by inspect.
+  virtual std::string_view name() const = 0;
+  // The op this tactic implements ("" domain = ONNX); "*" for the generic reference fallback.
+  virtual std::string_view domain() const { return ""; }
+  virtual std::string_view op_type() const = 0;
+  // The CPU features run() needs, as a CpuFeatureSet bitmask (base/cpu_features.h).
+  virtual uint64_t required_features() const { return 0; }
+  // True when run() may allocate (the reference fallback): the builder prefers tactics that do not.
+  virtual bool allocates() const { return false; }
+  // Empty when the tactic can run the layer; otherwise why not ("group convolution", "float16").
+  virtual std::string why_not(const LayerSpec& spec) const = 0;
+  virtual Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const = 0;
+};
+
+// Every tactic kiln has, in preference order per op.
+std::span<const Tactic* const> all_tactics();
+// Tactics for one op in preference order, the fallback "ref.generic" last.
+std::vector<const Tactic*> tactics_for(std::string_view domain, std::string_view op_type);
+// nullptr when no tactic has the name.
+const Tactic* find_tactic(std::string_view name);
+
+}  // namespace kiln::tactics
