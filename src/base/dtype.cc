@@ -64,6 +64,14 @@ std::string_view dtype_name(DType t) {
   return "unknown";
 }
 
+std::optional<DType> dtype_from_name(std::string_view name) {
+  for (int i = 0; i <= static_cast<int>(DType::kBF16); ++i) {
+    const auto t = static_cast<DType>(i);
+    if (dtype_name(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 bool dtype_is_float(DType t) {
   return t == DType::kF32 || t == DType::kF16 || t == DType::kF64 || t == DType::kBF16;
 }

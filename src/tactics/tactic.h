@@ -78,3 +78,10 @@ std::vector<const Tactic*> tactics_for(std::string_view domain, std::string_view
 const Tactic* find_tactic(std::string_view name);
 
 }  // namespace kiln::tactics
+
+namespace kiln::tactics {
+
+// The spec of graph node `node` as the engine sees it (descs from the graph, constants' values).
+LayerSpec make_layer_spec(const ir::Graph& graph, const ir::Node& node);
+
+}  // namespace kiln::tactics

@@ -6,15 +6,22 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "engine/builder.h"
+#include "engine/serialize.h"
 #include "frontend/onnx/importer.h"
 #include "io/npy.h"
+#include "runtime/engine.h"
+#include "runtime/execution_context.h"
 #include "runtime/reference_executor.h"
+#include "testing/onnx_builder.h"
 #include "testing/tensor_compare.h"
 
 namespace kiln {
@@ -114,6 +121,14 @@ class ModelZoo : public ::testing::TestWithParam<std::string> {
         << "PyTorch's output is all zeros: the comparison would be vacuous";
   }
 
+  // The reference executor's output on the exported input, computed once per model per process.
+  const Tensor& reference_output() {
+    static std::map<std::string, Tensor> cache;
+    Tensor& t = cache[GetParam()];
+    if (!t.defined()) t = run(input_);
+    return t;
+  }
+
   // Runs the model on `input` and returns its (single) output.
   Tensor run(const Tensor& input) {
     auto exec = runtime::ReferenceExecutor::create(graph_);
@@ -132,7 +147,7 @@ class ModelZoo : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(ModelZoo, MatchesPyTorch) {
-  const Tensor out = run(input_);
+  const Tensor& out = reference_output();
   ASSERT_TRUE(out.defined());
   EXPECT_EQ(compare_output(out, expected_), "");
 }
@@ -153,6 +168,51 @@ TEST_P(ModelZooBatch, DynamicBatch) {
   for (int64_t n = 0; n < 2; ++n) {
     EXPECT_EQ(compare_output(batch_item(out, n), expected_), "") << "batch item " << n;
   }
+}
+
+// Worst absolute and relative (to the reference's largest magnitude) error of `got` against `want`.
+std::pair<double, double> worst_error(const Tensor& got, const Tensor& want) {
+  double worst = 0, scale = 0;
+  for (int64_t i = 0; i < want.numel(); ++i) {
+    worst = std::max(worst, std::abs(got.value_as_double(i) - want.value_as_double(i)));
+    scale = std::max(scale, std::abs(want.value_as_double(i)));
+  }
+  return {worst, scale > 0 ? worst / scale : worst};
+}
+
+// The numerical contract of an FP32 engine: every model of the set, built with a dynamic-batch
+// profile, saved, loaded and run, matches the reference executor within rtol 1e-3 / atol 1e-4 —
+// and, through the reference, PyTorch. The worst error is printed per model.
+TEST_P(ModelZoo, EngineMatchesReference) {
+  const Tensor& want = reference_output();
+  ASSERT_TRUE(want.defined());
+  const std::string input = graph_.value(graph_.inputs[0]).name;
+  Dims one = input_.dims(), four = input_.dims();
+  four[0] = 4;
+  engine::BuildOptions options;
+  options.profiles.push_back({{input, ShapeRange{one, one, four}}});
+  auto plan = engine::build_plan(graph_, options);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  testing::TempDir dir;
+  const fs::path file = dir.path() / (GetParam() + ".plan");
+  ASSERT_TRUE(engine::save_plan(*plan, file).is_ok());
+  auto loaded = engine::load_plan(file);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  auto eng = runtime::Engine::create(std::move(loaded).value());
+  ASSERT_TRUE(eng.is_ok()) << eng.status().to_string();
+  auto ctx = (*eng)->create_execution_context();
+  ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+  auto out = (*ctx)->run({{input, input_}});
+  ASSERT_TRUE(out.is_ok()) << out.status().to_string();
+  ASSERT_EQ(out->size(), 1u);
+  EXPECT_EQ(testing::compare_tensors((*out)[0], want, {1e-3, 1e-4}), "");
+  EXPECT_EQ(compare_output((*out)[0], expected_), "") << "against PyTorch";
+  const auto [abs_err, rel_err] = worst_error((*out)[0], want);
+  std::printf(
+      "[ engine  ] %s: worst error vs reference %.3g (%.3g of the output's range), "
+      "%zu layers\n",
+      GetParam().c_str(), abs_err, rel_err, (*eng)->plan().layers.size());
+  RecordProperty("worst_abs_error", std::to_string(abs_err));
 }
 
 // Every model models/export.py makes (scripts/test.sh exports them all).

@@ -56,6 +56,16 @@ OnnxBuilder& OnnxBuilder::initializer(const std::string& name, std::vector<int64
   return *this;
 }
 
+OnnxBuilder& OnnxBuilder::initializer_i64(const std::string& name, std::vector<int64_t> dims,
+                                          std::vector<int64_t> values) {
+  auto* t = model_.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t d : dims) t->add_dims(d);
+  for (int64_t v : values) t->add_int64_data(v);
+  return *this;
+}
+
 onnx::NodeProto& OnnxBuilder::node(const std::string& op_type, std::vector<std::string> inputs,
                                    std::vector<std::string> outputs, const std::string& name) {
   auto* n = model_.mutable_graph()->add_node();

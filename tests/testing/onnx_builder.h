@@ -19,6 +19,8 @@ class OnnxBuilder {
   OnnxBuilder& output(const std::string& name, int elem_type = 0, std::vector<int64_t> dims = {});
   OnnxBuilder& initializer(const std::string& name, std::vector<int64_t> dims,
                            std::vector<float> values);
+  OnnxBuilder& initializer_i64(const std::string& name, std::vector<int64_t> dims,
+                               std::vector<int64_t> values);
   onnx::NodeProto& node(const std::string& op_type, std::vector<std::string> inputs,
                         std::vector<std::string> outputs, const std::string& name = "");
 

@@ -5,6 +5,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "build_command.h"
+#include "inspect_command.h"
 #include "kiln/version.h"
 #include "list_ops.h"
 #include "run_command.h"
@@ -12,9 +14,11 @@
 namespace {
 
 void add_run(CLI::App& app, kiln::cli::RunOptions& o) {
-  auto* run =
-      app.add_subcommand("run", "Import an ONNX model and run it with the reference executor");
-  run->add_option("--onnx", o.onnx, "ONNX model file")->required();
+  auto* run = app.add_subcommand(
+      "run", "Run an ONNX model with the reference executor, or an engine built by kiln build");
+  auto* onnx = run->add_option("--onnx", o.onnx, "ONNX model file (reference executor)");
+  auto* engine = run->add_option("--loadEngine", o.load_engine, "Engine file from kiln build");
+  onnx->excludes(engine);
   run->add_option("--shapes", o.shapes, "Input shapes: name:1x3x224x224[,name2:...]");
   run->add_option("--loadInputs", o.load_inputs,
                   "Input files: name:file.npy or name:raw.bin[,...]");
@@ -23,6 +27,26 @@ void add_run(CLI::App& app, kiln::cli::RunOptions& o) {
   run->add_option("--seed", o.seed, "Seed for random inputs")->capture_default_str();
   run->add_option("--printValues", o.print_values, "Values printed per output")
       ->capture_default_str();
+}
+
+void add_build(CLI::App& app, kiln::cli::BuildOptions& o, bool& list_passes) {
+  auto* b = app.add_subcommand("build", "Optimize an ONNX model and save an engine");
+  b->add_option("--onnx", o.onnx, "ONNX model file");
+  b->add_option("--saveEngine", o.save_engine, "Engine file to write");
+  b->add_option("--shapes", o.shapes, "Static input shapes: name:1x3x224x224[,...]");
+  b->add_option("--minShapes", o.min_shapes,
+                "Smallest input shapes of a profile (repeat the three flags per profile)");
+  b->add_option("--optShapes", o.opt_shapes, "Shapes to optimize a profile for");
+  b->add_option("--maxShapes", o.max_shapes, "Largest input shapes of a profile");
+  b->add_option("--disablePasses", o.disable_passes, "Graph passes to skip: name[,name...]");
+  b->add_flag("--verbose", o.verbose, "Print the whole build log (fusions, tactics)");
+  b->add_flag("--listPasses", list_passes, "List the graph passes and exit");
+}
+
+void add_inspect(CLI::App& app, kiln::cli::InspectOptions& o) {
+  auto* i = app.add_subcommand("inspect", "Describe an engine: layers, tactics, memory, profiles");
+  i->add_option("engine", o.engine, "Engine file")->required();
+  i->add_option("--format", o.format, "text or json")->check(CLI::IsMember({"text", "json"}));
 }
 
 }  // namespace
@@ -48,6 +72,11 @@ int run_cli(int argc, char** argv) {
   app.set_version_flag("--version", fmt::format("kiln {} ({})", kiln::kVersion, kiln::kGitCommit));
   kiln::cli::RunOptions run_opts;
   add_run(app, run_opts);
+  kiln::cli::BuildOptions build_opts;
+  bool list_passes = false;
+  add_build(app, build_opts, list_passes);
+  kiln::cli::InspectOptions inspect_opts;
+  add_inspect(app, inspect_opts);
   std::string list_format = "text";
   auto* list = app.add_subcommand("list-ops", "List the supported operators and versions");
   list->add_option("--format", list_format, "text or md")->check(CLI::IsMember({"text", "md"}));
@@ -59,6 +88,14 @@ int run_cli(int argc, char** argv) {
   kiln::Status status;
   if (app.got_subcommand("run")) {
     status = kiln::cli::run_command(run_opts, std::cout);
+  } else if (app.got_subcommand("build")) {
+    if (list_passes) {
+      std::cout << kiln::cli::list_passes();
+    } else {
+      status = kiln::cli::build_command(build_opts, std::cout);
+    }
+  } else if (app.got_subcommand("inspect")) {
+    status = kiln::cli::inspect_command(inspect_opts, std::cout);
   } else if (app.got_subcommand("list-ops")) {
     std::cout << (list_format == "md" ? kiln::cli::list_ops_markdown()
                                       : kiln::cli::list_ops_text());

@@ -3,9 +3,7 @@
 #include <charconv>
 
 namespace kiln::cli {
-namespace {
 
-// Splits "a:b,c:d" at top-level commas, honouring single/double quotes around names.
 Result<std::vector<std::string>> split_list(std::string_view flag, std::string_view value) {
   std::vector<std::string> items;
   std::string cur;
@@ -28,6 +26,8 @@ Result<std::vector<std::string>> split_list(std::string_view flag, std::string_v
   items.push_back(std::move(cur));
   return items;
 }
+
+namespace {
 
 // "name:rest" or "'na:me':rest" -> {name, rest}.
 Result<std::pair<std::string, std::string>> split_name(std::string_view flag,

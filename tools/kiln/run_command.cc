@@ -6,33 +6,38 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <ostream>
 
+#include "engine/serialize.h"
 #include "frontend/onnx/importer.h"
 #include "io/npy.h"
 #include "io/random_input.h"
 #include "io/raw_tensor.h"
 #include "io/tensor_json.h"
 #include "options.h"
+#include "runtime/engine.h"
+#include "runtime/execution_context.h"
 #include "runtime/reference_executor.h"
 
 namespace kiln::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using DefaultDims = std::function<Dims(const ir::Value&)>;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// The dims to use for a graph input: --shapes, else the declared dims with symbolic ones set to 1.
+// The dims to use for a graph input: --shapes, else `fallback` (with a warning when the input has
+// dynamic dims).
 Result<Dims> input_dims(const ir::Value& in, const std::map<std::string, Dims>& shapes,
-                        std::ostream& out) {
+                        const DefaultDims& fallback, std::ostream& out) {
   if (auto it = shapes.find(in.name); it != shapes.end()) return it->second;
-  Dims dims;
+  Dims dims = fallback(in);
   std::vector<std::string> dynamic;
   for (const ir::Dim& d : *in.desc.shape) {
-    dims.push_back(d.is_known() ? d.value : 1);
     if (!d.is_known()) dynamic.push_back(d.to_string());
   }
   if (!dynamic.empty()) {
@@ -42,13 +47,20 @@ Result<Dims> input_dims(const ir::Value& in, const std::map<std::string, Dims>& 
   return dims;
 }
 
+// The declared dims with symbolic ones set to 1.
+Dims declared_dims(const ir::Value& in) {
+  Dims dims;
+  for (const ir::Dim& d : *in.desc.shape) dims.push_back(d.is_known() ? d.value : 1);
+  return dims;
+}
+
 Result<Tensor> load_input(const ir::Value& in, const std::string& path, const Dims& dims) {
   if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") return io::read_npy(path);
   return io::read_raw(path, in.desc.dtype, dims);
 }
 
 Result<runtime::NamedTensors> make_inputs(const ir::Graph& g, const RunOptions& opts,
-                                          std::ostream& out) {
+                                          const DefaultDims& fallback, std::ostream& out) {
   std::map<std::string, Dims> shapes;
   std::map<std::string, std::string> files;
   if (!opts.shapes.empty()) {
@@ -72,7 +84,7 @@ Result<runtime::NamedTensors> make_inputs(const ir::Graph& g, const RunOptions& 
     const ir::Value& in = g.value(v);
     const auto file = files.find(in.name);
     if (file == files.end() && in.initializer && !shapes.count(in.name)) continue;  // keep default
-    KILN_ASSIGN_OR_RETURN(Dims dims, input_dims(in, shapes, out));
+    KILN_ASSIGN_OR_RETURN(Dims dims, input_dims(in, shapes, fallback, out));
     KILN_RETURN_IF_ERROR(check_dims(dims, in.desc.dtype, fmt::format("input '{}'", in.name)));
     if (file != files.end()) {
       KILN_ASSIGN_OR_RETURN(feeds[in.name], load_input(in, file->second, dims));
@@ -122,29 +134,16 @@ void print_model_summary(std::ostream& out, const RunOptions& opts, const ir::Gr
 
 }  // namespace
 
-Status run_command(const RunOptions& opts, std::ostream& out) {
-  if (opts.onnx.empty()) return invalid_argument("--onnx is required");
-  if (opts.iterations < 1)
-    return invalid_argument("--iterations must be at least 1, got {}", opts.iterations);
-  auto t0 = Clock::now();
-  KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
-  print_model_summary(out, opts, graph, ms_since(t0));
-  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(graph));
-  KILN_ASSIGN_OR_RETURN(auto feeds, make_inputs(graph, opts, out));
-  std::vector<double> times;
-  std::vector<Tensor> outputs;
-  for (int i = 0; i < opts.iterations; ++i) {
-    t0 = Clock::now();
-    KILN_ASSIGN_OR_RETURN(outputs, exec.run(feeds));
-    times.push_back(ms_since(t0));
-  }
+void print_times(std::ostream& out, std::string_view what, std::vector<double> times) {
   std::sort(times.begin(), times.end());
   double mean = 0;
   for (double t : times) mean += t / static_cast<double>(times.size());
-  fmt::print(
-      out,
-      "[I] reference executor: {} iteration(s): min {:.2f} ms, median {:.2f} ms, mean {:.2f} ms\n",
-      times.size(), times.front(), times[times.size() / 2], mean);
+  fmt::print(out, "[I] {}: {} iteration(s): min {:.2f} ms, median {:.2f} ms, mean {:.2f} ms\n",
+             what, times.size(), times.front(), times[times.size() / 2], mean);
+}
+
+Status report_outputs(const RunOptions& opts, const ir::Graph& graph,
+                      const std::vector<Tensor>& outputs, std::ostream& out) {
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs.size(); ++i) {
     names.push_back(graph.value(graph.outputs[i]).name);
@@ -155,6 +154,64 @@ Status run_command(const RunOptions& opts, std::ostream& out) {
     fmt::print(out, "[I] outputs written to {}\n", opts.export_output);
   }
   return Status::ok();
+}
+
+Status run_onnx(const RunOptions& opts, std::ostream& out) {
+  auto t0 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
+  print_model_summary(out, opts, graph, ms_since(t0));
+  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(graph));
+  KILN_ASSIGN_OR_RETURN(auto feeds, make_inputs(graph, opts, declared_dims, out));
+  std::vector<double> times;
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < opts.iterations; ++i) {
+    t0 = Clock::now();
+    KILN_ASSIGN_OR_RETURN(outputs, exec.run(feeds));
+    times.push_back(ms_since(t0));
+  }
+  print_times(out, "reference executor", times);
+  return report_outputs(opts, graph, outputs, out);
+}
+
+Status run_engine(const RunOptions& opts, std::ostream& out) {
+  auto t0 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::load_plan(opts.load_engine));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const runtime::Engine> engine,
+                        runtime::Engine::create(std::move(plan)));
+  fmt::print(out, "[I] engine: {} ({} layers), loaded in {:.1f} ms\n", opts.load_engine,
+             engine->plan().layers.size(), ms_since(t0));
+  KILN_ASSIGN_OR_RETURN(auto ctx, engine->create_execution_context());
+  const ir::Graph& graph = engine->graph();
+  // Dynamic inputs default to the first profile's opt shapes, as trtexec does.
+  auto opt_dims = [&](const ir::Value& in) {
+    for (const engine::InputRange& r : engine->plan().profiles[0].inputs) {
+      if (r.input == in.name) return r.opt;
+    }
+    return declared_dims(in);
+  };
+  KILN_ASSIGN_OR_RETURN(auto feeds, make_inputs(graph, opts, opt_dims, out));
+  std::vector<double> times;
+  std::vector<Tensor> outputs;
+  for (int i = 0; i < opts.iterations; ++i) {
+    t0 = Clock::now();
+    KILN_ASSIGN_OR_RETURN(outputs, ctx->run(feeds));
+    times.push_back(ms_since(t0));
+  }
+  fmt::print(out, "[I] profile {}, activation arena {} bytes\n", ctx->active_profile(),
+             ctx->arena_bytes());
+  print_times(out, "engine", times);
+  return report_outputs(opts, graph, outputs, out);
+}
+
+}  // namespace
+
+Status run_command(const RunOptions& opts, std::ostream& out) {
+  if (opts.onnx.empty() == opts.load_engine.empty()) {
+    return invalid_argument("give exactly one of --onnx (reference executor) and --loadEngine");
+  }
+  if (opts.iterations < 1)
+    return invalid_argument("--iterations must be at least 1, got {}", opts.iterations);
+  return opts.onnx.empty() ? run_engine(opts, out) : run_onnx(opts, out);
 }
 
 }  // namespace kiln::cli

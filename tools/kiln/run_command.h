@@ -1,6 +1,6 @@
 #pragma once
-// `kiln run`: import a model, run it with the reference executor on given or random inputs, print
-// the outputs and the wall time.
+// `kiln run`: run a model with the reference executor (--onnx) or an engine (--loadEngine) on
+// given or random inputs; print the outputs and the wall time.
 
 #include <iosfwd>
 #include <string>
@@ -10,7 +10,8 @@
 namespace kiln::cli {
 
 struct RunOptions {
-  std::string onnx;           // --onnx
+  std::string onnx;           // --onnx: run the model with the reference executor
+  std::string load_engine;    // --loadEngine: run an engine built by `kiln build`
   std::string shapes;         // --shapes=name:1x3x224x224,...
   std::string load_inputs;    // --loadInputs=name:file.npy,...
   std::string export_output;  // --exportOutput=out.json

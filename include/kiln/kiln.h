@@ -1,0 +1,127 @@
+#pragma once
+// kiln's public C++ API: TensorRT's object model on CPUs.
+//
+//   auto network = kiln::Network::from_onnx_file("resnet50.onnx");      // parse and check
+//   kiln::BuilderConfig config;                                         // profiles, passes, log
+//   auto engine = kiln::Builder::build(*network, config);               // optimize, plan, tune
+//   engine->save("resnet50.plan");                                      // atomic write
+//   auto loaded = kiln::Runtime::load("resnet50.plan");                 // mmap, verify, check CPU
+//   auto ctx = loaded->create_execution_context();                      // one per thread
+//   ctx->set_input_shape("input", dims); ctx->set_tensor_address("input", ptr);
+//   ctx->execute();
+//
+// Every call that can fail returns Status or Result<T> (kiln/status.h); nothing throws. Engines are
+// immutable and cheap to copy (shared); execution contexts are movable, one per concurrent caller.
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/profile.h"
+#include "kiln/status.h"
+#include "kiln/tensor.h"
+
+namespace kiln {
+
+namespace runtime {
+class Engine;
+class ExecutionContext;
+}  // namespace runtime
+namespace ir {
+class Graph;
+}  // namespace ir
+
+struct BuilderConfig {
+  // Empty: one profile with every dynamic dim set to 1 (logged as a warning), as trtexec does.
+  std::vector<OptimizationProfile> profiles;
+  // Graph passes to skip, by name (see `kiln build --listPasses`).
+  std::vector<std::string> disabled_passes;
+  // Receives the build log line by line: warnings, each fusion named by its ONNX nodes, each
+  // layer's tactic.
+  std::function<void(std::string_view)> log;
+};
+
+// An imported, checked ONNX model (TensorRT's INetworkDefinition filled by its ONNX parser).
+class Network {
+ public:
+  static Result<Network> from_onnx_file(const std::filesystem::path& path);
+  Network(Network&&) noexcept;
+  Network& operator=(Network&&) noexcept;
+  ~Network();
+
+  const ir::Graph& graph() const { return *graph_; }
+
+ private:
+  explicit Network(std::unique_ptr<ir::Graph> graph);
+  std::unique_ptr<ir::Graph> graph_;
+};
+
+struct TensorInfo {
+  std::string name;
+  DType dtype = DType::kUndefined;
+  std::string shape;  // "float32[batch,3,224,224]" style, symbols kept
+  bool is_input = false;
+};
+
+class ExecutionContext;
+
+class Engine {
+ public:
+  // Inputs then outputs, in model order.
+  std::vector<TensorInfo> io_tensors() const;
+  int num_profiles() const;
+  // The range of `input` under profile `profile`.
+  Result<ShapeRange> profile_shape(int profile, std::string_view input) const;
+  // Writes the engine file atomically.
+  Status save(const std::filesystem::path& path) const;
+  Result<ExecutionContext> create_execution_context() const;
+
+  const runtime::Engine& impl() const { return *impl_; }
+
+ private:
+  friend class Builder;
+  friend class Runtime;
+  explicit Engine(std::shared_ptr<const runtime::Engine> impl) : impl_(std::move(impl)) {}
+  std::shared_ptr<const runtime::Engine> impl_;
+};
+
+class Builder {
+ public:
+  static Result<Engine> build(const Network& network, const BuilderConfig& config = {});
+};
+
+class Runtime {
+ public:
+  // Maps the file; refuses a truncated or corrupted file, another format version, or a CPU that
+  // lacks a feature the engine's kernels need (naming it).
+  static Result<Engine> load(const std::filesystem::path& path);
+};
+
+class ExecutionContext {
+ public:
+  ExecutionContext(ExecutionContext&&) noexcept;
+  ExecutionContext& operator=(ExecutionContext&&) noexcept;
+  ~ExecutionContext();
+
+  Status set_input_shape(std::string_view input, std::span<const int64_t> dims);
+  Status set_tensor_address(std::string_view name, const void* data);
+  Result<Dims> tensor_shape(std::string_view name);
+  // The hot path: runs on the bound buffers, allocating nothing once shapes are set.
+  Status execute();
+  // Convenience: binds `inputs` by name, executes, returns the outputs in model order.
+  Result<std::vector<Tensor>> run(const std::map<std::string, Tensor, std::less<>>& inputs);
+
+  runtime::ExecutionContext& impl() { return *impl_; }
+
+ private:
+  friend class Engine;
+  explicit ExecutionContext(std::unique_ptr<runtime::ExecutionContext> impl);
+  std::unique_ptr<runtime::ExecutionContext> impl_;
+};
+
+}  // namespace kiln

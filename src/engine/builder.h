@@ -1,0 +1,28 @@
+#pragma once
+// Graph -> engine plan: optimization passes, layer kinds, tactic choice, profiles and memory
+// plans. The builder's every decision is recorded in Plan::build_log.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "engine/plan.h"
+#include "kiln/profile.h"
+#include "passes/pipeline.h"
+
+namespace kiln::engine {
+
+// One optimization profile as the user gives it: ranges for the inputs with dynamic dims.
+using ProfileSpec = OptimizationProfile;
+
+struct BuildOptions {
+  // Empty: one profile, with every dynamic dim set to 1 (as trtexec does), logged as a warning.
+  std::vector<ProfileSpec> profiles;
+  passes::PipelineOptions passes;
+};
+
+// `graph` comes from the importer (checked, shapes inferred).
+Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options);
+
+}  // namespace kiln::engine

@@ -1,0 +1,146 @@
+#include <fmt/format.h>
+
+#include "engine/meta_json.h"
+
+namespace kiln::engine {
+namespace {
+
+using nlohmann::json;
+
+constexpr size_t kWeightAlignment = 64;
+
+json shape_json(const ir::TensorDesc& d) {
+  if (!d.has_rank()) return nullptr;
+  json dims = json::array();
+  for (const ir::Dim& dim : *d.shape) {
+    if (dim.is_known()) {
+      dims.push_back(dim.value);
+    } else if (!dim.symbol.empty()) {
+      dims.push_back(dim.symbol);
+    } else {
+      dims.push_back(nullptr);
+    }
+  }
+  return dims;
+}
+
+class WeightsWriter {
+ public:
+  Result<json> add(const Tensor& t, std::string_view what) {
+    if (t.dtype() == DType::kString || dtype_size(t.dtype()) == 0) {
+      return unsupported("{} is a {} tensor, which an engine cannot store", what,
+                         dtype_name(t.dtype()));
+    }
+    bytes_.resize((bytes_.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment);
+    const size_t offset = bytes_.size();
+    bytes_.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+    return json{{"dtype", dtype_name(t.dtype())},
+                {"dims", t.dims()},
+                {"offset", offset},
+                {"bytes", t.nbytes()}};
+  }
+  std::string take() { return std::move(bytes_); }
+
+ private:
+  std::string bytes_;
+};
+
+Result<json> attr_json(const ir::AttrValue& a, WeightsWriter& weights, std::string_view what) {
+  const ir::AttrType type = ir::attr_value_type(a);
+  json out = {{"type", ir::attr_type_name(type)}};
+  if (const Tensor* t = std::get_if<Tensor>(&a)) {
+    KILN_ASSIGN_OR_RETURN(out["value"], weights.add(*t, what));
+    return out;
+  }
+  std::visit(
+      [&](const auto& v) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, Tensor>) out["value"] = v;
+      },
+      a);
+  return out;
+}
+
+Result<json> layer_json(const ir::Node& node, const Layer& layer, WeightsWriter& weights) {
+  json attrs = json::object();
+  for (const auto& [name, value] : node.attrs.all()) {
+    KILN_ASSIGN_OR_RETURN(
+        attrs[name],
+        attr_json(value, weights, fmt::format("attribute '{}' of '{}'", name, node.name)));
+  }
+  return json{{"name", node.name},
+              {"op", node.op_type},
+              {"domain", node.domain},
+              {"opset", node.opset},
+              {"fused_from", node.fused_from},
+              {"attrs", std::move(attrs)},
+              {"inputs", node.inputs},
+              {"outputs", node.outputs},
+              {"kind", layer.kind == LayerKind::kShape ? "shape" : "run"},
+              {"tactic", layer.tactic},
+              {"precision", layer.precision}};
+}
+
+json profile_json(const Profile& p) {
+  json inputs = json::array();
+  for (const InputRange& r : p.inputs) {
+    inputs.push_back({{"name", r.input}, {"min", r.min}, {"opt", r.opt}, {"max", r.max}});
+  }
+  json slots = json::array();
+  for (size_t v = 0; v < p.memory.offsets.size(); ++v) {
+    if (p.memory.offsets[v] >= 0) slots.push_back({v, p.memory.offsets[v], p.memory.bytes[v]});
+  }
+  return {{"inputs", std::move(inputs)},
+          {"memory",
+           {{"arena_bytes", p.memory.arena_bytes},
+            {"no_reuse_bytes", p.memory.no_reuse_bytes},
+            {"peak_live_bytes", p.memory.peak_live_bytes},
+            {"strategy", p.memory.strategy},
+            {"slots", std::move(slots)}}}};
+}
+
+Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
+  const ir::Graph& g = plan.graph;
+  const std::vector<ValueClass> classes = classify_values(plan);
+  json values = json::array();
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const ir::Value& val = g.values[v];
+    json j = {{"name", val.name},
+              {"dtype", dtype_name(val.desc.dtype)},
+              {"shape", shape_json(val.desc)},
+              {"input", val.is_graph_input},
+              {"output", val.is_graph_output}};
+    // Only initializers a layer reads (or an input's default) are worth storing.
+    if (val.initializer && (classes[v] == ValueClass::kConstant || val.is_graph_input)) {
+      KILN_ASSIGN_OR_RETURN(
+          j["weight"], weights.add(*val.initializer, fmt::format("initializer '{}'", val.name)));
+    }
+    values.push_back(std::move(j));
+  }
+  return values;
+}
+
+}  // namespace
+
+Result<PlanSections> plan_to_sections(const Plan& plan) {
+  const ir::Graph& g = plan.graph;
+  WeightsWriter weights;
+  PlanSections out;
+  json& m = out.meta;
+  m["graph"] = {{"name", g.name}, {"producer", g.producer}, {"opset_imports", g.opset_imports}};
+  KILN_ASSIGN_OR_RETURN(m["values"], values_json(plan, weights));
+  m["inputs"] = g.inputs;
+  m["outputs"] = g.outputs;
+  m["layers"] = json::array();
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    KILN_ASSIGN_OR_RETURN(json layer, layer_json(g.nodes[n], plan.layers[n], weights));
+    m["layers"].push_back(std::move(layer));
+  }
+  m["profiles"] = json::array();
+  for (const Profile& p : plan.profiles) m["profiles"].push_back(profile_json(p));
+  m["required_features"] = plan.required_features;
+  m["build_log"] = plan.build_log;
+  out.weights = weights.take();
+  return out;
+}
+
+}  // namespace kiln::engine

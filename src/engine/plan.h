@@ -1,0 +1,71 @@
+#pragma once
+// The engine's content, in memory: what the builder produces, the serializer writes, the loader
+// reads back and the runtime executes. Immutable once built.
+//
+// An engine is an optimized graph whose nodes are layers, each with the tactic chosen to run it,
+// plus one or more optimization profiles (ranges of input shapes), each with its memory plan.
+// Values fall in four classes:
+//   - constants (weights), stored in the engine file and used in place;
+//   - graph inputs and outputs, in buffers the caller binds (or the context owns);
+//   - shape values: small integer tensors computed from shapes alone (the Shape -> Gather ->
+//     Concat chains of a dynamic model), evaluated when input shapes change, not per inference;
+//   - activations, which live in the arena at offsets the memory plan gives.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/tensor.h"
+#include "ir/graph.h"
+
+namespace kiln::engine {
+
+enum class LayerKind : uint8_t {
+  kRun,    // runs on every inference
+  kShape,  // evaluated when input shapes change (its inputs are constants or shape values)
+};
+
+struct Layer {
+  LayerKind kind = LayerKind::kRun;
+  std::string tactic;  // stable tactic name; empty for shape layers
+  std::string precision = "fp32";
+};
+
+// The shapes one input may take under a profile. Static inputs have min == opt == max.
+struct InputRange {
+  std::string input;
+  Dims min, opt, max;
+};
+
+// How the arena is laid out for one profile, planned at the profile's max shapes.
+struct MemoryLayout {
+  std::vector<int64_t> offsets;  // per value; -1 when the value does not live in the arena
+  std::vector<int64_t> bytes;    // per value; bytes reserved at the offset (max shapes)
+  int64_t arena_bytes = 0;
+  int64_t no_reuse_bytes = 0;   // what the activations would need without sharing
+  int64_t peak_live_bytes = 0;  // the lower bound: the largest set of simultaneously live values
+  std::string strategy;         // the planner heuristic that won
+};
+
+struct Profile {
+  std::vector<InputRange> inputs;  // one per graph input, in graph input order
+  MemoryLayout memory;
+};
+
+struct Plan {
+  ir::Graph graph;            // optimized; graph.nodes[i] is layer i
+  std::vector<Layer> layers;  // parallel to graph.nodes
+  std::vector<Profile> profiles;
+  uint64_t required_features = 0;      // CpuFeatureSet of the chosen tactics
+  std::vector<std::string> build_log;  // pass log and decisions, for inspect and --verbose
+};
+
+enum class ValueClass : uint8_t { kUnused, kConstant, kInput, kOutput, kShape, kArena };
+
+// The class of every value, derived from the graph and the layer kinds.
+std::vector<ValueClass> classify_values(const Plan& plan);
+
+// Index of the profile whose ranges contain `input_dims` (one entry per graph input), or -1.
+int find_profile(const Plan& plan, const std::vector<Dims>& input_dims);
+
+}  // namespace kiln::engine

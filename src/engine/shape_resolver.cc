@@ -1,0 +1,113 @@
+#include "engine/shape_resolver.h"
+
+#include "ops/infer_graph.h"
+
+namespace kiln::engine {
+namespace {
+
+// Shape values are tiny; anything larger is data and runs per inference.
+constexpr int64_t kMaxShapeValueElements = 1024;
+
+bool is_integer(DType t) { return t == DType::kInt64 || t == DType::kInt32; }
+
+bool reads_only_dims(const ir::Node& node) {
+  return node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size");
+}
+
+Result<std::vector<Tensor>> evaluate(const ir::Node& node, const ops::ResolvedOp& op,
+                                     const std::vector<const Tensor*>& values,
+                                     const std::vector<ir::TensorDesc>& outputs) {
+  ops::RunContext ctx(node, op.since_version, values, outputs);
+  KILN_RETURN_IF_ERROR(op.def->run(ctx));
+  return ctx.outputs();
+}
+
+}  // namespace
+
+std::vector<LayerKind> classify_layers(const ir::Graph& graph) {
+  std::vector<bool> shape_value(graph.values.size(), false);
+  std::vector<LayerKind> kinds(graph.nodes.size(), LayerKind::kRun);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const ir::Node& node = graph.nodes[n];
+    bool inputs_known = true;
+    for (ir::ValueId v : node.inputs) {
+      if (v == ir::kNoValue) continue;
+      inputs_known &= graph.value(v).constant() != nullptr || shape_value[static_cast<size_t>(v)];
+    }
+    bool small_ints = !node.outputs.empty();
+    for (ir::ValueId v : node.outputs) {
+      if (v == ir::kNoValue) continue;
+      const ir::Value& out = graph.value(v);
+      small_ints &= is_integer(out.desc.dtype) && out.desc.has_rank() && !out.is_graph_output &&
+                    out.desc.rank() <= 1;
+      if (out.desc.rank() == 1) {
+        const ir::Dim& d = out.desc.dim(0);
+        small_ints &= d.is_known() && d.value <= kMaxShapeValueElements;
+      }
+    }
+    if (small_ints && (inputs_known || reads_only_dims(node))) {
+      kinds[n] = LayerKind::kShape;
+      for (ir::ValueId v : node.outputs) {
+        if (v != ir::kNoValue) shape_value[static_cast<size_t>(v)] = true;
+      }
+    }
+  }
+  return kinds;
+}
+
+Result<ResolvedShapes> resolve_shapes(const ir::Graph& graph, const std::vector<Layer>& layers,
+                                      const std::vector<Dims>& input_dims) {
+  ResolvedShapes r;
+  r.dims.resize(graph.values.size());
+  r.shape_values.resize(graph.values.size());
+  for (size_t i = 0; i < graph.values.size(); ++i) {
+    if (const Tensor* c = graph.values[i].constant()) r.dims[i] = c->dims();
+  }
+  for (size_t i = 0; i < graph.inputs.size(); ++i) {
+    r.dims[static_cast<size_t>(graph.inputs[i])] = input_dims[i];
+  }
+  std::vector<ir::TensorDesc> descs(graph.values.size());
+  static const ir::TensorDesc kAbsent;
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const ir::Node& node = graph.nodes[n];
+    std::vector<const ir::TensorDesc*> in;
+    std::vector<const Tensor*> values;
+    for (ir::ValueId v : node.inputs) {
+      if (v == ir::kNoValue) {
+        in.push_back(&kAbsent);
+        values.push_back(nullptr);
+        continue;
+      }
+      const auto idx = static_cast<size_t>(v);
+      if (!r.dims[idx]) {
+        return internal_error("node '{}' ({}): input '{}' has no shape", node.name, node.op_type,
+                              graph.value(v).name);
+      }
+      descs[idx] = ir::TensorDesc::of_dims(graph.value(v).desc.dtype, *r.dims[idx]);
+      in.push_back(&descs[idx]);
+      const Tensor* c = graph.value(v).constant();
+      values.push_back(c != nullptr ? c : (r.shape_values[idx] ? &*r.shape_values[idx] : nullptr));
+    }
+    const ops::ResolvedOp op = ops::resolve_op(node);
+    KILN_ASSIGN_OR_RETURN(ops::NodeInference inf, ops::infer_node(node, op, in, values));
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] == ir::kNoValue) continue;
+      if (!inf.outputs[i].is_static()) {
+        return unsupported(
+            "node '{}' ({}): the shape of output '{}' ({}) depends on the data; kiln engines plan "
+            "every buffer before running, so this op can only run in the reference executor",
+            node.name, node.op_type, graph.value(node.outputs[i]).name, inf.outputs[i].to_string());
+      }
+      r.dims[static_cast<size_t>(node.outputs[i])] = inf.outputs[i].static_dims();
+    }
+    if (layers[n].kind != LayerKind::kShape) continue;
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluate(node, op, values, inf.outputs));
+    for (size_t i = 0; i < node.outputs.size(); ++i) {
+      if (node.outputs[i] != ir::kNoValue)
+        r.shape_values[static_cast<size_t>(node.outputs[i])] = outs[i];
+    }
+  }
+  return r;
+}
+
+}  // namespace kiln::engine

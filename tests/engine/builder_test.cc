@@ -1,0 +1,117 @@
+#include "engine/builder.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/engine_test_util.h"
+#include "engine/shape_resolver.h"
+#include "passes/pass_harness.h"
+#include "testing/tensor_compare.h"
+
+namespace kiln {
+namespace {
+
+using testing::import_model;
+
+engine::BuildOptions batch_profile(int64_t lo, int64_t opt, int64_t hi) {
+  engine::BuildOptions o;
+  o.profiles.push_back({{"x", ShapeRange{{lo, 3, 8, 8}, {opt, 3, 8, 8}, {hi, 3, 8, 8}}}});
+  return o;
+}
+
+TEST(Builder, StaticModelRunsLikeTheReference) {
+  const auto model = testing::small_cnn(false);
+  auto engine = testing::build_engine(model);
+  ASSERT_NE(engine, nullptr);
+  const Tensor x = testing::random_f32({2, 3, 8, 8}, 7);
+  auto ctx = engine->create_execution_context();
+  ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+  auto got = (*ctx)->run({{"x", x}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  const auto want = testing::reference_outputs(model, {{"x", x}});
+  ASSERT_EQ(got->size(), 1u);
+  EXPECT_EQ(testing::compare_tensors((*got)[0], want[0], {1e-5, 1e-6}), "");
+}
+
+TEST(Builder, DefaultProfileSetsDynamicDimsToOneWithAWarning) {
+  auto plan = engine::build_plan(import_model(testing::small_cnn(true)), {});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ASSERT_EQ(plan->profiles.size(), 1u);
+  EXPECT_EQ(plan->profiles[0].inputs[0].max, (Dims{1, 3, 8, 8}));
+  bool warned = false;
+  for (const std::string& line : plan->build_log) warned |= line.find("warning: input 'x'") == 0;
+  EXPECT_TRUE(warned);
+}
+
+TEST(Builder, ProfileErrorsNameTheInput) {
+  const ir::Graph g = import_model(testing::small_cnn(true));
+  auto expect_error = [&](engine::BuildOptions o, std::string_view needle) {
+    auto plan = engine::build_plan(g, o);
+    ASSERT_FALSE(plan.is_ok());
+    EXPECT_EQ(plan.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(plan.status().message().find(needle), std::string::npos) << plan.status().message();
+  };
+  expect_error(batch_profile(4, 2, 8), "min <= opt <= max");
+  engine::BuildOptions rank;
+  rank.profiles.push_back({{"x", ShapeRange{{1, 3, 8}, {1, 3, 8}, {1, 3, 8}}}});
+  expect_error(rank, "input 'x'");
+  engine::BuildOptions fixed_dim;
+  fixed_dim.profiles.push_back({{"x", ShapeRange{{1, 4, 8, 8}, {1, 4, 8, 8}, {1, 4, 8, 8}}}});
+  expect_error(fixed_dim, "does not fit");
+  engine::BuildOptions unknown = batch_profile(1, 1, 2);
+  unknown.profiles[0]["y"] = ShapeRange{{1}, {1}, {1}};
+  expect_error(unknown, "'y', which is not an input");
+  engine::BuildOptions missing;
+  missing.profiles.push_back({});
+  expect_error(missing, "must give its min/opt/max");
+}
+
+TEST(Builder, UnknownPassNameIsAnError) {
+  engine::BuildOptions o;
+  o.passes.disabled = {"no_such_pass"};
+  auto plan = engine::build_plan(import_model(testing::small_cnn(false)), o);
+  ASSERT_FALSE(plan.is_ok());
+  EXPECT_NE(plan.status().message().find("unknown pass 'no_such_pass'"), std::string::npos);
+}
+
+TEST(Builder, ShapeChainBecomesShapeLayers) {
+  const auto model = testing::shape_chain_model();
+  engine::BuildOptions o;
+  o.profiles.push_back({{"x", ShapeRange{{1, 6}, {2, 6}, {8, 6}}}});
+  auto plan = engine::build_plan(import_model(model), o);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  std::vector<std::string> run_ops;
+  for (size_t n = 0; n < plan->layers.size(); ++n) {
+    if (plan->layers[n].kind == engine::LayerKind::kRun) {
+      run_ops.push_back(plan->graph.nodes[n].op_type);
+    }
+  }
+  EXPECT_EQ(run_ops, (std::vector<std::string>{"Reshape", "Relu"}));
+}
+
+TEST(Builder, DataDependentShapesAreRefused) {
+  testing::OnnxBuilder b;
+  b.input("x", 1, {4});
+  b.node("NonZero", {"x"}, {"y"}, "nz");
+  b.output("y");
+  auto plan = engine::build_plan(import_model(b), {});
+  ASSERT_FALSE(plan.is_ok());
+  EXPECT_EQ(plan.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(plan.status().message().find("node 'nz' (NonZero)"), std::string::npos)
+      << plan.status().message();
+}
+
+TEST(Builder, MemoryPlanSharesBuffers) {
+  auto plan = engine::build_plan(import_model(testing::small_cnn(true)), batch_profile(1, 2, 4));
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const engine::MemoryLayout& m = plan->profiles[0].memory;
+  EXPECT_GT(m.arena_bytes, 0);
+  EXPECT_LE(m.peak_live_bytes, m.arena_bytes);
+  EXPECT_LE(m.arena_bytes, m.no_reuse_bytes);
+  // Planned at the max batch: the largest activation is a 4x4x8x8 float tensor.
+  int64_t largest = 0;
+  for (int64_t b : m.bytes) largest = std::max(largest, b);
+  EXPECT_EQ(largest, 4 * 4 * 8 * 8 * 4);
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,160 @@
+#include "build_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <ostream>
+
+#include "base/cpu_features.h"
+#include "engine/memory_planner.h"
+#include "engine/serialize.h"
+#include "frontend/onnx/importer.h"
+#include "options.h"
+#include "passes/pipeline.h"
+
+namespace kiln::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+Result<std::map<std::string, Dims>> parse_one(std::string_view flag,
+                                              const std::vector<std::string>& values, size_t i) {
+  if (i >= values.size()) return std::map<std::string, Dims>{};
+  return parse_shapes(flag, values[i]);
+}
+
+// Profile i from the i-th --minShapes/--optShapes/--maxShapes, which must name the same inputs; a
+// missing --optShapes defaults to --maxShapes, as in trtexec.
+Result<engine::ProfileSpec> profile_from_flags(const BuildOptions& o, size_t i) {
+  KILN_ASSIGN_OR_RETURN(auto mins, parse_one("--minShapes", o.min_shapes, i));
+  KILN_ASSIGN_OR_RETURN(auto opts, parse_one("--optShapes", o.opt_shapes, i));
+  KILN_ASSIGN_OR_RETURN(auto maxs, parse_one("--maxShapes", o.max_shapes, i));
+  if (opts.empty()) opts = maxs;
+  engine::ProfileSpec spec;
+  for (const auto& [name, max] : maxs) {
+    if (!mins.count(name) || !opts.count(name)) {
+      return invalid_argument(
+          "profile {}: input '{}' is in --maxShapes but not in --minShapes "
+          "and --optShapes",
+          i, name);
+    }
+    spec[name] = ShapeRange{mins.at(name), opts.at(name), max};
+  }
+  for (const auto& [name, dims] : mins) {
+    if (!maxs.count(name)) {
+      return invalid_argument("profile {}: input '{}' is in --minShapes but not in --maxShapes", i,
+                              name);
+    }
+  }
+  return spec;
+}
+
+std::string mib(int64_t bytes) {
+  return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+void print_summary(std::ostream& out, const engine::Plan& plan, bool verbose) {
+  std::map<std::string, int> per_pass;
+  for (const std::string& line : plan.build_log) {
+    if (verbose) fmt::print(out, "[V] {}\n", line);
+    if (line.rfind("warning: ", 0) == 0 && !verbose) fmt::print(out, "[W] {}\n", line.substr(9));
+    if (line.size() > 1 && line[0] == '[') ++per_pass[line.substr(1, line.find(']') - 1)];
+  }
+  std::vector<std::string> counts;
+  for (const auto& [pass, n] : per_pass) counts.push_back(fmt::format("{} {}", pass, n));
+  if (!counts.empty()) fmt::print(out, "[I] rewrites: {}\n", fmt::join(counts, ", "));
+  std::map<std::string, int> tactics;
+  int shape_layers = 0;
+  for (const engine::Layer& l : plan.layers) {
+    if (l.kind == engine::LayerKind::kShape) {
+      ++shape_layers;
+    } else {
+      ++tactics[l.tactic];
+    }
+  }
+  std::vector<std::string> tcounts;
+  for (const auto& [t, n] : tactics) tcounts.push_back(fmt::format("{} x{}", t, n));
+  fmt::print(out, "[I] {} layers ({} shape layers): {}\n", plan.layers.size(), shape_layers,
+             fmt::join(tcounts, ", "));
+  for (size_t p = 0; p < plan.profiles.size(); ++p) {
+    const engine::MemoryLayout& m = plan.profiles[p].memory;
+    fmt::print(out, "[I] profile {}: activation arena {} (no reuse {}, peak live {}, {})\n", p,
+               mib(m.arena_bytes), mib(m.no_reuse_bytes), mib(m.peak_live_bytes), m.strategy);
+  }
+  fmt::print(out, "[I] CPU features needed: {}\n",
+             plan.required_features ? cpu_features_to_string(plan.required_features) : "none");
+}
+
+}  // namespace
+
+Result<std::vector<engine::ProfileSpec>> profiles_from_flags(const BuildOptions& o) {
+  std::vector<engine::ProfileSpec> out;
+  if (!o.shapes.empty()) {
+    if (!o.min_shapes.empty() || !o.max_shapes.empty() || !o.opt_shapes.empty()) {
+      return invalid_argument("give either --shapes or --minShapes/--optShapes/--maxShapes");
+    }
+    KILN_ASSIGN_OR_RETURN(auto shapes, parse_shapes("--shapes", o.shapes));
+    engine::ProfileSpec spec;
+    for (const auto& [name, dims] : shapes) spec[name] = ShapeRange{dims, dims, dims};
+    out.push_back(std::move(spec));
+    return out;
+  }
+  const size_t n = std::max({o.min_shapes.size(), o.opt_shapes.size(), o.max_shapes.size()});
+  if (o.min_shapes.size() != n || o.max_shapes.size() != n ||
+      (!o.opt_shapes.empty() && o.opt_shapes.size() != n)) {
+    return invalid_argument(
+        "each profile needs --minShapes and --maxShapes (and --optShapes if "
+        "any profile has it): got {} min, {} opt, {} max",
+        o.min_shapes.size(), o.opt_shapes.size(), o.max_shapes.size());
+  }
+  for (size_t i = 0; i < n; ++i) {
+    KILN_ASSIGN_OR_RETURN(engine::ProfileSpec spec, profile_from_flags(o, i));
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+std::string list_passes() {
+  std::string out;
+  for (const passes::PassDef& p : passes::pipeline_passes()) {
+    out += fmt::format("{:<32} {}\n", p.name, p.description);
+  }
+  return out;
+}
+
+Status build_command(const BuildOptions& opts, std::ostream& out) {
+  if (opts.onnx.empty()) return invalid_argument("--onnx is required");
+  if (opts.save_engine.empty()) return invalid_argument("--saveEngine is required");
+  engine::BuildOptions options;
+  KILN_ASSIGN_OR_RETURN(options.profiles, profiles_from_flags(opts));
+  if (!opts.disable_passes.empty()) {
+    KILN_ASSIGN_OR_RETURN(options.passes.disabled,
+                          split_list("--disablePasses", opts.disable_passes));
+  }
+  auto t0 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
+  const size_t onnx_nodes = graph.nodes.size();
+  fmt::print(out, "[I] model: {} ({} nodes), imported in {:.1f} ms\n", opts.onnx, onnx_nodes,
+             ms_since(t0));
+  t0 = Clock::now();
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), options));
+  const double build_ms = ms_since(t0);
+  print_summary(out, plan, opts.verbose);
+  fmt::print(out, "[I] built in {:.1f} ms: {} ONNX nodes -> {} layers\n", build_ms, onnx_nodes,
+             plan.layers.size());
+  t0 = Clock::now();
+  KILN_RETURN_IF_ERROR(engine::save_plan(plan, opts.save_engine));
+  fmt::print(out, "[I] engine saved to {} ({} bytes) in {:.1f} ms\n", opts.save_engine,
+             std::filesystem::file_size(opts.save_engine), ms_since(t0));
+  return Status::ok();
+}
+
+}  // namespace kiln::cli

@@ -1,0 +1,157 @@
+#include "inspect_command.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <fmt/ranges.h>
+
+#include <chrono>
+#include <ostream>
+
+#include "base/cpu_features.h"
+#include "engine/serialize.h"
+
+namespace kiln::cli {
+namespace {
+
+using nlohmann::json;
+
+json io_json(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
+  json out = json::array();
+  for (ir::ValueId v : ids) {
+    if (v == ir::kNoValue) continue;
+    out.push_back({{"name", g.value(v).name}, {"shape", g.value(v).desc.to_string()}});
+  }
+  return out;
+}
+
+json layer_json(const engine::Plan& plan, size_t n) {
+  const ir::Graph& g = plan.graph;
+  const ir::Node& node = g.nodes[n];
+  const engine::Layer& layer = plan.layers[n];
+  int64_t weight_bytes = 0;
+  for (ir::ValueId v : node.inputs) {
+    if (v != ir::kNoValue && g.value(v).constant()) {
+      weight_bytes += static_cast<int64_t>(g.value(v).constant()->nbytes());
+    }
+  }
+  return {{"index", n},
+          {"name", node.name},
+          {"op", node.domain.empty() ? node.op_type : node.domain + "." + node.op_type},
+          {"onnx_nodes", node.origins()},
+          {"kind", layer.kind == engine::LayerKind::kShape ? "shape" : "run"},
+          {"tactic", layer.tactic},
+          {"precision", layer.precision},
+          {"inputs", io_json(g, node.inputs)},
+          {"outputs", io_json(g, node.outputs)},
+          {"weight_bytes", weight_bytes}};
+}
+
+json profiles_json(const engine::Plan& plan) {
+  json out = json::array();
+  for (const engine::Profile& p : plan.profiles) {
+    json inputs = json::array();
+    for (const engine::InputRange& r : p.inputs) {
+      inputs.push_back({{"name", r.input},
+                        {"min", dims_to_string(r.min)},
+                        {"opt", dims_to_string(r.opt)},
+                        {"max", dims_to_string(r.max)}});
+    }
+    int arena_values = 0;
+    for (int64_t off : p.memory.offsets) arena_values += off >= 0 ? 1 : 0;
+    out.push_back({{"inputs", std::move(inputs)},
+                   {"memory",
+                    {{"arena_bytes", p.memory.arena_bytes},
+                     {"no_reuse_bytes", p.memory.no_reuse_bytes},
+                     {"peak_live_bytes", p.memory.peak_live_bytes},
+                     {"strategy", p.memory.strategy},
+                     {"arena_tensors", arena_values}}}});
+  }
+  return out;
+}
+
+std::string mib(int64_t bytes) {
+  return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+}
+
+std::string shapes_text(const json& tensors) {
+  std::vector<std::string> parts;
+  for (const json& t : tensors) parts.push_back(t.at("shape").get<std::string>());
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void print_text(const json& j, std::ostream& out) {
+  fmt::print(out, "engine: {} ({} bytes, format {}, built by kiln {}), loaded in {:.1f} ms\n",
+             j["path"].get<std::string>(), j["file_bytes"].get<uint64_t>(),
+             j["format_version"].get<uint32_t>(), j["kiln_version"].get<std::string>(),
+             j["load_ms"].get<double>());
+  fmt::print(out, "CPU features needed: {}{}\n", j["cpu_features"].get<std::string>(),
+             j["cpu_supported"].get<bool>() ? "" : "  (NOT available on this CPU)");
+  for (size_t p = 0; p < j["profiles"].size(); ++p) {
+    const json& prof = j["profiles"][p];
+    fmt::print(out, "profile {}:\n", p);
+    for (const json& r : prof["inputs"]) {
+      fmt::print(out, "  {}: min {} opt {} max {}\n", r["name"].get<std::string>(),
+                 r["min"].get<std::string>(), r["opt"].get<std::string>(),
+                 r["max"].get<std::string>());
+    }
+    const json& m = prof["memory"];
+    fmt::print(out, "  arena {} for {} tensors (no reuse {}, peak live {}; {})\n",
+               mib(m["arena_bytes"].get<int64_t>()), m["arena_tensors"].get<int>(),
+               mib(m["no_reuse_bytes"].get<int64_t>()), mib(m["peak_live_bytes"].get<int64_t>()),
+               m["strategy"].get<std::string>());
+  }
+  fmt::print(out, "layers ({}):\n", j["layers"].size());
+  for (const json& l : j["layers"]) {
+    const bool shape = l["kind"] == "shape";
+    fmt::print(out, "  [{}] {} ({}) {} {}\n", l["index"].get<size_t>(),
+               l["name"].get<std::string>(), l["op"].get<std::string>(),
+               shape ? "shape layer" : l["tactic"].get<std::string>(),
+               shape ? "" : l["precision"].get<std::string>());
+    if (l["onnx_nodes"].size() > 1) {
+      fmt::print(out, "      fused: {}\n",
+                 fmt::join(l["onnx_nodes"].get<std::vector<std::string>>(), " + "));
+    }
+    fmt::print(out, "      in: {}  out: {}", shapes_text(l["inputs"]), shapes_text(l["outputs"]));
+    if (l["weight_bytes"].get<int64_t>() > 0) {
+      fmt::print(out, "  weights: {} bytes", l["weight_bytes"].get<int64_t>());
+    }
+    fmt::print(out, "\n");
+  }
+}
+
+}  // namespace
+
+Result<json> inspect_engine(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  engine::EngineFileInfo info;
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::load_plan(path, {.check_cpu = false}, &info));
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  json j = {{"path", path},
+            {"file_bytes", info.file_size},
+            {"format_version", info.format_version},
+            {"kiln_version", info.kiln_version},
+            {"load_ms", load_ms},
+            {"cpu_features",
+             plan.required_features ? cpu_features_to_string(plan.required_features) : "none"},
+            {"cpu_supported", (plan.required_features & ~host_cpu_features()) == 0},
+            {"inputs", io_json(plan.graph, plan.graph.inputs)},
+            {"outputs", io_json(plan.graph, plan.graph.outputs)},
+            {"profiles", profiles_json(plan)},
+            {"layers", json::array()},
+            {"build_log", plan.build_log}};
+  for (size_t n = 0; n < plan.layers.size(); ++n) j["layers"].push_back(layer_json(plan, n));
+  return j;
+}
+
+Status inspect_command(const InspectOptions& opts, std::ostream& out) {
+  KILN_ASSIGN_OR_RETURN(json j, inspect_engine(opts.engine));
+  if (opts.format == "json") {
+    out << j.dump(2) << "\n";
+  } else {
+    print_text(j, out);
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::cli
