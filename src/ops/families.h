@@ -11,5 +11,6 @@ void register_math_ops(OpRegistry& r);         // ops/math.cc: MatMul, Gemm, Ein
 void register_loss_ops(OpRegistry& r);         // ops/loss.cc: NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_rnn_ops(OpRegistry& r);          // ops/rnn.cc: RNN, GRU, LSTM
 void register_sampling_ops(OpRegistry& r);     // ops/sampling.cc: GridSample
+void register_kiln_ops(OpRegistry& r);         // ops/kiln_fused.cc: kiln.FusedConv, kiln.FusedGemm
 
 }  // namespace kiln::ops

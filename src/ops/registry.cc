@@ -13,6 +13,7 @@ const OpRegistry& op_registry() {
     register_loss_ops(r);
     register_rnn_ops(r);
     register_sampling_ops(r);
+    register_kiln_ops(r);
     return r;
   }();
   return registry;

@@ -6,6 +6,10 @@
 #include <algorithm>
 
 #include "ops/infer_graph.h"
+#include "passes/conv_activation_fusion.h"
+#include "passes/conv_residual_fusion.h"
+#include "passes/gemm_activation_fusion.h"
+#include "passes/matmul_add_fusion.h"
 
 namespace kiln::passes {
 namespace {
@@ -13,7 +17,12 @@ namespace {
 // Order matters: cleanup first so that folding sees through Identity/Dropout, folding before
 // fusion so that fusions see constants, and DCE last to drop what the others orphaned.
 const std::vector<PassDef>& ordered_passes() {
-  static const std::vector<PassDef> passes = {};
+  static const std::vector<PassDef> passes = {
+      matmul_add_fusion_pass(),
+      conv_residual_fusion_pass(),
+      conv_activation_fusion_pass(),
+      gemm_activation_fusion_pass(),
+  };
   return passes;
 }
 

@@ -11,10 +11,11 @@ Result<std::vector<Tensor>> run_op(const OpCase& c) { return run_op(c, {}); }
 
 Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options) {
   ir::Graph g;
-  g.opset_imports[""] = c.opset;
+  g.opset_imports[c.domain] = c.opset;
   ir::Node node;
   node.name = "node0";
   node.op_type = c.op_type;
+  node.domain = c.domain;
   node.attrs = c.attrs;
   node.opset = c.opset;
   runtime::NamedTensors feeds;

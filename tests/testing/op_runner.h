@@ -21,10 +21,11 @@ struct OpInput {
 
 struct OpCase {
   std::string op_type;
-  int opset = 17;
+  int opset = 17;  // of the op's domain
   ir::Attributes attrs;
   std::vector<OpInput> inputs;
   int num_outputs = 1;
+  std::string domain;  // "" is ai.onnx
 };
 
 // Builds a one-node graph, infers shapes, runs it. Errors carry the op's own message.

@@ -1,0 +1,35 @@
+#pragma once
+// kiln's own fused operators (domain "kiln", version 1), created by the fusion passes:
+//
+//   kiln.FusedConv(X, W, B?, Z?) -> Y = act(conv(X, W) + B + Z)
+//     Conv's attributes (auto_pad, dilations, group, kernel_shape, pads, strides) plus activation
+//     and activation_params; Z (the residual) has exactly Y's shape.
+//   kiln.FusedGemm(A, B, C?) -> Y = act(alpha * op(A) @ op(B) + beta * C)
+//     Gemm's attributes plus activation and activation_params. B is 2-D. A is 2-D (then C follows
+//     Gemm's rules), or of rank > 2 with transA = 0: Y[..., N] = act(alpha * A[..., K] @ op(B) +
+//     beta * C) with C broadcastable to [1, N].
+//
+// activation is an activation_name() ("" or absent = none) and activation_params its alpha, beta
+// (Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha, beta; none for the others).
+
+#include <string_view>
+
+#include "ir/attribute.h"
+#include "kernels/ref/activation.h"
+#include "ops/op_def.h"
+
+namespace kiln::ops {
+
+inline constexpr std::string_view kKilnDomain = "kiln";
+inline constexpr int kKilnOpset = 1;
+
+// The node's activation attributes, validated (name known, parameter count right).
+Result<kernels::ref::ActivationParams> read_activation(const NodeContext& ctx);
+
+// Writes `p` as activation / activation_params attributes (removing them for kNone).
+void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationParams& p);
+
+// True when the node has a non-empty activation attribute.
+bool has_activation(const ir::Attributes& attrs);
+
+}  // namespace kiln::ops
