@@ -85,6 +85,23 @@ class TempFile {
   fs::path path_;
 };
 
+// Makes a rename in `dir` durable. The new file is already in place when this runs, so a failure
+// is reported but leaves it there.
+Status sync_dir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return io_error("cannot open folder '{}' to flush it: {}", dir.string(), errno_text(errno));
+  }
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  // Some file systems cannot fsync a folder (EINVAL); their renames are as durable as they get.
+  if (rc != 0 && err != EINVAL) {
+    return io_error("flushing folder '{}': {}", dir.string(), errno_text(err));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 Result<std::string> read_file(const fs::path& path) {
@@ -112,13 +129,18 @@ Result<std::string> read_file(const fs::path& path) {
 }
 
 Status write_file_atomic(const fs::path& path, std::string_view bytes) {
+  return write_file_atomic(path, std::span<const std::string_view>(&bytes, 1));
+}
+
+Status write_file_atomic(const fs::path& path, std::span<const std::string_view> pieces) {
   if (!path.has_filename()) return invalid_argument("'{}' does not name a file", path.string());
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   TempFile tmp;
   KILN_RETURN_IF_ERROR(tmp.create(dir, path.filename()));
-  KILN_RETURN_IF_ERROR(tmp.write_all(bytes));
+  for (std::string_view piece : pieces) KILN_RETURN_IF_ERROR(tmp.write_all(piece));
   KILN_RETURN_IF_ERROR(tmp.sync_and_close());
-  return tmp.rename_to(path);
+  KILN_RETURN_IF_ERROR(tmp.rename_to(path));
+  return sync_dir(dir);
 }
 
 }  // namespace kiln::io
