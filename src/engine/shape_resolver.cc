@@ -8,8 +8,6 @@ namespace {
 // Shape values are tiny; anything larger is data and runs per inference.
 constexpr int64_t kMaxShapeValueElements = 1024;
 
-bool is_integer(DType t) { return t == DType::kInt64 || t == DType::kInt32; }
-
 bool reads_only_dims(const ir::Node& node) {
   return node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size");
 }
@@ -34,18 +32,19 @@ std::vector<LayerKind> classify_layers(const ir::Graph& graph) {
       if (v == ir::kNoValue) continue;
       inputs_known &= graph.value(v).constant() != nullptr || shape_value[static_cast<size_t>(v)];
     }
-    bool small_ints = !node.outputs.empty();
+    bool small = !node.outputs.empty();
     for (ir::ValueId v : node.outputs) {
       if (v == ir::kNoValue) continue;
       const ir::Value& out = graph.value(v);
-      small_ints &= is_integer(out.desc.dtype) && out.desc.has_rank() && !out.is_graph_output &&
-                    out.desc.rank() <= 1;
+      // Any dtype: Resize's scales are float.
+      small &= out.desc.dtype != DType::kString && out.desc.has_rank() && !out.is_graph_output &&
+               out.desc.rank() <= 1;
       if (out.desc.rank() == 1) {
         const ir::Dim& d = out.desc.dim(0);
-        small_ints &= d.is_known() && d.value <= kMaxShapeValueElements;
+        small &= d.is_known() && d.value <= kMaxShapeValueElements;
       }
     }
-    if (small_ints && (inputs_known || reads_only_dims(node))) {
+    if (small && (inputs_known || reads_only_dims(node))) {
       kinds[n] = LayerKind::kShape;
       for (ir::ValueId v : node.outputs) {
         if (v != ir::kNoValue) shape_value[static_cast<size_t>(v)] = true;
@@ -101,6 +100,13 @@ Result<ResolvedShapes> resolve_shapes(const ir::Graph& graph, const std::vector<
       r.dims[static_cast<size_t>(node.outputs[i])] = inf.outputs[i].static_dims();
     }
     if (layers[n].kind != LayerKind::kShape) continue;
+    // Shape and Size read only their input's dims: give them a tensor without data.
+    std::vector<Tensor> dims_only(node.inputs.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i] != nullptr || node.inputs[i] == ir::kNoValue) continue;
+      dims_only[i] = Tensor::borrow(in[i]->dtype, in[i]->static_dims(), nullptr, nullptr);
+      values[i] = &dims_only[i];
+    }
     KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluate(node, op, values, inf.outputs));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i] != ir::kNoValue)

@@ -25,7 +25,8 @@ Result<ResolvedShapes> resolve_shapes(const ir::Graph& graph, const std::vector<
                                       const std::vector<Dims>& input_dims);
 
 // Decides which nodes are shape layers: deterministic nodes whose inputs are constants, shape
-// values or (for Shape and Size) anything, with small integer outputs that are not graph outputs.
+// values or (for Shape and Size) anything, with small outputs (rank <= 1: shapes, Resize scales)
+// that are not graph outputs.
 std::vector<LayerKind> classify_layers(const ir::Graph& graph);
 
 }  // namespace kiln::engine

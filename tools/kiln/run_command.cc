@@ -132,8 +132,6 @@ void print_model_summary(std::ostream& out, const RunOptions& opts, const ir::Gr
       g.nodes.size(), g.inputs.size(), g.outputs.size(), static_cast<double>(params) / 1e6, ms);
 }
 
-}  // namespace
-
 void print_times(std::ostream& out, std::string_view what, std::vector<double> times) {
   std::sort(times.begin(), times.end());
   double mean = 0;
