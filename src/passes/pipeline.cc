@@ -6,6 +6,11 @@
 #include <algorithm>
 
 #include "ops/infer_graph.h"
+#include "passes/batchnorm_folding.h"
+#include "passes/constant_folding.h"
+#include "passes/dead_node_elimination.h"
+#include "passes/identity_elimination.h"
+#include "passes/transpose_reshape_elimination.h"
 
 namespace kiln::passes {
 namespace {
@@ -13,7 +18,13 @@ namespace {
 // Order matters: cleanup first so that folding sees through Identity/Dropout, folding before
 // fusion so that fusions see constants, and DCE last to drop what the others orphaned.
 const std::vector<PassDef>& ordered_passes() {
-  static const std::vector<PassDef> passes = {};
+  static const std::vector<PassDef> passes = {
+      identity_elimination_pass(),           // cleanup
+      constant_folding_pass(),               // folding
+      batchnorm_folding_pass(),              // folding into weights
+      transpose_reshape_elimination_pass(),  // data movement
+      dead_node_elimination_pass(),          // last
+  };
   return passes;
 }
 
