@@ -200,6 +200,27 @@ TEST(BatchnormFolding, FoldsFloat64) {
   testing::expect_same_outputs(r.before, r.after, {}, {1e-12, 1e-12});
 }
 
+TEST(BatchnormFolding, FoldsFloat16) {
+  const auto half_initializer = [](OnnxBuilder& b, const std::string& name, Dims dims,
+                                   const std::vector<float>& values) {
+    onnx::TensorProto& t = testing::typed_initializer(b, name, onnx::TensorProto::FLOAT16, dims);
+    for (float v : values) t.add_int32_data(Half(v).bits);
+  };
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT16, {1, 2, 3, 3});
+  half_initializer(b, "w", {2, 2, 1, 1}, {0.5f, -1.5f, 2.0f, 0.25f});
+  for (const char* p : {"s", "sh", "m"}) half_initializer(b, p, {2}, {0.75f, -0.5f});
+  half_initializer(b, "v", {2}, {0.25f, 1.5f});
+  b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  b.node("BatchNormalization", {"c", "s", "sh", "m", "v"}, {"y"}, "bn");
+  b.output("y");
+  testing::PassResult r = testing::run_pass(b, pass());
+  ASSERT_EQ(op_types(r.after), (Ops{"Conv"}));
+  EXPECT_EQ(r.after.value(r.after.nodes[0].inputs[1]).desc.dtype, DType::kF16);
+  // The unfolded graph rounds to float16 after the Conv and again after the BatchNormalization.
+  testing::expect_same_outputs(r.before, r.after, {}, {1e-2, 1e-2});
+}
+
 // --- guards
 
 OnnxBuilder conv_bn() {
@@ -223,12 +244,33 @@ TEST(BatchnormFolding, NeedsConstantBatchNormParameters) {
   expect_unchanged(testing::run_pass(b, pass()));
 }
 
-TEST(BatchnormFolding, NeedsConstantWeights) {
-  OnnxBuilder b;
-  b.input("x", kFloat, {1, 2, 3, 3});
-  b.input("w", kFloat, {3, 2, 1, 1});
-  b.node("Conv", {"x", "w"}, {"c"}, "conv");
-  add_bn(b, "c", "y", "bn", 3);
+TEST(BatchnormFolding, NeedsConstantWeightsAndBias) {
+  for (const bool bias_is_input : {false, true}) {
+    OnnxBuilder b;
+    b.input("x", kFloat, {1, 2, 3, 3});
+    if (bias_is_input) {
+      b.initializer("w", {3, 2, 1, 1}, wave(6, 0.5f));
+      b.input("bias", kFloat, {3});
+    } else {
+      b.input("w", kFloat, {3, 2, 1, 1});
+      b.initializer("bias", {3}, {1, 2, 3});
+    }
+    b.node("Conv", {"x", "w", "bias"}, {"c"}, "conv");
+    add_bn(b, "c", "y", "bn", 3);
+    b.output("y");
+    expect_unchanged(testing::run_pass(b, pass()));
+  }
+}
+
+// Before opset 7, Gemm broadcasts C only with broadcast=1: here C must be exactly [M, N] = [1, 5],
+// and a folded C of shape [N] would not be.
+TEST(BatchnormFolding, SkipsGemmBeforeOpset7) {
+  OnnxBuilder b(/*opset=*/6);
+  b.input("a", kFloat, {1, 4});
+  b.initializer("w", {4, 5}, wave(20, 0.2f));
+  b.initializer("c", {1, 5}, wave(5, 1.0f));
+  b.node("Gemm", {"a", "w", "c"}, {"g"}, "gemm");
+  add_bn(b, "g", "y", "bn", 5);
   b.output("y");
   expect_unchanged(testing::run_pass(b, pass()));
 }

@@ -36,6 +36,19 @@ TEST(IdentityElimination, RemovesIdentityDropoutAndSameDtypeCast) {
   testing::expect_same_outputs(r.before, r.after);
 }
 
+TEST(IdentityElimination, RemovesCastLikeToTheSameDtype) {
+  OnnxBuilder b;
+  b.input("x", kFloat, {2, 3});
+  b.initializer("like", {1}, {0});
+  b.node("CastLike", {"x", "like"}, {"c"}, "cast_like");
+  b.node("Relu", {"c"}, {"y"}, "relu");
+  b.output("y");
+  testing::PassResult r = testing::run_pass(b, pass());
+  EXPECT_EQ(op_types(r.after), (Ops{"Relu"}));
+  EXPECT_TRUE(testing::logged(r.log, "identity_elimination", {"cast_like", "CastLike"}));
+  testing::expect_same_outputs(r.before, r.after);
+}
+
 TEST(IdentityElimination, KeepsCastToAnotherDtype) {
   OnnxBuilder b;
   b.input("x", kFloat, {2, 3});
