@@ -100,4 +100,54 @@ void add_origins(Node& into, const Node& from, bool from_runs_first) {
   into.fused_from = std::move(a);
 }
 
+namespace {
+
+std::vector<bool> referenced_values(const Graph& graph) {
+  std::vector<bool> used(graph.values.size(), false);
+  auto mark = [&](ValueId v) {
+    if (v != kNoValue) used[static_cast<size_t>(v)] = true;
+  };
+  for (const Node& node : graph.nodes) {
+    for (ValueId v : node.inputs) mark(v);
+    for (ValueId v : node.outputs) mark(v);
+  }
+  for (ValueId v : graph.inputs) mark(v);
+  for (ValueId v : graph.outputs) mark(v);
+  return used;
+}
+
+}  // namespace
+
+int compact_values(Graph& graph) {
+  const std::vector<bool> used = referenced_values(graph);
+  // A fresh graph rebuilds the name index, which only add_value maintains.
+  Graph out;
+  out.name = std::move(graph.name);
+  out.opset_imports = std::move(graph.opset_imports);
+  out.producer = std::move(graph.producer);
+  std::vector<ValueId> remap(graph.values.size(), kNoValue);
+  for (size_t v = 0; v < graph.values.size(); ++v) {
+    if (!used[v]) continue;
+    remap[v] = out.add_value(graph.values[v].name);
+    out.value(remap[v]) = std::move(graph.values[v]);
+  }
+  const auto renumber = [&](std::vector<ValueId>& ids) {
+    for (ValueId& v : ids) {
+      if (v != kNoValue) v = remap[static_cast<size_t>(v)];
+    }
+  };
+  out.nodes = std::move(graph.nodes);
+  for (Node& node : out.nodes) {
+    renumber(node.inputs);
+    renumber(node.outputs);
+  }
+  out.inputs = std::move(graph.inputs);
+  out.outputs = std::move(graph.outputs);
+  renumber(out.inputs);
+  renumber(out.outputs);
+  const auto dropped = static_cast<int>(graph.values.size() - out.values.size());
+  graph = std::move(out);
+  return dropped;
+}
+
 }  // namespace kiln::ir

@@ -61,4 +61,9 @@ int remove_dead_nodes(Graph& graph);
 // Appends `from`'s origins to `into`'s, keeping graph order (`from` first when it ran first).
 void add_origins(Node& into, const Node& from, bool from_runs_first);
 
+// Drops the values no node, graph input or graph output refers to (the leftovers of removed
+// nodes, initializers nobody reads any more) and renumbers the rest, keeping their order. Every
+// ValueId held outside the graph is invalid afterwards. Returns the number of values dropped.
+int compact_values(Graph& graph);
+
 }  // namespace kiln::ir

@@ -4,6 +4,8 @@
 
 #include <set>
 
+#include "ops/evaluate.h"
+
 namespace kiln::ops {
 namespace {
 
@@ -141,10 +143,10 @@ std::vector<std::optional<Tensor>> try_evaluate(const ir::Node& node, const Reso
       return out;
     }
   }
-  RunContext ctx(node, op.since_version, values, outputs);
-  if (!op.def->run(ctx).is_ok()) return out;  // the run-time check will report it
+  Result<std::vector<Tensor>> run = run_node_kernel(node, op, values, outputs);
+  if (!run.is_ok()) return out;  // the run-time check will report it
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    if (node.outputs[i] != ir::kNoValue && ctx.outputs()[i].defined()) out[i] = ctx.outputs()[i];
+    if (node.outputs[i] != ir::kNoValue) out[i] = (*run)[i];
   }
   return out;
 }

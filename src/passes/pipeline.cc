@@ -6,10 +6,15 @@
 #include <algorithm>
 
 #include "ops/infer_graph.h"
+#include "passes/batchnorm_folding.h"
+#include "passes/constant_folding.h"
 #include "passes/conv_activation_fusion.h"
 #include "passes/conv_residual_fusion.h"
+#include "passes/dead_node_elimination.h"
 #include "passes/gemm_activation_fusion.h"
+#include "passes/identity_elimination.h"
 #include "passes/matmul_add_fusion.h"
+#include "passes/transpose_reshape_elimination.h"
 
 namespace kiln::passes {
 namespace {
@@ -18,10 +23,15 @@ namespace {
 // fusion so that fusions see constants, and DCE last to drop what the others orphaned.
 const std::vector<PassDef>& ordered_passes() {
   static const std::vector<PassDef> passes = {
-      matmul_add_fusion_pass(),
+      identity_elimination_pass(),           // cleanup
+      constant_folding_pass(),               // folding
+      batchnorm_folding_pass(),              // folding into weights
+      transpose_reshape_elimination_pass(),  // data movement
+      matmul_add_fusion_pass(),              // fusion
       conv_residual_fusion_pass(),
       conv_activation_fusion_pass(),
       gemm_activation_fusion_pass(),
+      dead_node_elimination_pass(),  // last
   };
   return passes;
 }

@@ -4,38 +4,12 @@
 #include <unistd.h>
 
 #include <limits>
-#include <new>
 
+#include "ops/evaluate.h"
 #include "ops/infer_graph.h"
 
 namespace kiln::runtime {
 namespace {
-
-Status check_output(const ir::Node& node, size_t i, const ir::TensorDesc& inferred,
-                    const Tensor& t) {
-  if (!t.defined()) {
-    return internal_error("node '{}' ({}): kernel did not produce output {}", node.name,
-                          node.op_type, i);
-  }
-  bool ok = t.dtype() == inferred.dtype;
-  if (ok && inferred.has_rank()) {
-    ok = inferred.rank() == t.rank();
-    for (int d = 0; ok && d < t.rank(); ++d) {
-      ok = !inferred.dim(d).is_known() || inferred.dim(d).value == t.dim(d);
-    }
-  }
-  if (!ok) {
-    return internal_error("node '{}' ({}): output {} is {} but shape inference said {}", node.name,
-                          node.op_type, i, t.desc(), inferred.to_string());
-  }
-  return Status::ok();
-}
-
-std::string describe_outputs(const std::vector<ir::TensorDesc>& outputs) {
-  std::vector<std::string> parts;
-  for (const auto& d : outputs) parts.push_back(d.to_string());
-  return fmt::format("{}", fmt::join(parts, ", "));
-}
 
 uint64_t default_max_tensor_bytes() {
   const long pages = sysconf(_SC_PHYS_PAGES);
@@ -86,25 +60,20 @@ Status ReferenceExecutor::check_output_size(const ir::Node& node, size_t i,
 Status ReferenceExecutor::run_node(const ir::Node& node,
                                    std::vector<std::optional<Tensor>>& values) const {
   const ops::ResolvedOp op = ops::resolve_op(node);
-  std::vector<ir::TensorDesc> descs(node.inputs.size());
-  std::vector<const ir::TensorDesc*> desc_ptrs;
   std::vector<const Tensor*> inputs;
-  for (size_t i = 0; i < node.inputs.size(); ++i) {
-    const ir::ValueId v = node.inputs[i];
+  for (const ir::ValueId v : node.inputs) {
     if (v == ir::kNoValue) {
       inputs.push_back(nullptr);
-    } else {
-      const auto& t = values[static_cast<size_t>(v)];
-      if (!t) {
-        return internal_error("node '{}' ({}): input '{}' has no value", node.name, node.op_type,
-                              graph_->value(v).name);
-      }
-      descs[i] = ir::TensorDesc::of_dims(t->dtype(), t->dims());
-      inputs.push_back(&*t);
+      continue;
     }
-    desc_ptrs.push_back(&descs[i]);
+    const auto& t = values[static_cast<size_t>(v)];
+    if (!t) {
+      return internal_error("node '{}' ({}): input '{}' has no value", node.name, node.op_type,
+                            graph_->value(v).name);
+    }
+    inputs.push_back(&*t);
   }
-  KILN_ASSIGN_OR_RETURN(ops::NodeInference inf, ops::infer_node(node, op, desc_ptrs, inputs));
+  KILN_ASSIGN_OR_RETURN(ops::NodeInference inf, ops::infer_node_on_values(node, op, inputs));
   for (size_t i = 0; i < inf.outputs.size(); ++i) {
     if (node.outputs[i] == ir::kNoValue || !inf.outputs[i].is_static()) continue;
     const std::string what = fmt::format("node '{}' ({}): output {} '{}'", node.name, node.op_type,
@@ -112,22 +81,12 @@ Status ReferenceExecutor::run_node(const ir::Node& node,
     KILN_RETURN_IF_ERROR(check_dims(inf.outputs[i].static_dims(), inf.outputs[i].dtype, what));
     KILN_RETURN_IF_ERROR(check_output_size(node, i, inf.outputs[i]));
   }
-  ops::RunContext ctx(node, op.since_version, inputs, inf.outputs);
-  try {
-    KILN_RETURN_IF_ERROR(op.def->run(ctx));
-  } catch (const std::bad_alloc&) {
-    // A shape within limits can still exceed this machine's memory; say where, don't abort.
-    return Status(StatusCode::kInvalidArgument,
-                  fmt::format("node '{}' ({}): out of memory while computing outputs {}", node.name,
-                              node.op_type, describe_outputs(inf.outputs)));
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs,
+                        ops::run_node_kernel(node, op, inputs, inf.outputs));
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    const ir::ValueId v = node.outputs[i];
-    if (v == ir::kNoValue) continue;
-    KILN_RETURN_IF_ERROR(check_output(node, i, inf.outputs[i], ctx.outputs()[i]));
-    values[static_cast<size_t>(v)] = ctx.outputs()[i];
+    if (node.outputs[i] != ir::kNoValue) values[static_cast<size_t>(node.outputs[i])] = outputs[i];
   }
-  if (observer_) observer_(node, ctx.outputs());
+  if (observer_) observer_(node, outputs);
   return Status::ok();
 }
 
