@@ -215,6 +215,29 @@ TEST_P(ModelZoo, EngineMatchesReference) {
   RecordProperty("worst_abs_error", std::to_string(abs_err));
 }
 
+// All activations share one arena; the bar is that ResNet-50 and MobileNetV2 stay within
+// 10% of the peak live set (the lower bound any plan can reach). Printed for every model.
+TEST_P(ModelZoo, ArenaNearPeakLive) {
+  const std::string input = graph_.value(graph_.inputs[0]).name;
+  Dims max = input_.dims();
+  max[0] = 8;
+  engine::BuildOptions options;
+  options.profiles.push_back({{input, ShapeRange{input_.dims(), input_.dims(), max}}});
+  auto plan = engine::build_plan(graph_, options);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const engine::MemoryLayout& m = plan->profiles[0].memory;
+  const double ratio = static_cast<double>(m.arena_bytes) / static_cast<double>(m.peak_live_bytes);
+  std::printf(
+      "[ memory  ] %s at batch 8: arena %.2f MiB, peak live %.2f MiB (x%.3f), no reuse "
+      "%.2f MiB\n",
+      GetParam().c_str(), static_cast<double>(m.arena_bytes) / 1048576.0,
+      static_cast<double>(m.peak_live_bytes) / 1048576.0, ratio,
+      static_cast<double>(m.no_reuse_bytes) / 1048576.0);
+  EXPECT_LE(m.peak_live_bytes, m.arena_bytes);
+  EXPECT_LT(m.arena_bytes, m.no_reuse_bytes);
+  if (GetParam() == "resnet50" || GetParam() == "mobilenet_v2") EXPECT_LE(ratio, 1.10);
+}
+
 // Every model models/export.py makes (scripts/test.sh exports them all).
 std::vector<std::string> all_models() {
   return {"resnet18",

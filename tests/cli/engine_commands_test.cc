@@ -1,0 +1,121 @@
+// `kiln build`, `kiln run --loadEngine` and `kiln inspect` through the real binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "testing/onnx_builder.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::OnnxBuilder;
+using testing::TempDir;
+constexpr int kFloat = onnx::TensorProto::FLOAT;
+
+struct Output {
+  int exit_code;
+  std::string text;
+};
+
+Output kiln(const std::string& args) {
+  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class EngineCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // x[batch,2,4,4] -> Conv(1x1) -> Relu -> y: the fusion the verbose log must name.
+    OnnxBuilder b;
+    b.input("x", kFloat, {-1, 2, 4, 4}, {"batch", "", "", ""}).output("y");
+    b.initializer("w", {3, 2, 1, 1}, {0.5f, -1, 2, 0.25f, -0.5f, 1});
+    b.node("Conv", {"x", "w"}, {"c"}, "conv_a");
+    b.node("Relu", {"c"}, {"y"}, "relu_b");
+    model_ = b.write(dir_.path()).string();
+    plan_ = (dir_.path() / "m.plan").string();
+  }
+  void expect(const Output& r, int code, std::vector<std::string> fragments) {
+    EXPECT_EQ(r.exit_code, code) << r.text;
+    for (const auto& f : fragments) {
+      EXPECT_NE(r.text.find(f), std::string::npos) << "'" << f << "' not in:\n" << r.text;
+    }
+  }
+  std::string build_flags() const {
+    return "build --onnx=" + model_ + " --saveEngine=" + plan_ +
+           " --minShapes=x:1x2x4x4 --optShapes=x:2x2x4x4 --maxShapes=x:4x2x4x4";
+  }
+  TempDir dir_;
+  std::string model_, plan_;
+};
+
+TEST_F(EngineCommands, BuildRunInspect) {
+  expect(kiln(build_flags() + " --verbose"), 0,
+         {"fused conv_a + relu_b into kiln.FusedConv 'conv_a'", "engine saved to"});
+  const std::string json = (dir_.path() / "out.json").string();
+  expect(kiln("run --loadEngine=" + plan_ + " --shapes=x:3x2x4x4 --exportOutput=" + json), 0,
+         {"loaded in", "output 'y': float32[3x3x4x4]"});
+  EXPECT_NE(read_all(json).find("\"dimensions\""), std::string::npos);
+  // No --shapes: the profile's opt shape, as trtexec does.
+  expect(kiln("run --loadEngine=" + plan_), 0, {"using 2x2x4x4", "output 'y': float32[2x3x4x4]"});
+  expect(kiln("inspect " + plan_), 0,
+         {"fused: conv_a + relu_b", "x: min 1x2x4x4 opt 2x2x4x4 max 4x2x4x4", "arena"});
+  const Output j = kiln("inspect " + plan_ + " --format=json");
+  expect(j, 0, {"\"onnx_nodes\"", "\"tactic\"", "\"arena_bytes\""});
+}
+
+TEST_F(EngineCommands, ShapeOutsideTheProfileIsRefused) {
+  ASSERT_EQ(kiln(build_flags()).exit_code, 0);
+  expect(kiln("run --loadEngine=" + plan_ + " --shapes=x:5x2x4x4"), 1,
+         {"input 'x': shape 5x2x4x4 is outside every optimization profile",
+          "min 1x2x4x4, max 4x2x4x4"});
+}
+
+TEST_F(EngineCommands, BadBuildFlagsAreNamed) {
+  expect(kiln("build --onnx=" + model_ + " --saveEngine=" + plan_ +
+              " --minShapes=x:4x2x4x4 "
+              "--maxShapes=x:1x2x4x4"),
+         1, {"min <= opt <= max"});
+  expect(kiln("build --onnx=" + model_ + " --saveEngine=" + plan_ + " --disablePasses=nope"), 1,
+         {"unknown pass 'nope'"});
+  expect(kiln("build --onnx=" + model_), 1, {"--saveEngine is required"});
+  EXPECT_FALSE(fs::exists(plan_));
+  expect(
+      kiln("build --onnx=" + model_ + " --saveEngine=" + dir_.path().string() + "/missing/m.plan"),
+      1, {"missing"});
+  expect(kiln("build --listPasses"), 0, {"constant_folding", "conv_activation_fusion"});
+}
+
+TEST_F(EngineCommands, DamagedEnginesAreRefused) {
+  ASSERT_EQ(kiln(build_flags()).exit_code, 0);
+  const std::string bytes = read_all(plan_);
+  const fs::path cut = dir_.path() / "cut.plan", flipped = dir_.path() / "flipped.plan";
+  std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+  std::string damaged = bytes;
+  damaged[damaged.size() - 3] ^= 0x40;
+  std::ofstream(flipped, std::ios::binary) << damaged;
+  expect(kiln("run --loadEngine=" + cut.string()), 1, {"truncated"});
+  expect(kiln("run --loadEngine=" + flipped.string()), 1, {"checksum"});
+  expect(kiln("inspect " + model_), 1, {"ONNX"});
+}
+
+}  // namespace
+}  // namespace kiln
