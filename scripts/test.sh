@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: the release build, then the whole suite again under AddressSanitizer +
-# UndefinedBehaviorSanitizer. Installs dependencies and exports the model set first.
+# UndefinedBehaviorSanitizer, then the concurrency tests under ThreadSanitizer. Installs dependencies
+# and exports the model set first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
@@ -12,3 +13,6 @@ for preset in release asan; do
   echo "=== ${preset}: test"
   ctest --preset "$preset" -j "$(nproc)"
 done
+echo "=== tsan: build and run the concurrency tests"
+bash scripts/build.sh tsan kiln_concurrency_tests
+ctest --preset tsan -R '^concurrency$'

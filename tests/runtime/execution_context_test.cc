@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "engine/engine_test_util.h"
 #include "testing/tensor_compare.h"
 
@@ -90,44 +88,6 @@ TEST(ExecutionContext, UserBuffersAndRebinding) {
     const auto want = testing::reference_outputs(model, {{"x", *x}});
     EXPECT_EQ(testing::compare_tensors(y, want[0], {1e-5, 1e-6}), "");
   }
-}
-
-// Several contexts on one engine run at the same time from different threads (run under
-// ThreadSanitizer by scripts/test.sh's tsan preset when enabled).
-TEST(ExecutionContext, ContextsRunConcurrently) {
-  const auto model = testing::small_cnn(true);
-  auto engine = testing::build_engine(model, batch_profiles());
-  ASSERT_NE(engine, nullptr);
-  constexpr int kThreads = 4;
-  std::vector<Tensor> inputs, expected;
-  for (int t = 0; t < kThreads; ++t) {
-    inputs.push_back(testing::random_f32({1 + t, 3, 8, 8}, 100 + static_cast<uint64_t>(t)));
-    expected.push_back(testing::reference_outputs(model, {{"x", inputs.back()}})[0]);
-  }
-  std::vector<std::string> failures(kThreads);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      auto ctx = engine->create_execution_context();
-      if (!ctx.is_ok()) {
-        failures[static_cast<size_t>(t)] = ctx.status().to_string();
-        return;
-      }
-      for (int i = 0; i < 20; ++i) {
-        auto got = (*ctx)->run({{"x", inputs[static_cast<size_t>(t)]}});
-        std::string diff = got.is_ok()
-                               ? testing::compare_tensors(
-                                     (*got)[0], expected[static_cast<size_t>(t)], {1e-5, 1e-6})
-                               : got.status().to_string();
-        if (!diff.empty()) {
-          failures[static_cast<size_t>(t)] = diff;
-          return;
-        }
-      }
-    });
-  }
-  for (auto& th : threads) th.join();
-  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], "") << t;
 }
 
 TEST(ExecutionContext, ShapeChainFollowsTheBatch) {

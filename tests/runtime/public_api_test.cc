@@ -1,11 +1,10 @@
 // The public API (include/kiln/kiln.h) end to end, as an application uses it.
-#include "kiln/kiln.h"
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "engine/engine_test_util.h"
+#include "kiln/kiln.h"
 #include "testing/tensor_compare.h"
 
 namespace kiln {
