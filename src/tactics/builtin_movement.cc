@@ -230,16 +230,7 @@ class ConcatKernel final : public LayerKernel {
 class ConcatTactic final : public BuiltinTactic {
  public:
   ConcatTactic() : BuiltinTactic("concat.copy", "Concat") {}
-  std::string why_not(const LayerSpec& spec) const override {
-    std::string why = copyable_why_not(spec);
-    for (size_t i = 1; why.empty() && i < spec.inputs.size(); ++i) {
-      if (spec.inputs[i].dtype != spec.inputs[0].dtype) {
-        why = fmt::format("input {} is {} but input 0 is {}", i, dtype_name(spec.inputs[i].dtype),
-                          dtype_name(spec.inputs[0].dtype));
-      }
-    }
-    return why;
-  }
+  std::string why_not(const LayerSpec& spec) const override { return copyable_why_not(spec); }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     return std::unique_ptr<LayerKernel>(new ConcatKernel(*spec.node, spec.since_version));
   }

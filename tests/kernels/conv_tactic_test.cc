@@ -152,7 +152,9 @@ TEST(ConvTactic, PointwiseMatchesReference) {
       }
     }
   }
-  // Grouped 1x1 and a K above one GEMM depth block (256).
+  // Grouped 1x1, more pixels than one GEMM column block (256), a K above one depth block (256).
+  expect_matches_reference(
+      kPointwise, conv_case({.cin = 9, .cout = 5, .h = 20, .w = 15, .kh = 1, .kw = 1}), kSumTol);
   expect_matches_reference(
       kPointwise, conv_case({.cin = 12, .cout = 8, .group = 4, .kh = 1, .kw = 1}), kSumTol);
   expect_matches_reference(kPointwise,
