@@ -1,5 +1,7 @@
 // Gemm and MatMul with the blocked GEMM kernel (kernels/cpu/gemm.h). A constant B (the usual
 // weights) is packed once when the kernel object is made.
+#include "tactics/builtin_gemm.h"
+
 #include <fmt/format.h>
 
 #include "kernels/cpu/gemm.h"
@@ -16,8 +18,9 @@ namespace cpu = kernels::cpu;
 
 class GemmKernel final : public LayerKernel {
  public:
-  explicit GemmKernel(const LayerSpec& spec)
+  GemmKernel(const LayerSpec& spec, const std::optional<cpu::UnaryParams>& activation)
       : node_(*spec.node),
+        activation_(activation),
         trans_a_(spec.node->attrs.get_int("transA", 0) != 0),
         trans_b_(spec.node->attrs.get_int("transB", 0) != 0),
         alpha_(spec.node->attrs.get_float("alpha", 1.0f)),
@@ -49,6 +52,7 @@ class GemmKernel final : public LayerKernel {
                          dims_to_string(y));
     }
     KILN_RETURN_IF_ERROR(plan_c(optional_input(in, 2)));
+    set_activation();
     scratch_.resize(cpu::gemm_scratch_floats(shape_, false, b_packed_));
     return Status::ok();
   }
@@ -88,7 +92,15 @@ class GemmKernel final : public LayerKernel {
     return Status::ok();
   }
 
+  // The activation survives plan_c(), which resets the epilogue.
+  void set_activation() {
+    if (!activation_) return;
+    epilogue_.activate = cpu::activate_unary;
+    epilogue_.activate_ctx = &*activation_;
+  }
+
   const ir::Node& node_;
+  std::optional<cpu::UnaryParams> activation_;
   bool trans_a_;
   bool trans_b_;
   float alpha_;
@@ -103,15 +115,9 @@ class GemmKernel final : public LayerKernel {
 class GemmTactic final : public BuiltinTactic {
  public:
   GemmTactic() : BuiltinTactic("gemm.blocked.f32", "Gemm") {}
-  std::string why_not(const LayerSpec& spec) const override {
-    std::string why = require_f32(spec);
-    if (why.empty()) why = require_rank(spec, 0, 2, 2);
-    if (why.empty()) why = require_rank(spec, 1, 2, 2);
-    if (why.empty() && spec.has_input(2)) why = require_rank(spec, 2, 0, 2);
-    return why;
-  }
+  std::string why_not(const LayerSpec& spec) const override { return gemm_why_not(spec); }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new GemmKernel(spec));
+    return make_gemm_kernel(spec, std::nullopt);
   }
 };
 
@@ -249,6 +255,19 @@ class MatMulTactic final : public BuiltinTactic {
 };
 
 }  // namespace
+
+std::string gemm_why_not(const LayerSpec& spec) {
+  std::string why = require_f32(spec);
+  if (why.empty()) why = require_rank(spec, 0, 2, 2);
+  if (why.empty()) why = require_rank(spec, 1, 2, 2);
+  if (why.empty() && spec.has_input(2)) why = require_rank(spec, 2, 0, 2);
+  return why;
+}
+
+Result<std::unique_ptr<LayerKernel>> make_gemm_kernel(
+    const LayerSpec& spec, const std::optional<cpu::UnaryParams>& activation) {
+  return std::unique_ptr<LayerKernel>(new GemmKernel(spec, activation));
+}
 
 void append_gemm_tactics(std::vector<const Tactic*>& out) {
   static const GemmTactic gemm;

@@ -133,7 +133,7 @@ class LayerNormKernel final : public LayerKernel {
       KILN_RETURN_IF_ERROR(bias_.prepare(node_, *b, inner_dims));
     }
     for (size_t i = 1; i < out.size(); ++i) {
-      if (out[i].data != nullptr && out[i].numel() != outer_) {
+      if (out[i].dtype != DType::kUndefined && out[i].numel() != outer_) {
         return layer_error(node_, "output {} is [{}] for {} rows", i, dims_to_string(out[i].dims),
                            outer_);
       }

@@ -60,25 +60,31 @@ Result<TacticRun> run_tactic(const std::string& name, const OpCase& c) {
     return unsupported("{} refuses the layer: {}", name, why);
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<tactics::LayerKernel> kernel, tactic->instantiate(spec));
+  return run_layer_kernel(*kernel, og);
+}
 
-  const std::vector<Tensor> inputs = node_inputs(og);
+Result<TacticRun> run_layer_kernel(tactics::LayerKernel& kernel, const OpGraph& og,
+                                   const std::vector<Tensor>& extra_inputs) {
+  std::vector<Tensor> inputs = node_inputs(og);
+  inputs.insert(inputs.end(), extra_inputs.begin(), extra_inputs.end());
   std::vector<TensorView> in_views;
   for (const Tensor& t : inputs) in_views.push_back(t.defined() ? TensorView::of(t) : TensorView{});
   TacticRun run;
-  std::vector<TensorView> out_views;
-  for (const ir::TensorDesc& d : spec.outputs) {
+  for (ir::ValueId v : og.graph.nodes[0].outputs) {
+    const ir::TensorDesc& d = og.graph.value(v).desc;
     run.outputs.emplace_back(d.dtype, d.static_dims());
   }
+  std::vector<TensorView> out_views;
   for (const Tensor& t : run.outputs) out_views.push_back(TensorView::of(t));
 
-  KILN_RETURN_IF_ERROR(kernel->reshape(in_views, out_views));
+  KILN_RETURN_IF_ERROR(kernel.reshape(in_views, out_views));
   for (Tensor& t : run.outputs) poison(t);
-  KILN_RETURN_IF_ERROR(kernel->run(in_views, out_views));
+  KILN_RETURN_IF_ERROR(kernel.run(in_views, out_views));
   for (Tensor& t : run.outputs) poison(t);  // the second run must not rely on the first's output
   {
     const auto start = std::chrono::steady_clock::now();
     AllocCounter counter;
-    const Status st = kernel->run(in_views, out_views);
+    const Status st = kernel.run(in_views, out_views);
     run.run_allocations = counter.count();
     run.run_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

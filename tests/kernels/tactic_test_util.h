@@ -37,6 +37,11 @@ struct TacticRun {
 // Fails (with the tactic's reason) when why_not() refuses the case.
 Result<TacticRun> run_tactic(const std::string& tactic, const OpCase& c);
 
+// Reshapes and runs a kernel made for og's node on og's inputs followed by `extra_inputs` (inputs
+// the node does not have, such as a fused residual), as run_tactic does.
+Result<TacticRun> run_layer_kernel(tactics::LayerKernel& kernel, const OpGraph& og,
+                                   const std::vector<Tensor>& extra_inputs = {});
+
 // The tactic accepts the case, its outputs match the reference within `tol`, run() allocates
 // nothing.
 void expect_matches_reference(const std::string& tactic, const OpCase& c, Tolerance tol);

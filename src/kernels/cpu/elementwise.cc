@@ -55,6 +55,8 @@ void unary(const UnaryParams& p, const float* x, float* y, int64_t n) {
         const float lo = v < alpha ? alpha : v;  // NaN compares false and stays
         return beta < lo ? beta : lo;
       });
+    case UnaryKind::kSilu:
+      return map(x, y, n, [](float v) { return v * sigmoid(v); });
   }
 }
 

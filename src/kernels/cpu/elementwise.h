@@ -23,6 +23,7 @@ enum class UnaryKind {
   kHardSwish,    // x * max(0, min(1, x / 6 + 0.5))
   kLeakyRelu,    // x < 0 ? alpha * x : x
   kClip,         // min(max(x, alpha), beta); NaN stays NaN
+  kSilu,         // x * sigmoid(x): no ONNX op, the activation of fused Sigmoid + Mul
 };
 
 struct UnaryParams {
