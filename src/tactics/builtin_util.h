@@ -1,6 +1,6 @@
 #pragma once
 // Helpers shared by the builtin tactics (tactics/builtin_*.cc): the checks their why_not() make,
-// the node context their attribute readers need, and scratch storage owned by a kernel object.
+// view helpers, and scratch storage owned by a kernel object.
 
 #include <algorithm>
 #include <memory>
@@ -11,7 +11,6 @@
 
 #include "base/status.h"
 #include "base/tensor_view.h"
-#include "ops/op_def.h"
 #include "tactics/tactic.h"
 
 namespace kiln::tactics::builtin {
@@ -27,11 +26,6 @@ class BuiltinTactic : public Tactic {
   std::string_view name_;
   std::string_view op_;
 };
-
-// The node's context (attribute access, errors prefixed "node 'name' (Op): ").
-inline ops::NodeContext node_context(const LayerSpec& spec) {
-  return ops::NodeContext(*spec.node, spec.since_version);
-}
 
 // "" when every present input and output (all of them, or only `inputs` and outputs) is float32;
 // otherwise a reason naming the first one that is not ("input 1 is int64").

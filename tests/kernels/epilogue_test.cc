@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 #include "kernels/cpu/elementwise.h"
 #include "kernels/tactic_test_util.h"
@@ -27,11 +28,16 @@ Tensor reference_output(const OpGraph& og) {
 }
 
 // y = act(y + residual) with the activation computed in double, as an independent oracle.
-void add_and_activate(Tensor& y, const Tensor* residual, cpu::UnaryKind act, float alpha) {
+void add_and_activate(Tensor& y, const Tensor* residual, std::optional<cpu::UnaryKind> act,
+                      float alpha) {
   float* v = y.data<float>();
   for (int64_t i = 0; i < y.numel(); ++i) {
     double x = v[i] + (residual ? residual->data<float>()[i] : 0.0f);
-    switch (act) {
+    if (!act) {
+      v[i] = static_cast<float>(x);
+      continue;
+    }
+    switch (*act) {
       case cpu::UnaryKind::kRelu:
         x = std::max(x, 0.0);
         break;
@@ -41,6 +47,7 @@ void add_and_activate(Tensor& y, const Tensor* residual, cpu::UnaryKind act, flo
       case cpu::UnaryKind::kSilu:
         x = x / (1.0 + std::exp(-x));
         break;
+
       default:
         FAIL() << "activation without an oracle";
     }
@@ -75,6 +82,38 @@ TEST(ConvEpilogue, AddsResidualThenActivates) {
       EXPECT_EQ(compare_tensors(got->outputs[0], want, kSumTol), "");
       EXPECT_EQ(got->run_allocations, 0);
     }
+  }
+}
+
+// The residual's buffer is the output's: each residual element must be read before it is
+// overwritten. 300 input channels put the 1x1 GEMM's K over one depth block.
+TEST(ConvEpilogue, AddsAResidualInPlace) {
+  for (auto [algo, k] : {std::pair{ConvAlgo::kDirect, int64_t{3}}, {ConvAlgo::kPointwise, 1}}) {
+    OpCase c;
+    c.op_type = "Conv";
+    c.attrs = attrs({{"pads", Ints(4, k / 2)}});
+    c.inputs = {in(random_f32({1, 300, 5, 6}, 1)), constant(random_f32({7, 300, k, k}, 2)),
+                constant(random_f32({7}, 3))};
+    auto og = build_op_graph(c);
+    ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+    auto kernel = tactics::builtin::make_conv_kernel(layer_spec(og->graph), algo,
+                                                     ConvEpilogueSpec{.residual_input = 3});
+    ASSERT_TRUE(kernel.is_ok());
+    const Tensor residual = random_f32({1, 7, 5, 6}, 4);
+    Tensor y = residual.clone();
+    std::vector<TensorView> ins;
+    for (ir::ValueId v : og->graph.nodes[0].inputs) {
+      const ir::Value& value = og->graph.value(v);
+      ins.push_back(
+          TensorView::of(value.initializer ? *value.initializer : og->feeds.at(value.name)));
+    }
+    ins.push_back(TensorView::of(y));
+    const TensorView outs[] = {TensorView::of(y)};
+    ASSERT_TRUE((*kernel)->reshape(ins, outs).is_ok());
+    ASSERT_TRUE((*kernel)->run(ins, outs).is_ok());
+    Tensor want = reference_output(*og);
+    add_and_activate(want, &residual, std::nullopt, 0);
+    EXPECT_EQ(compare_tensors(y, want, Tolerance{1e-5, 5e-5}), "");
   }
 }
 

@@ -93,15 +93,17 @@ struct TileOut {
   int64_t width;          // valid columns in the tile
 };
 
+// Reads the residual element before writing y there: the residual may be y itself (in place).
 template <int64_t kMb>
 void store_tile(const TileOut& o, const float (&acc)[kMb][kOwb]) {
   for (int64_t mb = 0; mb < o.channels; ++mb) {
     float* yr = o.y + mb * o.plane;
     const float b = o.bias != nullptr ? o.bias[mb] : 0.0f;
-    for (int64_t j = 0; j < o.width; ++j) yr[j] = acc[mb][j] + b;
     if (o.residual != nullptr) {
       const float* rr = o.residual + mb * o.plane;
-      for (int64_t j = 0; j < o.width; ++j) yr[j] += rr[j];
+      for (int64_t j = 0; j < o.width; ++j) yr[j] = acc[mb][j] + b + rr[j];
+    } else {
+      for (int64_t j = 0; j < o.width; ++j) yr[j] = acc[mb][j] + b;
     }
   }
 }

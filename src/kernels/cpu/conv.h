@@ -42,7 +42,7 @@ struct Conv2DParams {
 
 struct ConvEpilogue {
   const float* bias = nullptr;      // [out_c], may be null
-  const float* residual = nullptr;  // same shape as y, may be null
+  const float* residual = nullptr;  // same shape as y, may be null, may be y itself (in place)
   ActivateFn activate = nullptr;    // applied last, in place; null: identity
   const void* activate_ctx = nullptr;
 };

@@ -73,36 +73,40 @@ struct Block {
   int64_t a_stride;    // floats between consecutive A panels
   const float* b;
   int64_t b_stride;
-  bool first, last;  // first / last KC block: start from zero / apply the epilogue
+  bool first, last;  // first / last KC block: apply the epilogue / the activation
 };
 
+// The first KC block writes alpha * acc plus the biases and the addend (reading each addend element
+// before writing the y element it may alias: an in-place residual); later blocks add alpha * acc.
 void store_tile(const GemmShape& s, const GemmEpilogue& ep, const Block& blk, int64_t i0,
                 int64_t j0, int64_t mr, int64_t nr, const float (&acc)[kMr][kNr], float* y) {
+  const float alpha = s.alpha;
   for (int64_t i = 0; i < mr; ++i) {
     const int64_t row = i0 + i;
     float* yr = y + row * s.ldy + j0;
     const float* acc_row = acc[i];
     if (!blk.first) {
-      for (int64_t j = 0; j < nr; ++j) yr[j] += acc_row[j];
-    } else {
-      for (int64_t j = 0; j < nr; ++j) yr[j] = acc_row[j];
+      for (int64_t j = 0; j < nr; ++j) yr[j] += alpha * acc_row[j];
+      continue;
     }
-    if (!blk.last) continue;
     const float rb = ep.row_bias != nullptr ? ep.row_bias[row] : 0.0f;
-    for (int64_t j = 0; j < nr; ++j) yr[j] = yr[j] * s.alpha + rb;
+    float v[kNr];
+    for (int64_t j = 0; j < nr; ++j) v[j] = alpha * acc_row[j] + rb;
     if (ep.col_bias != nullptr) {
       const float* cb = ep.col_bias + j0;
-      for (int64_t j = 0; j < nr; ++j) yr[j] += cb[j];
+      for (int64_t j = 0; j < nr; ++j) v[j] += cb[j];
     }
     if (ep.addend != nullptr) {
       const float* ad = ep.addend + row * ep.addend_rs + j0 * ep.addend_cs;
+      const int64_t cs = ep.addend_cs;
       const float scale = ep.addend_scale;
-      if (ep.addend_cs == 1) {
-        for (int64_t j = 0; j < nr; ++j) yr[j] += scale * ad[j];
+      if (cs == 1) {
+        for (int64_t j = 0; j < nr; ++j) v[j] += scale * ad[j];
       } else {
-        for (int64_t j = 0; j < nr; ++j) yr[j] += scale * ad[j * ep.addend_cs];
+        for (int64_t j = 0; j < nr; ++j) v[j] += scale * ad[j * cs];
       }
     }
+    for (int64_t j = 0; j < nr; ++j) yr[j] = v[j];
   }
 }
 

@@ -69,8 +69,8 @@ void gemm_pack_b(MatrixRef b, int64_t k, int64_t n, float* out);
 // Scratch gemm() needs for this shape, given which operands come packed.
 size_t gemm_scratch_floats(const GemmShape& s, bool a_packed, bool b_packed);
 
-// y = the formula above. Every element of y[0..m) x [0..n) is written (y is not read unless the
-// addend points into it).
+// y = the formula above. Every element of y[0..m) x [0..n) is written; y's prior contents are not
+// used (unless the addend is y).
 void gemm(const GemmShape& s, const GemmOperand& a, const GemmOperand& b, float* y,
           const GemmEpilogue& ep, float* scratch);
 
