@@ -59,17 +59,21 @@ struct TapLoop {
   int64_t stride_w;
 };
 
-// acc[mb][o] = sum over (c, kh, kw) of w[c][kh][kw][mb] * x[c][kh * dil_h][o * stride + kw * dil_w]
-// with x at the tile's top-left input position. kStride 0 means "read t.stride_w".
-template <int64_t kMb, int64_t kStride>
+// acc[mb][o] = sum over (kh, kw, c) of w[kh][kw][c][mb] * x[c][kh * dil_h][o * stride + kw * dil_w]
+// with x at the tile's top-left input position. The channel loop is innermost: it is the long one
+// (a 3x3 kernel has 9 taps, a layer hundreds of channels). With one channel per group (depthwise,
+// kOneChannel) it is dropped: a loop of one iteration per tap would only cost. kStride 0 means
+// "read t.stride_w".
+template <int64_t kMb, int64_t kStride, bool kOneChannel>
 void conv_tile(const TapLoop& t, const float* x, const float* w, float (&acc)[kMb][kOwb]) {
   float s[kMb][kOwb] = {};
   const int64_t stride = kStride != 0 ? kStride : t.stride_w;
-  for (int64_t c = 0; c < t.cg; ++c) {
-    for (int64_t r = 0; r < t.k_h; ++r) {
-      const float* xr = x + c * t.chan_stride + r * t.row_step;
-      for (int64_t q = 0; q < t.k_w; ++q) {
-        const float* xv = xr + q * t.dil_w;
+  const int64_t cg = kOneChannel ? 1 : t.cg;
+  for (int64_t r = 0; r < t.k_h; ++r) {
+    for (int64_t q = 0; q < t.k_w; ++q) {
+      const float* xq = x + r * t.row_step + q * t.dil_w;
+      for (int64_t c = 0; c < cg; ++c) {
+        const float* xv = xq + c * t.chan_stride;
         for (int64_t mb = 0; mb < kMb; ++mb) {
           const float wm = w[mb];
           for (int64_t o = 0; o < kOwb; ++o) s[mb][o] += wm * xv[o * stride];
@@ -109,7 +113,7 @@ void store_tile(const TileOut& o, const float (&acc)[kMb][kOwb]) {
 }
 
 // One group of one image: every output row, channel block and column tile.
-template <int64_t kMb, int64_t kStride>
+template <int64_t kMb, int64_t kStride, bool kOneChannel>
 void conv_group(const Conv2DParams& p, const Padded& d, const float* xg, const float* wg,
                 const ConvEpilogue& ep, int64_t n, int64_t g, float* y) {
   const int64_t mg = p.out_c / p.group;
@@ -130,7 +134,7 @@ void conv_group(const Conv2DParams& p, const Padded& d, const float* xg, const f
                   std::min(kMb, mg - b * kMb),
                   0};
       for (int64_t ow0 = 0; ow0 < p.out_w; ow0 += kOwb) {
-        conv_tile<kMb, kStride>(t, xrow + ow0 * p.stride_w, wg + b * block_w, acc);
+        conv_tile<kMb, kStride, kOneChannel>(t, xrow + ow0 * p.stride_w, wg + b * block_w, acc);
         out.width = std::min(kOwb, p.out_w - ow0);
         store_tile<kMb>(out, acc);
         out.y += kOwb;
@@ -142,6 +146,20 @@ void conv_group(const Conv2DParams& p, const Padded& d, const float* xg, const f
         }
       }
     }
+  }
+}
+
+// conv_group specialised for the common strides.
+template <int64_t kMb, bool kOneChannel>
+void conv_group_any_stride(const Conv2DParams& p, const Padded& d, const float* xg, const float* wg,
+                           const ConvEpilogue& ep, int64_t n, int64_t g, float* y) {
+  switch (p.stride_w) {
+    case 1:
+      return conv_group<kMb, 1, kOneChannel>(p, d, xg, wg, ep, n, g, y);
+    case 2:
+      return conv_group<kMb, 2, kOneChannel>(p, d, xg, wg, ep, n, g, y);
+    default:
+      return conv_group<kMb, 0, kOneChannel>(p, d, xg, wg, ep, n, g, y);
   }
 }
 
@@ -157,16 +175,10 @@ void conv_direct_with(const Conv2DParams& p, const float* x, const float* packed
     for (int64_t g = 0; g < p.group; ++g) {
       const float* xg = scratch + g * cg * d.h * d.w;
       const float* wg = packed_w + g * group_w;
-      switch (p.stride_w) {
-        case 1:
-          conv_group<kMb, 1>(p, d, xg, wg, ep, n, g, y);
-          break;
-        case 2:
-          conv_group<kMb, 2>(p, d, xg, wg, ep, n, g, y);
-          break;
-        default:
-          conv_group<kMb, 0>(p, d, xg, wg, ep, n, g, y);
-          break;
+      if (cg == 1) {
+        conv_group_any_stride<kMb, true>(p, d, xg, wg, ep, n, g, y);
+      } else {
+        conv_group_any_stride<kMb, false>(p, d, xg, wg, ep, n, g, y);
       }
     }
   }
@@ -181,16 +193,20 @@ size_t conv2d_direct_packed_weights_floats(const Conv2DParams& p) {
 }
 
 void conv2d_direct_pack_weights(const Conv2DParams& p, const float* w, float* packed) {
-  // Layout: [group][channel block][c][kh][kw][mb], channels past the group's end zero.
+  // Layout: [group][channel block][kh][kw][c][mb], channels past the group's end zero.
   const int64_t mb_n = channel_block(p);
   const int64_t mg = p.out_c / p.group;
-  const int64_t taps = (p.in_c / p.group) * p.k_h * p.k_w;  // per output channel, OIHW order
+  const int64_t cg = p.in_c / p.group;
+  const int64_t taps = p.k_h * p.k_w;
   for (int64_t g = 0; g < p.group; ++g) {
     for (int64_t b = 0; b < ceil_div(mg, mb_n); ++b) {
       for (int64_t t = 0; t < taps; ++t) {
-        for (int64_t mb = 0; mb < mb_n; ++mb) {
-          const int64_t m = b * mb_n + mb;
-          *packed++ = m < mg ? w[(g * mg + m) * taps + t] : 0.0f;
+        for (int64_t c = 0; c < cg; ++c) {
+          for (int64_t mb = 0; mb < mb_n; ++mb) {
+            const int64_t m = b * mb_n + mb;
+            // OIHW: w[g * mg + m][c][t]
+            *packed++ = m < mg ? w[((g * mg + m) * cg + c) * taps + t] : 0.0f;
+          }
         }
       }
     }

@@ -9,8 +9,9 @@
 // (g = m / (out_c / group), Cg = in_c / group; positions outside the input read as zero). Two
 // kernels share these parameters:
 //   direct: copies each image into a zero-padded scratch buffer, then accumulates a tile of
-//           output channels x output columns in registers over (c, kh, kw), the innermost loop
-//           running over contiguous output columns. Weights are packed once (conv2d_pack_weights).
+//           4 output channels x 8 output columns in registers over (kh, kw, c), the vector loop
+//           running over contiguous output columns. Weights are packed once
+//           (conv2d_direct_pack_weights) in the order that loop reads them.
 //   1x1 GEMM: a 1x1, stride-1, unpadded convolution is per image and group the product
 //           W[Mg x Cg] * X[Cg x HW]; weights are packed as the GEMM's A operand.
 
