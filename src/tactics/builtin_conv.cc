@@ -99,8 +99,7 @@ class ConvKernel final : public LayerKernel {
     KILN_ASSIGN_OR_RETURN(p_, conv2d_params(node_, since_version_, in[0], in[1]));
     const Dims x = dims_of(in[0]);
     Dims y{p_.batch, p_.out_c};
-    for (size_t d = 2; d < x.size(); ++d)
-      y.push_back(d + 1 == x.size() ? p_.out_w : p_.out_h);
+    for (size_t d = 2; d < x.size(); ++d) y.push_back(d + 1 == x.size() ? p_.out_w : p_.out_h);
     if (!same_dims(out[0], y)) {
       return layer_error(node_, "output is [{}] but the convolution gives [{}]",
                          dims_to_string(out[0].dims), dims_to_string(y));
