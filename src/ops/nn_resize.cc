@@ -8,6 +8,7 @@
 #include "kernels/ref/resize.h"
 #include "ops/nn_ops.h"
 #include "ops/nn_window.h"
+#include "ops/resize_params.h"
 #include "ops/shape_util.h"
 
 namespace kiln::ops {
@@ -333,26 +334,11 @@ Status infer_resize(InferContext& ctx) {
 
 Status run_resize(RunContext& ctx) {
   const Tensor& x = ctx.input(0);
-  KILN_ASSIGN_OR_RETURN(ResizeAttrs a, read_resize_attrs(ctx, x.rank()));
-  std::vector<ir::TensorDesc> desc_storage(ctx.num_inputs());
-  std::vector<const ir::TensorDesc*> descs;
   std::vector<const Tensor*> values;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
-    const bool has = ctx.has_input(i);
-    if (has) desc_storage[i] = ir::TensorDesc::of_dims(ctx.input(i).dtype(), ctx.input(i).dims());
-    descs.push_back(has ? &desc_storage[i] : nullptr);
-    values.push_back(has ? &ctx.input(i) : nullptr);
+    values.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
   }
-  KILN_ASSIGN_OR_RETURN(ResizeInputs in, read_inputs(ctx, a, descs, values));
-  ResizeParams p = a.params;
-  p.in_dims = x.dims();
-  plan_resize(a, in, x.dims(), p.out_dims, p.scales);
-  p.roi_start.assign(p.in_dims.size(), 0.0);
-  p.roi_end.assign(p.in_dims.size(), 1.0);
-  for (size_t i = 0; in.roi && i < a.axes.size(); ++i) {
-    p.roi_start[static_cast<size_t>(a.axes[i])] = (*in.roi)[i];
-    p.roi_end[static_cast<size_t>(a.axes[i])] = (*in.roi)[i + a.axes.size()];
-  }
+  KILN_ASSIGN_OR_RETURN(const ResizeParams p, resize_params(ctx, x.dims(), values));
   KILN_ASSIGN_OR_RETURN(Tensor xd, as_dtype(x, DType::kF64));
   Tensor y(DType::kF64, p.out_dims);
   kernels::ref::resize(p, xd.data<double>(), y.data<double>());
@@ -360,6 +346,37 @@ Status run_resize(RunContext& ctx) {
 }
 
 }  // namespace
+
+Result<ResizeParams> resize_params(const NodeContext& ctx, const Dims& x,
+                                   std::span<const Tensor* const> values) {
+  KILN_ASSIGN_OR_RETURN(ResizeAttrs a, read_resize_attrs(ctx, static_cast<int64_t>(x.size())));
+  std::vector<ir::TensorDesc> desc_storage(ctx.num_inputs());
+  std::vector<const ir::TensorDesc*> descs;
+  std::vector<const Tensor*> vals;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    const Tensor* t = i == 0 || i >= values.size() ? nullptr : values[i];
+    const bool has = ctx.has_input(i);
+    if (has && i == 0) desc_storage[i] = ir::TensorDesc::of_dims(DType::kF32, x);
+    if (has && i > 0) {
+      if (t == nullptr) return ctx.error("input {} must be known to resize", i);
+      desc_storage[i] = ir::TensorDesc::of_dims(t->dtype(), t->dims());
+    }
+    descs.push_back(has ? &desc_storage[i] : nullptr);
+    vals.push_back(has ? t : nullptr);
+  }
+  KILN_ASSIGN_OR_RETURN(ResizeInputs in, read_inputs(ctx, a, descs, vals));
+  if (!in.scales && !in.sizes) return ctx.error("neither scales nor sizes is known");
+  ResizeParams p = a.params;
+  p.in_dims = x;
+  plan_resize(a, in, x, p.out_dims, p.scales);
+  p.roi_start.assign(p.in_dims.size(), 0.0);
+  p.roi_end.assign(p.in_dims.size(), 1.0);
+  for (size_t i = 0; in.roi && i < a.axes.size(); ++i) {
+    p.roi_start[static_cast<size_t>(a.axes[i])] = (*in.roi)[i];
+    p.roi_end[static_cast<size_t>(a.axes[i])] = (*in.roi)[i + a.axes.size()];
+  }
+  return p;
+}
 
 void register_resize_ops(OpRegistry& r) {
   using ir::AttrType;

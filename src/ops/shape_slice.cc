@@ -5,6 +5,7 @@
 #include "kernels/ref/movement.h"
 #include "ops/shape_common.h"
 #include "ops/shape_util.h"
+#include "ops/slice_window.h"
 
 namespace kiln::ops::shape_detail {
 namespace {
@@ -154,17 +155,9 @@ Status run_slice(RunContext& ctx) {
   for (size_t i = 1; i < ctx.num_inputs(); ++i) {
     if (ctx.has_input(i)) values[i] = &ctx.input(i);
   }
-  KILN_ASSIGN_OR_RETURN(SliceArgs args, slice_args(ctx, values, x.rank(), -1));
-  std::vector<int64_t> starts(static_cast<size_t>(x.rank()), 0);
-  std::vector<int64_t> steps(static_cast<size_t>(x.rank()), 1);
-  for (size_t i = 0; i < args.axes.size(); ++i) {
-    const auto a = static_cast<size_t>(args.axes[i]);
-    const AxisRange r = clamp_range(args.starts[i], args.ends[i], args.steps[i], x.dims()[a]);
-    starts[a] = r.start;
-    steps[a] = r.count > 1 ? r.step : 1;  // a huge step that selects one element must not overflow
-  }
+  KILN_ASSIGN_OR_RETURN(const SliceWindow w, slice_window(ctx, x.dims(), values));
   Tensor& y = ctx.allocate_output(0);
-  ref::slice(x.raw_data(), elem_size(x), x.dims(), starts, steps, y.dims(), y.raw_data());
+  ref::slice(x.raw_data(), elem_size(x), x.dims(), w.starts, w.steps, y.dims(), y.raw_data());
   return Status::ok();
 }
 
@@ -220,6 +213,36 @@ Status run_tile(RunContext& ctx) {
 }
 
 }  // namespace
+}  // namespace kiln::ops::shape_detail
+
+namespace kiln::ops {
+
+Result<SliceWindow> slice_window(const NodeContext& ctx, const Dims& x,
+                                 std::span<const Tensor* const> values) {
+  std::vector<const Tensor*> padded(values.begin(), values.end());
+  padded.resize(std::max<size_t>(padded.size(), 5), nullptr);
+  KILN_ASSIGN_OR_RETURN(shape_detail::SliceArgs args,
+                        shape_detail::slice_args(ctx, padded, static_cast<int64_t>(x.size()), -1));
+  if (!args.values_known) return ctx.error("starts, ends, axes and steps must all be known");
+  SliceWindow w;
+  w.starts.assign(x.size(), 0);
+  w.steps.assign(x.size(), 1);
+  w.counts = x;
+  for (size_t i = 0; i < args.axes.size(); ++i) {
+    const auto a = static_cast<size_t>(args.axes[i]);
+    const shape_detail::AxisRange r =
+        shape_detail::clamp_range(args.starts[i], args.ends[i], args.steps[i], x[a]);
+    w.starts[a] = r.start;
+    w.steps[a] =
+        r.count > 1 ? r.step : 1;  // a huge step that selects one element must not overflow
+    w.counts[a] = r.count;
+  }
+  return w;
+}
+
+}  // namespace kiln::ops
+
+namespace kiln::ops::shape_detail {
 
 void register_slice_ops(OpRegistry& r) {
   using ir::AttrType;

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "tactics/builtin.h"
 #include "tactics/ref_generic.h"
 #include "tactics/tactic.h"
 
@@ -7,7 +8,12 @@ namespace kiln::tactics {
 
 std::span<const Tactic* const> all_tactics() {
   // Specific tactics first (per op in preference order), the generic fallback last.
-  static const std::vector<const Tactic*> tactics = {&ref_generic_tactic()};
+  static const std::vector<const Tactic*> tactics = [] {
+    std::span<const Tactic* const> builtin = builtin::builtin_tactics();
+    std::vector<const Tactic*> v(builtin.begin(), builtin.end());
+    v.push_back(&ref_generic_tactic());
+    return v;
+  }();
   return tactics;
 }
 

@@ -9,8 +9,9 @@ namespace kiln::testing {
 
 Result<std::vector<Tensor>> run_op(const OpCase& c) { return run_op(c, {}); }
 
-Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options) {
-  ir::Graph g;
+Result<OpGraph> build_op_graph(const OpCase& c) {
+  OpGraph out;
+  ir::Graph& g = out.graph;
   g.opset_imports[c.domain] = c.opset;
   ir::Node node;
   node.name = "node0";
@@ -18,7 +19,6 @@ Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptio
   node.domain = c.domain;
   node.attrs = c.attrs;
   node.opset = c.opset;
-  runtime::NamedTensors feeds;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
     if (!c.inputs[i].tensor) {
       node.inputs.push_back(ir::kNoValue);
@@ -32,7 +32,7 @@ Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptio
     } else {
       g.value(v).is_graph_input = true;
       g.inputs.push_back(v);
-      feeds[name] = t;
+      out.feeds[name] = t;
     }
     node.inputs.push_back(v);
   }
@@ -45,8 +45,13 @@ Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptio
   g.nodes.push_back(std::move(node));
   KILN_RETURN_IF_ERROR(ops::check_graph_ops(g));
   KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(g));
-  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(g, options));
-  return exec.run(feeds);
+  return out;
+}
+
+Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options) {
+  KILN_ASSIGN_OR_RETURN(OpGraph og, build_op_graph(c));
+  KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(og.graph, options));
+  return exec.run(og.feeds);
 }
 
 void expect_error(const OpCase& c, StatusCode code, const std::string& fragment) {

@@ -28,6 +28,14 @@ struct OpCase {
   std::string domain;  // "" is ai.onnx
 };
 
+// The one-node graph run_op runs: node "node0", inputs "in<i>" (initializers when constant),
+// outputs "out<i>", shapes inferred; and the feeds for its non-constant inputs.
+struct OpGraph {
+  ir::Graph graph;
+  runtime::NamedTensors feeds;
+};
+Result<OpGraph> build_op_graph(const OpCase& c);
+
 // Builds a one-node graph, infers shapes, runs it. Errors carry the op's own message.
 Result<std::vector<Tensor>> run_op(const OpCase& c);
 Result<std::vector<Tensor>> run_op(const OpCase& c, const runtime::ExecutorOptions& options);

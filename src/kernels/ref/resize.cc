@@ -7,17 +7,6 @@
 namespace kiln::kernels::ref {
 namespace {
 
-struct Tap {
-  int64_t index;
-  double weight;
-};
-
-// The input taps of one output coordinate along one dim; `outside` means extrapolation_value.
-struct CoordTaps {
-  std::vector<Tap> taps;
-  bool outside = false;
-};
-
 double original_coord(const ResizeParams& p, size_t d, int64_t x_int) {
   const double x = static_cast<double>(x_int);
   const double in = static_cast<double>(p.in_dims[d]);
@@ -82,7 +71,7 @@ double cubic_weight(double x, double a) {
 
 // Linear or cubic taps around x_ori: left = ceil(x_ori) - 1 and ratio = x_ori - left in (0, 1]
 // (ONNX's convention), taps left + i for the filter's support.
-std::vector<Tap> filter_taps(const ResizeParams& p, size_t d, double x_ori) {
+std::vector<ResizeTap> filter_taps(const ResizeParams& p, size_t d, double x_ori) {
   const double filter_scale = p.antialias && p.scales[d] < 1 ? p.scales[d] : 1.0;
   const auto left = static_cast<int64_t>(std::ceil(x_ori)) - 1;
   const double ratio = x_ori - static_cast<double>(left);
@@ -90,7 +79,7 @@ std::vector<Tap> filter_taps(const ResizeParams& p, size_t d, double x_ori) {
   const auto start = static_cast<int64_t>(std::floor(-support / filter_scale)) + 1;
   const int64_t end = 2 - start;  // exclusive; the support is symmetric around the ratio
   const int64_t in = p.in_dims[d];
-  std::vector<Tap> taps;
+  std::vector<ResizeTap> taps;
   double sum = 0;
   for (int64_t i = start; i < end; ++i) {
     const double t = (static_cast<double>(i) - ratio) * filter_scale;
@@ -109,33 +98,16 @@ std::vector<Tap> filter_taps(const ResizeParams& p, size_t d, double x_ori) {
     }
   }
   if (sum != 0) {
-    for (Tap& t : taps) t.weight /= sum;
+    for (ResizeTap& t : taps) t.weight /= sum;
   }
   return taps;
 }
 
-std::vector<CoordTaps> axis_taps(const ResizeParams& p, size_t d) {
-  std::vector<CoordTaps> result(static_cast<size_t>(p.out_dims[d]));
-  for (int64_t x = 0; x < p.out_dims[d]; ++x) {
-    CoordTaps& ct = result[static_cast<size_t>(x)];
-    const double x_ori = original_coord(p, d, x);
-    if (p.coord_mode == ResizeCoordMode::kTfCropAndResize &&
-        (x_ori < 0 || x_ori > static_cast<double>(p.in_dims[d] - 1))) {
-      ct.outside = true;
-    } else if (p.mode == ResizeMode::kNearest) {
-      ct.taps.push_back({nearest_index(p, d, x_ori), 1.0});
-    } else {
-      ct.taps = filter_taps(p, d, x_ori);
-    }
-  }
-  return result;
-}
-
 // Each output coordinate reads exactly the input coordinate with the same index.
-bool is_identity(const std::vector<CoordTaps>& taps, int64_t in) {
+bool is_identity(const std::vector<ResizeCoord>& taps, int64_t in) {
   if (static_cast<int64_t>(taps.size()) != in) return false;
   for (size_t x = 0; x < taps.size(); ++x) {
-    const CoordTaps& ct = taps[x];
+    const ResizeCoord& ct = taps[x];
     if (ct.outside || ct.taps.size() != 1 || ct.taps[0].index != static_cast<int64_t>(x) ||
         ct.taps[0].weight != 1.0) {
       return false;
@@ -147,7 +119,7 @@ bool is_identity(const std::vector<CoordTaps>& taps, int64_t in) {
 // Interpolates `src` (dims `dims`) along dim d into `dst`, whose dim d has taps.size() entries.
 // Coordinates outside the input (or without taps) are left 0 here; resize() masks them at the end.
 void resize_axis(const double* src, const std::vector<int64_t>& dims, size_t d,
-                 const std::vector<CoordTaps>& taps, std::vector<double>& dst) {
+                 const std::vector<ResizeCoord>& taps, std::vector<double>& dst) {
   int64_t outer = 1, inner = 1;
   for (size_t k = 0; k < d; ++k) outer *= dims[k];
   for (size_t k = d + 1; k < dims.size(); ++k) inner *= dims[k];
@@ -158,10 +130,10 @@ void resize_axis(const double* src, const std::vector<int64_t>& dims, size_t d,
     const double* s = src + o * n_in * inner;
     double* t = dst.data() + o * n_out * inner;
     for (int64_t x = 0; x < n_out; ++x) {
-      const CoordTaps& ct = taps[static_cast<size_t>(x)];
+      const ResizeCoord& ct = taps[static_cast<size_t>(x)];
       if (ct.outside) continue;
       double* row = t + x * inner;
-      for (const Tap& tap : ct.taps) {
+      for (const ResizeTap& tap : ct.taps) {
         const double* in_row = s + tap.index * inner;
         for (int64_t i = 0; i < inner; ++i) row[i] += tap.weight * in_row[i];
       }
@@ -171,11 +143,11 @@ void resize_axis(const double* src, const std::vector<int64_t>& dims, size_t d,
 
 // Sets extrapolation_value wherever any dim's coordinate lies outside the input
 // (tf_crop_and_resize) or has no taps.
-void mask_outside(const ResizeParams& p, const std::vector<std::vector<CoordTaps>>& taps,
+void mask_outside(const ResizeParams& p, const std::vector<std::vector<ResizeCoord>>& taps,
                   int64_t out_size, double* y) {
   bool any = false;
   for (const auto& axis : taps) {
-    for (const CoordTaps& ct : axis) any = any || ct.outside || ct.taps.empty();
+    for (const ResizeCoord& ct : axis) any = any || ct.outside || ct.taps.empty();
   }
   if (!any) return;
   const size_t rank = taps.size();
@@ -183,7 +155,7 @@ void mask_outside(const ResizeParams& p, const std::vector<std::vector<CoordTaps
     int64_t rest = o;
     bool outside = false;
     for (size_t d = rank; d-- > 0;) {
-      const CoordTaps& ct = taps[d][static_cast<size_t>(rest % p.out_dims[d])];
+      const ResizeCoord& ct = taps[d][static_cast<size_t>(rest % p.out_dims[d])];
       rest /= p.out_dims[d];
       outside = outside || ct.outside || ct.taps.empty();
     }
@@ -200,10 +172,10 @@ void resize(const ResizeParams& p, const double* x, double* y) {
   int64_t out_size = 1;
   for (int64_t d : p.out_dims) out_size *= d;
   if (out_size == 0) return;
-  std::vector<std::vector<CoordTaps>> taps(rank);
+  std::vector<std::vector<ResizeCoord>> taps(rank);
   std::vector<size_t> order;
   for (size_t d = 0; d < rank; ++d) {
-    taps[d] = axis_taps(p, d);
+    taps[d] = resize_axis_taps(p, d);
     if (!is_identity(taps[d], p.in_dims[d])) order.push_back(d);
   }
   auto ratio = [&p](size_t d) {
@@ -222,6 +194,23 @@ void resize(const ResizeParams& p, const double* x, double* y) {
   }
   std::copy(cur, cur + out_size, y);
   mask_outside(p, taps, out_size, y);
+}
+
+std::vector<ResizeCoord> resize_axis_taps(const ResizeParams& p, size_t d) {
+  std::vector<ResizeCoord> result(static_cast<size_t>(p.out_dims[d]));
+  for (int64_t x = 0; x < p.out_dims[d]; ++x) {
+    ResizeCoord& ct = result[static_cast<size_t>(x)];
+    const double x_ori = original_coord(p, d, x);
+    if (p.coord_mode == ResizeCoordMode::kTfCropAndResize &&
+        (x_ori < 0 || x_ori > static_cast<double>(p.in_dims[d] - 1))) {
+      ct.outside = true;
+    } else if (p.mode == ResizeMode::kNearest) {
+      ct.taps.push_back({nearest_index(p, d, x_ori), 1.0});
+    } else {
+      ct.taps = filter_taps(p, d, x_ori);
+    }
+  }
+  return result;
 }
 
 }  // namespace kiln::kernels::ref

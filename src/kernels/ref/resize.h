@@ -18,6 +18,7 @@
 // weights renormalised with exclude_outside); with antialias and s < 1 the filter is stretched by
 // 1 / s. Data is double; callers convert other dtypes.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -52,5 +53,18 @@ struct ResizeParams {
 };
 
 void resize(const ResizeParams& p, const double* x, double* y);
+
+// What resize() reads for one output coordinate along one dim: the sum of weight * input[index]
+// over `taps`, or extrapolation_value when `outside` (tf_crop_and_resize beyond the input) or
+// when there are no taps. Shared with optimized kernels so that both interpolate alike.
+struct ResizeTap {
+  int64_t index;
+  double weight;
+};
+struct ResizeCoord {
+  std::vector<ResizeTap> taps;
+  bool outside = false;
+};
+std::vector<ResizeCoord> resize_axis_taps(const ResizeParams& p, size_t d);
 
 }  // namespace kiln::kernels::ref

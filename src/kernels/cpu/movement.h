@@ -1,0 +1,37 @@
+#pragma once
+// Data movement, dtype-agnostic (elements of 1, 2, 4 or 8 bytes, or any size copied bytewise):
+// strided copies (Transpose, Slice, broadcasting) planned once per shape, and Concat.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace kiln::kernels::cpu {
+
+inline constexpr int kMaxCopyRank = 8;
+
+// out (row-major over dims) [i0, ..., ik] = in[offset + sum_j i_j * strides[j]], in elements.
+// Strides may be 0 (broadcast) or negative (reversed slices).
+struct CopyPlan {
+  int rank = 0;
+  int64_t offset = 0;
+  int64_t dims[kMaxCopyRank] = {};
+  int64_t strides[kMaxCopyRank] = {};
+  // Set when two axes swap their roles (a transpose of the two innermost contiguous runs): the
+  // copy walks tiles of `tile_axis` x innermost so that reads and writes both stay in cache.
+  int tile_axis = -1;
+};
+
+// Builds the plan for a view with `dims` and `strides` (any rank): unit axes dropped, adjacent
+// axes merged where the strides allow. False when more than kMaxCopyRank axes remain.
+bool make_copy_plan(std::span<const int64_t> dims, std::span<const int64_t> strides, int64_t offset,
+                    CopyPlan& plan);
+
+void strided_copy(const CopyPlan& plan, size_t elem_size, const void* in, void* out);
+
+// Concat along an axis of [outer, axis, inner] views: input i contributes `chunks[i]` =
+// axis_i * inner elements per outer index.
+void concat(std::span<const void* const> ins, std::span<const int64_t> chunks, int64_t outer,
+            size_t elem_size, void* out);
+
+}  // namespace kiln::kernels::cpu

@@ -1,0 +1,110 @@
+#include "kernels/cpu/pool.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "kernels/cpu/vec_util.h"
+
+namespace kiln::kernels::cpu {
+namespace {
+
+int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
+int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+
+// Outputs o in [lo, hi) whose tap o * stride + offset lies in [begin, end).
+struct Range {
+  int64_t lo, hi;
+};
+Range valid_outputs(int64_t offset, int64_t stride, int64_t begin, int64_t end, int64_t outs) {
+  const int64_t lo = std::max<int64_t>(0, ceil_div(begin - offset, stride));
+  const int64_t hi = std::min<int64_t>(outs, floor_div(end - 1 - offset, stride) + 1);
+  return {lo, std::max(lo, hi)};
+}
+
+// Taps k in [lo, hi) of a window starting at `start` whose position start + k * dil lies in
+// [begin, end).
+Range valid_taps(int64_t start, int64_t dil, int64_t kernel, int64_t begin, int64_t end) {
+  const int64_t lo = std::max<int64_t>(0, ceil_div(begin - start, dil));
+  const int64_t hi = std::min<int64_t>(kernel, ceil_div(end - start, dil));
+  return {lo, std::max(lo, hi)};
+}
+
+// Folds every valid tap of output row oh into yr with `op`.
+template <typename Op>
+void pool_row(const Pool2DParams& p, const float* xp, int64_t oh, float* yr, Op op) {
+  const int64_t start_h = oh * p.stride_h - p.pad_top;
+  const Range rows = valid_taps(start_h, p.dil_h, p.k_h, 0, p.in_h);
+  for (int64_t kh = rows.lo; kh < rows.hi; ++kh) {
+    const float* xr = xp + (start_h + kh * p.dil_h) * p.in_w;
+    for (int64_t kw = 0; kw < p.k_w; ++kw) {
+      const int64_t offset = kw * p.dil_w - p.pad_left;  // iw = ow * stride + offset
+      const Range cols = valid_outputs(offset, p.stride_w, 0, p.in_w, p.out_w);
+      const float* xs = xr + offset;
+      if (p.stride_w == 1) {
+        for (int64_t ow = cols.lo; ow < cols.hi; ++ow) yr[ow] = op(yr[ow], xs[ow]);
+      } else {
+        const int64_t s = p.stride_w;
+        for (int64_t ow = cols.lo; ow < cols.hi; ++ow) yr[ow] = op(yr[ow], xs[ow * s]);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void max_pool2d(const Pool2DParams& p, const float* x, float* y) {
+  const auto max_op = [](float acc, float v) { return acc < v ? v : acc; };
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const float* xp = x + plane * p.in_h * p.in_w;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      float* yr = y + (plane * p.out_h + oh) * p.out_w;
+      std::fill(yr, yr + p.out_w, std::numeric_limits<float>::lowest());
+      pool_row(p, xp, oh, yr, max_op);
+    }
+  }
+}
+
+size_t avg_pool2d_table_floats(const Pool2DParams& p) {
+  return static_cast<size_t>(p.out_h + p.out_w);
+}
+
+void avg_pool2d_table(const Pool2DParams& p, bool count_include_pad, float* table) {
+  const auto fill = [&](int64_t outs, int64_t stride, int64_t pad, int64_t pad_end, int64_t dil,
+                        int64_t kernel, int64_t in, float* out) {
+    for (int64_t o = 0; o < outs; ++o) {
+      const int64_t start = o * stride - pad;
+      const Range r = count_include_pad ? valid_taps(start, dil, kernel, -pad, in + pad_end)
+                                        : valid_taps(start, dil, kernel, 0, in);
+      const int64_t count = r.hi - r.lo;
+      out[o] = count > 0 ? 1.0f / static_cast<float>(count) : 0.0f;
+    }
+  };
+  fill(p.out_h, p.stride_h, p.pad_top, p.pad_bottom, p.dil_h, p.k_h, p.in_h, table);
+  fill(p.out_w, p.stride_w, p.pad_left, p.pad_right, p.dil_w, p.k_w, p.in_w, table + p.out_h);
+}
+
+void avg_pool2d(const Pool2DParams& p, const float* table, const float* x, float* y) {
+  const auto add_op = [](float acc, float v) { return acc + v; };
+  const float* col_factor = table + p.out_h;
+  for (int64_t plane = 0; plane < p.planes; ++plane) {
+    const float* xp = x + plane * p.in_h * p.in_w;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      float* yr = y + (plane * p.out_h + oh) * p.out_w;
+      std::fill(yr, yr + p.out_w, 0.0f);
+      pool_row(p, xp, oh, yr, add_op);
+      const float row_factor = table[oh];
+      for (int64_t ow = 0; ow < p.out_w; ++ow) yr[ow] *= row_factor * col_factor[ow];
+    }
+  }
+}
+
+void global_avg_pool(int64_t planes, int64_t size, const float* x, float* y) {
+  const float inv = size > 0 ? 1.0f / static_cast<float>(size) : 0.0f;
+  for (int64_t i = 0; i < planes; ++i) y[i] = sum_f32(x + i * size, size) * inv;
+}
+
+void global_max_pool(int64_t planes, int64_t size, const float* x, float* y) {
+  for (int64_t i = 0; i < planes; ++i) y[i] = max_f32(x + i * size, size);
+}
+
+}  // namespace kiln::kernels::cpu

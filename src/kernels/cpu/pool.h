@@ -1,0 +1,45 @@
+#pragma once
+// 2-D max and average pooling, NCHW float32 (1-D is in_h = k_h = out_h = 1), and global pooling.
+// Window of output (oh, ow): input rows oh * stride_h - pad_top + kh * dil_h and columns likewise;
+// positions outside the input are skipped by max pooling and, for average pooling, count towards
+// the divisor only with count_include_pad and only inside [-pad, in + pad_end) per axis (as in
+// kernels/ref/pool.h). Each output row accumulates tap by tap with the innermost loop over output
+// columns, the valid column range of each tap computed rather than tested per element.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::kernels::cpu {
+
+struct Pool2DParams {
+  int64_t planes = 1;  // batch * channels
+  int64_t in_h = 1;
+  int64_t in_w = 1;
+  int64_t out_h = 1;
+  int64_t out_w = 1;
+  int64_t k_h = 1;
+  int64_t k_w = 1;
+  int64_t stride_h = 1;
+  int64_t stride_w = 1;
+  int64_t dil_h = 1;
+  int64_t dil_w = 1;
+  int64_t pad_top = 0;
+  int64_t pad_left = 0;
+  int64_t pad_bottom = 0;
+  int64_t pad_right = 0;
+};
+
+// A window lying entirely in the padding gives lowest(), as the reference does.
+void max_pool2d(const Pool2DParams& p, const float* x, float* y);
+
+// The reciprocal divisors of average pooling: out_h row factors then out_w column factors (the
+// divisor of (oh, ow) is their product's reciprocal; 0 when a window holds nothing).
+size_t avg_pool2d_table_floats(const Pool2DParams& p);
+void avg_pool2d_table(const Pool2DParams& p, bool count_include_pad, float* table);
+void avg_pool2d(const Pool2DParams& p, const float* table, const float* x, float* y);
+
+// y[i] = mean / max of x[i * size, (i + 1) * size).
+void global_avg_pool(int64_t planes, int64_t size, const float* x, float* y);
+void global_max_pool(int64_t planes, int64_t size, const float* x, float* y);
+
+}  // namespace kiln::kernels::cpu

@@ -1,0 +1,36 @@
+#pragma once
+// Resize of the two innermost axes of [planes, in_h, in_w] to [planes, out_h, out_w], separable:
+// each output row is first interpolated across input rows into a scratch row (or read in place
+// when it is one input row), then across columns. What each output coordinate reads is a table of
+// taps (input index, weight) per axis, computed once per shape from the reference's
+// (kernels/ref/resize.h resize_axis_taps), so nearest, linear and cubic modes, every coordinate
+// transformation and antialiasing all run through the same loops.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln::kernels::cpu {
+
+// Taps of the output coordinates of one axis, CSR: coordinate o sums weight[t] * in[index[t]] for t
+// in [start[o], start[o + 1]); a coordinate with no taps gives the extrapolation value.
+struct ResizeAxisTaps {
+  const int64_t* start = nullptr;  // out + 1 entries
+  const int64_t* index = nullptr;
+  const float* weight = nullptr;
+};
+
+struct Resize2DParams {
+  int64_t planes = 1;
+  int64_t in_h = 1;
+  int64_t in_w = 1;
+  int64_t out_h = 1;
+  int64_t out_w = 1;
+  ResizeAxisTaps rows;
+  ResizeAxisTaps cols;
+  float extrapolation_value = 0.0f;
+};
+
+size_t resize2d_scratch_floats(const Resize2DParams& p);
+void resize2d(const Resize2DParams& p, const float* x, float* y, float* scratch);
+
+}  // namespace kiln::kernels::cpu

@@ -1,0 +1,38 @@
+#pragma once
+// Convolution with the builtin kernels (kernels/cpu/conv.h), for Conv and for conv-like layers
+// whose first inputs and attributes are Conv's (a fused Conv + bias + residual + activation): the
+// why_not() checks and the kernel object take the epilogue wiring as a parameter.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "kernels/cpu/elementwise.h"
+#include "tactics/tactic.h"
+
+namespace kiln::tactics::builtin {
+
+enum class ConvAlgo {
+  kDirect,     // any 1-D or 2-D convolution
+  kPointwise,  // 1x1, stride 1, no padding: a GEMM per image and group
+};
+
+// How a layer's epilogue maps onto its inputs: X and W are inputs 0 and 1.
+struct ConvEpilogueSpec {
+  int bias_input = 2;       // [M]; -1: no bias input
+  int residual_input = -1;  // a tensor of Y's shape added after the bias; -1: none
+  std::optional<kernels::cpu::UnaryParams> activation;  // applied last
+};
+
+// Why `algo` cannot run the layer (Conv's inputs and attributes); "" when it can. Every present
+// input and the output must be float32.
+std::string conv_why_not(const LayerSpec& spec, ConvAlgo algo);
+
+// The kernel object for a layer conv_why_not() accepted.
+Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec, ConvAlgo algo,
+                                                      const ConvEpilogueSpec& epilogue);
+
+const Tactic& conv_pointwise_tactic();  // "conv.1x1_gemm.f32"
+const Tactic& conv_direct_tactic();     // "conv.direct.f32"
+
+}  // namespace kiln::tactics::builtin

@@ -1,0 +1,253 @@
+// Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Transpose,
+// Slice with constant parameters, and the ops whose output is their input's data under other dims
+// (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the engine gives a buffer of their own.
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "kernels/cpu/movement.h"
+#include "ops/shape_util.h"
+#include "ops/slice_window.h"
+#include "tactics/builtin.h"
+#include "tactics/builtin_util.h"
+
+namespace kiln::tactics::builtin {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+std::vector<int64_t> row_major_strides(std::span<const int64_t> dims) {
+  std::vector<int64_t> s(dims.size());
+  int64_t v = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    s[k] = v;
+    v *= dims[k];
+  }
+  return s;
+}
+
+std::string copyable_why_not(const LayerSpec& spec) {
+  std::string why = require_same_copyable_dtype(spec);
+  if (why.empty()) why = require_rank(spec, 0, 0, 64);
+  return why;
+}
+
+// --- Reshape, Flatten, Squeeze, Unsqueeze, Identity ----------------------------------------------
+
+class CopyKernel final : public LayerKernel {
+ public:
+  explicit CopyKernel(const ir::Node& node) : node_(node) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    if (out[0].numel() != in[0].numel() || out[0].dtype != in[0].dtype) {
+      return layer_error(node_, "output {}[{}] does not hold input {}[{}]",
+                         dtype_name(out[0].dtype), dims_to_string(out[0].dims),
+                         dtype_name(in[0].dtype), dims_to_string(in[0].dims));
+    }
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    if (out[0].data != in[0].data && in[0].nbytes() > 0) {
+      std::memcpy(out[0].data, in[0].data, in[0].nbytes());
+    }
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+};
+
+class CopyTactic final : public BuiltinTactic {
+ public:
+  using BuiltinTactic::BuiltinTactic;
+  std::string why_not(const LayerSpec& spec) const override {
+    return require_same_copyable_dtype(spec);
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new CopyKernel(*spec.node));
+  }
+};
+
+// --- Transpose, Slice: strided copies
+// --------------------------------------------------------------
+
+class StridedKernel final : public LayerKernel {
+ public:
+  explicit StridedKernel(const LayerSpec& spec)
+      : node_(*spec.node), since_version_(spec.since_version) {
+    // Slice's starts/ends/axes/steps: copies share the storage and keep it alive.
+    for (const Tensor* t : spec.constants) constant_values_.push_back(t ? *t : Tensor());
+    for (const Tensor& t : constant_values_) constants_.push_back(t.defined() ? &t : nullptr);
+  }
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const std::vector<int64_t> strides = row_major_strides(in[0].dims);
+    Dims dims;
+    std::vector<int64_t> view_strides;
+    int64_t offset = 0;
+    if (node_.op_type == "Transpose") {
+      KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, permutation(in[0].rank()));
+      for (int64_t p : perm) {
+        dims.push_back(in[0].dim(static_cast<int>(p)));
+        view_strides.push_back(strides[static_cast<size_t>(p)]);
+      }
+    } else {
+      const ops::NodeContext ctx(node_, since_version_);
+      KILN_ASSIGN_OR_RETURN(const ops::SliceWindow w,
+                            ops::slice_window(ctx, dims_of(in[0]), constants_));
+      dims = w.counts;
+      for (size_t k = 0; k < strides.size(); ++k) {
+        offset += w.starts[k] * strides[k];
+        view_strides.push_back(w.steps[k] * strides[k]);
+      }
+    }
+    if (!same_dims(out[0], dims)) {
+      return layer_error(node_, "output is [{}] but the input gives [{}]",
+                         dims_to_string(out[0].dims), dims_to_string(dims));
+    }
+    if (!cpu::make_copy_plan(dims, view_strides, offset, plan_)) {
+      return layer_error(node_, "the copy of [{}] needs more than {} axes",
+                         dims_to_string(in[0].dims), cpu::kMaxCopyRank);
+    }
+    elem_size_ = dtype_size(in[0].dtype);
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    cpu::strided_copy(plan_, elem_size_, in[0].data, out[0].data);
+    return Status::ok();
+  }
+
+ private:
+  Result<std::vector<int64_t>> permutation(int rank) const {
+    std::vector<int64_t> perm = node_.attrs.get_ints("perm");
+    if (perm.empty()) {
+      for (int k = rank - 1; k >= 0; --k) perm.push_back(k);
+    }
+    std::vector<bool> seen(static_cast<size_t>(rank), false);
+    bool ok = static_cast<int>(perm.size()) == rank;
+    for (size_t k = 0; ok && k < perm.size(); ++k) {
+      ok = perm[k] >= 0 && perm[k] < rank && !seen[static_cast<size_t>(perm[k])];
+      if (ok) seen[static_cast<size_t>(perm[k])] = true;
+    }
+    if (!ok) return layer_error(node_, "perm [{}] is not a permutation", fmt::join(perm, ", "));
+    return perm;
+  }
+
+  const ir::Node& node_;
+  int since_version_;
+  std::vector<Tensor> constant_values_;
+  std::vector<const Tensor*> constants_;  // into constant_values_, nullptr where not constant
+  cpu::CopyPlan plan_;
+  size_t elem_size_ = 0;
+};
+
+class TransposeTactic final : public BuiltinTactic {
+ public:
+  TransposeTactic() : BuiltinTactic("transpose.strided", "Transpose") {}
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_same_copyable_dtype(spec);
+    if (why.empty()) why = require_rank(spec, 0, 0, cpu::kMaxCopyRank);
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new StridedKernel(spec));
+  }
+};
+
+class SliceTactic final : public BuiltinTactic {
+ public:
+  SliceTactic() : BuiltinTactic("slice.strided", "Slice") {}
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_rank(spec, 0, 0, cpu::kMaxCopyRank);
+    if (!why.empty()) return why;
+    // Only the data input decides the element type (starts/ends/axes/steps are integers).
+    if (const size_t size = dtype_size(spec.inputs[0].dtype);
+        size != 1 && size != 2 && size != 4 && size != 8) {
+      return fmt::format("input 0 is {}, which has no fixed-size elements",
+                         dtype_name(spec.inputs[0].dtype));
+    }
+    const char* names[] = {"starts", "ends", "axes", "steps"};
+    for (size_t i = 1; i <= 4; ++i) {
+      if (why.empty()) why = require_constant(spec, i, names[i - 1]);
+    }
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new StridedKernel(spec));
+  }
+};
+
+// --- Concat --------------------------------------------------------------------------------------
+
+class ConcatKernel final : public LayerKernel {
+ public:
+  ConcatKernel(const ir::Node& node, int since_version)
+      : node_(node), since_version_(since_version) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const int rank = in[0].rank();
+    KILN_ASSIGN_OR_RETURN(const int64_t axis,
+                          ops::normalize_axis(ops::NodeContext(node_, since_version_),
+                                              node_.attrs.get_int("axis", 0), rank));
+    const auto a = static_cast<size_t>(axis);
+    Dims want = dims_of(in[0]);
+    want[a] = 0;
+    chunks_.clear();
+    for (const TensorView& v : in) {
+      int64_t chunk = 1;
+      for (size_t k = a; k < v.dims.size(); ++k) chunk *= v.dims[k];
+      chunks_.push_back(chunk);
+      want[a] += v.rank() == rank ? v.dims[a] : 0;
+    }
+    if (!same_dims(out[0], want)) {
+      return layer_error(node_, "output is [{}] but the inputs concatenate to [{}]",
+                         dims_to_string(out[0].dims), dims_to_string(want));
+    }
+    outer_ = 1;
+    for (size_t k = 0; k < a; ++k) outer_ *= want[k];
+    ins_.assign(in.size(), nullptr);
+    elem_size_ = dtype_size(in[0].dtype);
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    for (size_t i = 0; i < in.size(); ++i) ins_[i] = in[i].data;
+    cpu::concat(ins_, chunks_, outer_, elem_size_, out[0].data);
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  int since_version_;
+  std::vector<const void*> ins_;  // sized in reshape(), filled per run
+  std::vector<int64_t> chunks_;
+  int64_t outer_ = 0;
+  size_t elem_size_ = 0;
+};
+
+class ConcatTactic final : public BuiltinTactic {
+ public:
+  ConcatTactic() : BuiltinTactic("concat.copy", "Concat") {}
+  std::string why_not(const LayerSpec& spec) const override { return copyable_why_not(spec); }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new ConcatKernel(*spec.node, spec.since_version));
+  }
+};
+
+}  // namespace
+
+void append_movement_tactics(std::vector<const Tactic*>& out) {
+  static const ConcatTactic concat;
+  static const TransposeTactic transpose;
+  static const SliceTactic slice;
+  static const CopyTactic copies[] = {
+      {"reshape.copy", "Reshape"},     {"flatten.copy", "Flatten"},   {"squeeze.copy", "Squeeze"},
+      {"unsqueeze.copy", "Unsqueeze"}, {"identity.copy", "Identity"},
+  };
+  out.insert(out.end(), {&concat, &transpose, &slice});
+  for (const auto& t : copies) out.push_back(&t);
+}
+
+}  // namespace kiln::tactics::builtin

@@ -1,0 +1,77 @@
+#include "tactics/builtin_util.h"
+
+#include <fmt/format.h>
+
+namespace kiln::tactics::builtin {
+namespace {
+
+std::string check_f32(const ir::TensorDesc& d, std::string_view kind, size_t i) {
+  if (d.dtype == DType::kUndefined || d.dtype == DType::kF32) return "";
+  return fmt::format("{} {} is {}; this tactic runs float32 only", kind, i, dtype_name(d.dtype));
+}
+
+}  // namespace
+
+std::string require_f32(const LayerSpec& spec) {
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    if (!spec.has_input(i)) continue;
+    std::string why = check_f32(spec.inputs[i], "input", i);
+    if (!why.empty()) return why;
+  }
+  for (size_t i = 0; i < spec.outputs.size(); ++i) {
+    std::string why = check_f32(spec.outputs[i], "output", i);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+std::string require_f32(const LayerSpec& spec, std::span<const size_t> inputs) {
+  for (size_t i : inputs) {
+    if (!spec.has_input(i)) continue;
+    std::string why = check_f32(spec.inputs[i], "input", i);
+    if (!why.empty()) return why;
+  }
+  for (size_t i = 0; i < spec.outputs.size(); ++i) {
+    std::string why = check_f32(spec.outputs[i], "output", i);
+    if (!why.empty()) return why;
+  }
+  return "";
+}
+
+std::string require_same_copyable_dtype(const LayerSpec& spec) {
+  if (spec.inputs.empty()) return "the layer has no inputs";
+  const DType t = spec.inputs[0].dtype;
+  const size_t size = dtype_size(t);
+  if (size != 1 && size != 2 && size != 4 && size != 8) {
+    return fmt::format("input 0 is {}, which has no fixed-size elements", dtype_name(t));
+  }
+  for (size_t i = 0; i < spec.outputs.size(); ++i) {
+    if (spec.outputs[i].dtype != t && spec.outputs[i].dtype != DType::kUndefined) {
+      return fmt::format("output {} is {} but input 0 is {}", i, dtype_name(spec.outputs[i].dtype),
+                         dtype_name(t));
+    }
+  }
+  return "";
+}
+
+std::string require_rank(const LayerSpec& spec, size_t i, int min_rank, int max_rank) {
+  if (!spec.has_input(i) || i >= spec.inputs.size()) return fmt::format("input {} is absent", i);
+  const ir::TensorDesc& d = spec.inputs[i];
+  if (!d.has_rank()) return fmt::format("input {} has an unknown rank", i);
+  if (d.rank() < min_rank || d.rank() > max_rank) {
+    return min_rank == max_rank
+               ? fmt::format("input {} {} has rank {}; this tactic needs rank {}", i, d.to_string(),
+                             d.rank(), min_rank)
+               : fmt::format("input {} {} has rank {}; this tactic needs rank {} to {}", i,
+                             d.to_string(), d.rank(), min_rank, max_rank);
+  }
+  return "";
+}
+
+std::string require_constant(const LayerSpec& spec, size_t i, std::string_view what) {
+  if (!spec.has_input(i)) return "";
+  if (spec.constant(i) == nullptr) return fmt::format("input {} ({}) is not a constant", i, what);
+  return "";
+}
+
+}  // namespace kiln::tactics::builtin

@@ -1,0 +1,185 @@
+// concat.copy, transpose.strided, slice.strided and the *.copy reshapes against the reference.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+
+#include "kernels/tactic_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// A tensor of `dtype` whose elements are distinct (their flat index), so that any misplaced
+// element shows.
+Tensor iota(DType dtype, const Dims& dims) {
+  Tensor f(DType::kF32, dims);
+  std::iota(f.data<float>(), f.data<float>() + f.numel(), 0.0f);
+  return *cast_tensor(f, dtype);
+}
+
+OpCase transpose_case(const Dims& x, std::optional<Ints> perm, DType dtype = DType::kF32) {
+  OpCase c;
+  c.op_type = "Transpose";
+  c.opset = 13;
+  if (perm) c.attrs = attrs({{"perm", *perm}});
+  c.inputs = {in(iota(dtype, x))};
+  return c;
+}
+
+TEST(TransposeTactic, EveryPermutationOfRanksOneToFour) {
+  for (const Dims& x : {Dims{5}, Dims{3, 7}, Dims{2, 3, 5}, Dims{2, 3, 1, 5}}) {
+    Ints perm(x.size());
+    std::iota(perm.begin(), perm.end(), 0);
+    do {
+      expect_matches_reference("transpose.strided", transpose_case(x, perm), kPointTol);
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    expect_matches_reference("transpose.strided", transpose_case(x, std::nullopt), kPointTol);
+  }
+}
+
+TEST(TransposeTactic, LargeTilesRankFiveAndOtherDtypes) {
+  // Dims past the 32 x 32 copy tiles, with tails.
+  expect_matches_reference("transpose.strided", transpose_case({70, 45}, Ints{1, 0}), kPointTol);
+  expect_matches_reference("transpose.strided", transpose_case({3, 40, 33}, Ints{0, 2, 1}),
+                           kPointTol);
+  expect_matches_reference("transpose.strided",
+                           transpose_case({2, 3, 4, 5, 6}, Ints{4, 2, 0, 3, 1}), kPointTol);
+  for (DType t : {DType::kI64, DType::kU8, DType::kF16, DType::kBool}) {
+    expect_matches_reference("transpose.strided", transpose_case({3, 4, 5}, Ints{2, 0, 1}, t),
+                             kPointTol);
+  }
+}
+
+OpCase slice_case(const Dims& x, const Ints& starts, const Ints& ends, std::optional<Ints> axes,
+                  std::optional<Ints> steps) {
+  OpCase c;
+  c.op_type = "Slice";
+  c.opset = 13;
+  auto ints = [](const Ints& v) {
+    return constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v));
+  };
+  c.inputs = {in(iota(DType::kF32, x)), ints(starts), ints(ends)};
+  if (axes) c.inputs.push_back(ints(*axes));
+  if (steps) {
+    if (!axes) c.inputs.push_back(absent());
+    c.inputs.push_back(ints(*steps));
+  }
+  return c;
+}
+
+TEST(SliceTactic, MatchesReferenceWithStepsNegativeIndicesAndClamping) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const Dims x{4, 7, 9};
+  expect_matches_reference("slice.strided", slice_case(x, {1}, {3}, std::nullopt, std::nullopt),
+                           kPointTol);
+  expect_matches_reference("slice.strided",
+                           slice_case(x, {0, 2}, {kMax, -1}, Ints{-1, 1}, Ints{2, 3}), kPointTol);
+  expect_matches_reference("slice.strided", slice_case(x, {-1}, {-kMax}, Ints{2}, Ints{-1}),
+                           kPointTol);
+  expect_matches_reference("slice.strided", slice_case(x, {5, 6}, {0, 1}, Ints{1, 2}, Ints{-2, -3}),
+                           kPointTol);
+  expect_matches_reference(
+      "slice.strided", slice_case(x, {0, 0, 0}, {4, 7, 9}, std::nullopt, std::nullopt), kPointTol);
+  expect_matches_reference("slice.strided", slice_case(x, {3}, {3}, Ints{0}, std::nullopt),
+                           kPointTol);  // empty
+}
+
+TEST(SliceTactic, ReadsAttributesBeforeOpset10) {
+  OpCase c;
+  c.op_type = "Slice";
+  c.opset = 9;
+  c.attrs = attrs({{"starts", Ints{1, -3}}, {"ends", Ints{3, 100}}, {"axes", Ints{0, 2}}});
+  c.inputs = {in(iota(DType::kF32, {4, 5, 6}))};
+  expect_matches_reference("slice.strided", c, kPointTol);
+}
+
+TEST(SliceTactic, RefusesRuntimeStarts) {
+  OpCase c = slice_case({4, 5}, {1}, {3}, std::nullopt, std::nullopt);
+  c.inputs[1].constant = false;
+  expect_rejected("slice.strided", c, "starts");
+}
+
+OpCase concat_case(const std::vector<Dims>& xs, int64_t axis, DType dtype = DType::kF32) {
+  OpCase c;
+  c.op_type = "Concat";
+  c.opset = 13;
+  c.attrs = attrs({{"axis", axis}});
+  for (const Dims& x : xs) c.inputs.push_back(in(iota(dtype, x)));
+  return c;
+}
+
+TEST(ConcatTactic, MatchesReferenceOnEveryAxis) {
+  expect_matches_reference("concat.copy", concat_case({{2, 3, 4}}, 1), kPointTol);
+  expect_matches_reference("concat.copy", concat_case({{1, 3, 4}, {2, 3, 4}, {3, 3, 4}}, 0),
+                           kPointTol);
+  expect_matches_reference("concat.copy", concat_case({{2, 1, 4}, {2, 5, 4}}, 1), kPointTol);
+  expect_matches_reference("concat.copy", concat_case({{2, 3, 1}, {2, 3, 7}, {2, 3, 2}}, -1),
+                           kPointTol);
+  expect_matches_reference("concat.copy", concat_case({{2, 0, 4}, {2, 3, 4}}, 1), kPointTol);
+  expect_matches_reference("concat.copy", concat_case({{5}, {3}}, 0, DType::kI64), kPointTol);
+}
+
+// Specs no valid one-node graph produces (strings, unknown ranks), built by hand.
+TEST(MovementTactics, RefuseStringsAndUnknownRanks) {
+  ir::Node node;
+  node.name = "n";
+  node.op_type = "Concat";
+  node.inputs = {0, 1};
+  node.outputs = {2};
+  tactics::LayerSpec spec;
+  spec.node = &node;
+  spec.since_version = 13;
+  spec.inputs = {ir::TensorDesc::of_dims(DType::kString, {2}),
+                 ir::TensorDesc::of_dims(DType::kString, {3})};
+  spec.outputs = {ir::TensorDesc::of_dims(DType::kString, {5})};
+  spec.constants = {nullptr, nullptr};
+  const std::string why = tactics::find_tactic("concat.copy")->why_not(spec);
+  EXPECT_NE(why.find("string"), std::string::npos) << why;
+
+  spec.inputs = {ir::TensorDesc::unknown_shape(DType::kF32),
+                 ir::TensorDesc::of_dims(DType::kF32, {3})};
+  spec.outputs = {ir::TensorDesc::unknown_shape(DType::kF32)};
+  const std::string rank = tactics::find_tactic("concat.copy")->why_not(spec);
+  EXPECT_NE(rank.find("unknown rank"), std::string::npos) << rank;
+
+  expect_rejected("transpose.strided", transpose_case(Dims(9, 1), std::nullopt), "rank 9");
+}
+
+TEST(CopyTactics, ReshapesCopyTheirInput) {
+  OpCase reshape;
+  reshape.op_type = "Reshape";
+  reshape.opset = 14;
+  reshape.inputs = {in(iota(DType::kF32, {2, 3, 4})),
+                    constant(Tensor::from_vector<int64_t>({2}, {4, -1}))};
+  expect_matches_reference("reshape.copy", reshape, kPointTol);
+
+  OpCase flatten;
+  flatten.op_type = "Flatten";
+  flatten.opset = 13;
+  flatten.attrs = attrs({{"axis", int64_t{2}}});
+  flatten.inputs = {in(iota(DType::kI64, {2, 3, 4}))};
+  expect_matches_reference("flatten.copy", flatten, kPointTol);
+
+  OpCase squeeze;
+  squeeze.op_type = "Squeeze";
+  squeeze.opset = 13;
+  squeeze.inputs = {in(iota(DType::kF32, {2, 1, 4})),
+                    constant(Tensor::from_vector<int64_t>({1}, {1}))};
+  expect_matches_reference("squeeze.copy", squeeze, kPointTol);
+
+  OpCase unsqueeze;
+  unsqueeze.op_type = "Unsqueeze";
+  unsqueeze.opset = 11;
+  unsqueeze.attrs = attrs({{"axes", Ints{0, 3}}});
+  unsqueeze.inputs = {in(iota(DType::kF32, {2, 4}))};
+  expect_matches_reference("unsqueeze.copy", unsqueeze, kPointTol);
+
+  OpCase identity;
+  identity.op_type = "Identity";
+  identity.inputs = {in(iota(DType::kF16, {3, 5}))};
+  expect_matches_reference("identity.copy", identity, kPointTol);
+}
+
+}  // namespace
+}  // namespace kiln::testing
