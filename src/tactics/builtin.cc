@@ -12,6 +12,7 @@ std::span<const Tactic* const> builtin_tactics() {
     append_norm_tactics(v);
     append_movement_tactics(v);
     append_resize_tactics(v);
+    append_fused_tactics(v);
     return v;
   }();
   return tactics;

@@ -19,5 +19,6 @@ void append_eltwise_tactics(std::vector<const Tactic*>& out);   // builtin_eltwi
 void append_norm_tactics(std::vector<const Tactic*>& out);      // builtin_norm.cc
 void append_movement_tactics(std::vector<const Tactic*>& out);  // builtin_movement.cc
 void append_resize_tactics(std::vector<const Tactic*>& out);    // builtin_resize.cc
+void append_fused_tactics(std::vector<const Tactic*>& out);     // builtin_fused.cc
 
 }  // namespace kiln::tactics::builtin

@@ -2,9 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "base/cpu_features.h"
 #include "engine/engine_test_util.h"
+#include "engine/serialize.h"
 #include "engine/shape_resolver.h"
 #include "passes/pass_harness.h"
+#include "testing/onnx_builder.h"
 #include "testing/tensor_compare.h"
 
 namespace kiln {
@@ -111,6 +114,55 @@ TEST(Builder, MemoryPlanSharesBuffers) {
   int64_t largest = 0;
   for (int64_t b : m.bytes) largest = std::max(largest, b);
   EXPECT_EQ(largest, 4 * 4 * 8 * 8 * 4);
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// An engine whose tactics need a CPU feature this machine lacks is refused at load, naming it.
+// (This machine has no AMX; kiln's own tactics will set such bits for the kernels they use.)
+TEST(EngineFile, MissingCpuFeatureIsNamedAtLoad) {
+  auto plan = engine::build_plan(testing::import_model(testing::small_cnn(false)), {});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  if (has_feature(host_cpu_features(), CpuFeature::kAmxTile)) GTEST_SKIP() << "this CPU has AMX";
+  plan->required_features = to_set(CpuFeature::kAmxTile);
+  testing::TempDir dir;
+  const auto path = dir.path() / "amx.plan";
+  ASSERT_TRUE(engine::save_plan(*plan, path).is_ok());
+  auto loaded = engine::load_plan(path);
+  ASSERT_FALSE(loaded.is_ok());
+  EXPECT_EQ(loaded.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(loaded.status().message().find("amx_tile"), std::string::npos)
+      << loaded.status().message();
+  // inspect reads it anyway.
+  EXPECT_TRUE(engine::load_plan(path, {.check_cpu = false}).is_ok());
+}
+
+TEST(EngineFile, RoundTripKeepsEverything) {
+  auto plan = engine::build_plan(testing::import_model(testing::small_cnn(true)), {});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  testing::TempDir dir;
+  const auto path = dir.path() / "m.plan";
+  ASSERT_TRUE(engine::save_plan(*plan, path).is_ok());
+  auto loaded = engine::load_plan(path);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  EXPECT_EQ(loaded->graph.dump(), plan->graph.dump());
+  ASSERT_EQ(loaded->layers.size(), plan->layers.size());
+  for (size_t i = 0; i < plan->layers.size(); ++i) {
+    EXPECT_EQ(loaded->layers[i].tactic, plan->layers[i].tactic);
+    EXPECT_EQ(loaded->graph.nodes[i].fused_from, plan->graph.nodes[i].fused_from);
+  }
+  EXPECT_EQ(loaded->profiles[0].memory.offsets, plan->profiles[0].memory.offsets);
+  EXPECT_EQ(loaded->build_log, plan->build_log);
+  // Weights are used in place: 64-byte aligned inside the mapping.
+  for (const ir::Value& v : loaded->graph.values) {
+    if (v.initializer) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(v.initializer->raw_data()) % 64, 0u) << v.name;
+    }
+  }
 }
 
 }  // namespace

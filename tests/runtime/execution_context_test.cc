@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/engine_test_util.h"
+#include "kernels/alloc_counter.h"
 #include "testing/tensor_compare.h"
 
 namespace kiln {
@@ -105,6 +106,37 @@ TEST(ExecutionContext, ShapeChainFollowsTheBatch) {
     const auto want = testing::reference_outputs(model, {{"x", x}});
     EXPECT_EQ(testing::compare_tensors((*got)[0], want[0]), "");
   }
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// The hot path allocates nothing: once shapes are set, execute() — including after rebinding
+// buffers — makes no heap allocation when every layer's tactic is allocation-free (all of this
+// model's are; ref.generic, the fallback, is the one tactic that may allocate).
+TEST(ExecutionContext, HotPathAllocatesNothing) {
+  auto engine = testing::build_engine(testing::small_cnn(true), batch_profiles());
+  ASSERT_NE(engine, nullptr);
+  for (size_t n = 0; n < engine->plan().layers.size(); ++n) {
+    const tactics::Tactic* t = engine->tactic(n);
+    ASSERT_TRUE(t == nullptr || !t->allocates()) << engine->graph().nodes[n].name;
+  }
+  auto ctx = make_context(engine);
+  const Tensor x1 = testing::random_f32({3, 3, 8, 8}, 1), x2 = testing::random_f32({3, 3, 8, 8}, 2);
+  Tensor y(DType::kF32, {3, 5});
+  ASSERT_TRUE(ctx->set_input_shape("x", x1.dims()).is_ok());
+  ASSERT_TRUE(ctx->set_tensor_address("x", x1.raw_data()).is_ok());
+  ASSERT_TRUE(ctx->set_tensor_address("y", y.raw_data()).is_ok());
+  ASSERT_TRUE(ctx->execute().is_ok());  // resolves shapes, plans, reshapes kernels: may allocate
+  testing::AllocCounter counter;
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(ctx->set_tensor_address("x", (i % 2 ? x2 : x1).raw_data()).is_ok());
+    ASSERT_TRUE(ctx->execute().is_ok());
+  }
+  EXPECT_EQ(counter.count(), 0);
 }
 
 }  // namespace

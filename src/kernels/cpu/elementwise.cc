@@ -57,6 +57,8 @@ void unary(const UnaryParams& p, const float* x, float* y, int64_t n) {
       });
     case UnaryKind::kSilu:
       return map(x, y, n, [](float v) { return v * sigmoid(v); });
+    case UnaryKind::kGelu:
+      return map(x, y, n, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678f)); });
   }
 }
 

@@ -24,6 +24,7 @@ enum class UnaryKind {
   kLeakyRelu,    // x < 0 ? alpha * x : x
   kClip,         // min(max(x, alpha), beta); NaN stays NaN
   kSilu,         // x * sigmoid(x): no ONNX op, the activation of fused Sigmoid + Mul
+  kGelu,         // 0.5 * x * (1 + erf(x / sqrt(2))), the exact (not tanh) form
 };
 
 struct UnaryParams {
