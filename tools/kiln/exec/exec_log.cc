@@ -1,0 +1,25 @@
+#include "exec/exec_log.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <ctime>
+#include <ostream>
+
+namespace kiln::cli::exec {
+
+std::string log_time_prefix() {
+  const std::time_t now = std::time(nullptr);
+  std::tm local{};
+  localtime_r(&now, &local);
+  return fmt::format("[{:02}/{:02}/{:04}-{:02}:{:02}:{:02}] ", local.tm_mon + 1, local.tm_mday,
+                     local.tm_year + 1900, local.tm_hour, local.tm_min, local.tm_sec);
+}
+
+void ExecLog::line(char severity, std::string_view text) {
+  fmt::print(out_, "{}[{}] {}\n", log_time_prefix(), severity, text);
+}
+
+void ExecLog::raw(std::string_view text) { fmt::print(out_, "{}\n", text); }
+
+}  // namespace kiln::cli::exec
