@@ -227,6 +227,7 @@ TEST(ExecOptions, LaterMilestoneFlagsAreValidatedThenUnsupported) {
   // Bad values are InvalidArgument even though the feature is not there yet.
   expect_invalid({"--onnx=m.onnx", "--layerPrecisions=conv:fp64"}, {"conv", "'fp64'"});
   expect_invalid({"--onnx=m.onnx", "--layerPrecisions=*a*:fp16"}, {"more than one '*'"});
+  expect_invalid({"--onnx=m.onnx", "--layerPrecisions=conv:"}, {"no precision given for 'conv'"});
   expect_invalid({"--onnx=m.onnx", "--precisionConstraints=maybe"}, {"'maybe'", "obey"});
   expect_invalid({"--onnx=m.onnx", "--tacticSources=CUDNN"}, {"--tacticSources", "'CUDNN'"});
   expect_invalid({"--onnx=m.onnx", "--calib="}, {"--calib", "empty"});
@@ -256,6 +257,9 @@ TEST(ExecOptions, MemPoolErrors) {
   expect_invalid({"--onnx=m.onnx", "--memPoolSize=heap:1"}, {"unknown pool 'heap'", "workspace"});
   expect_invalid({"--onnx=m.onnx", "--memPoolSize=workspace:big"}, {"'big' is not a number"});
   expect_invalid({"--onnx=m.onnx", "--memPoolSize=workspace:-4M"}, {"negative size -4M"});
+  expect_invalid({"--onnx=m.onnx", "--memPoolSize=workspace:"}, {"no size given for 'workspace'"});
+  expect_invalid({"--onnx=m.onnx", "--memPoolSize=workspace:1,workspace:2"},
+                 {"'workspace' is given twice"});
 }
 
 TEST(ExecOptions, ReportingConflicts) {

@@ -103,7 +103,7 @@ Status parse_shape_flag(std::vector<std::string>& out, const FlagUse& u) {
 }
 
 Status parse_layer_precisions(ExecOptions& o, const FlagUse& u) {
-  KILN_ASSIGN_OR_RETURN(o.layer_precisions, parse_named_files(u.name, *u.value));
+  KILN_ASSIGN_OR_RETURN(o.layer_precisions, parse_named_values(u.name, *u.value, "precision"));
   for (const auto& [layer, precision] : o.layer_precisions) {
     if (std::count(layer.begin(), layer.end(), '*') > 1) {
       return invalid_argument("{}: '{}' has more than one '*' wildcard", u.name, layer);
@@ -142,7 +142,7 @@ Status parse_tactic_sources(ExecOptions& o, const FlagUse& u) {
 
 // "workspace:1024" (MiB), "workspace:1G"; suffixes B, K, M, G as in trtexec.
 Status parse_mem_pool_size(ExecOptions& o, const FlagUse& u) {
-  KILN_ASSIGN_OR_RETURN(auto pools, parse_named_files(u.name, *u.value));
+  KILN_ASSIGN_OR_RETURN(auto pools, parse_named_values(u.name, *u.value, "size"));
   static constexpr std::array<std::string_view, 5> kPools = {"workspace", "dlaSRAM", "dlaLocalDRAM",
                                                              "dlaGlobalDRAM", "tacticSharedMem"};
   for (const auto& [pool, size] : pools) {
