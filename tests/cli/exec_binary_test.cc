@@ -246,6 +246,40 @@ TEST_F(KilnExec, ErrorsExitWith1AndNameTheProblem) {
   expect_error("--loadEngine=" + model_, {model_});
 }
 
+TEST_F(KilnExec, ThroughputSearchPicksABatchAndStreams) {
+  const ExecRun r = exec("--onnx=" + model_ +
+                         " --throughputSearch --batches=1,2 --maxStreams=2 --warmUp=0 "
+                         "--duration=0 --iterations=3 --exportSummary=" +
+                         path("s.json") + " --exportTimes=" + path("t.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  expect_structure(r, true);
+  EXPECT_TRUE(has_line(r, "=== Throughput search (latency at percentile(99%), bound none) ==="));
+  EXPECT_TRUE(has_line(r, "Best: batch "));
+  expect_summary_block(r);
+  std::ifstream schema_file(std::string(KILN_SOURCE_DIR) + "/docs/exec_summary.schema.json");
+  const json s = read_json(path("s.json"));
+  expect_conforms(s, json::parse(schema_file), "summary");
+  // No bound: every batch is tried with 1 and 2 streams.
+  ASSERT_EQ(s["throughput_search"]["candidates"].size(), 4u);
+  const json& best = s["throughput_search"]["best"];
+  ASSERT_TRUE(best.is_object());
+  EXPECT_EQ(s["execution"]["inference_streams"], best["streams"]);
+  EXPECT_EQ(s["model"]["inputs"][0]["dims"][0], best["batch"]);
+  EXPECT_EQ(read_json(path("t.json")).size(), s["results"]["queries"]);
+}
+
+TEST_F(KilnExec, ThroughputSearchWithAnImpossibleBound) {
+  const ExecRun r = exec("--onnx=" + model_ +
+                         " --throughputSearch --maxStreams=1 --latencyBound=1e-9 --warmUp=0 "
+                         "--duration=0 --iterations=2");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  expect_structure(r, false);
+  EXPECT_TRUE(has_line(r, "No configuration meets the latency bound."));
+  EXPECT_NE(r.err.find("--latencyBound=1e-09 ms: no batch and stream count meets it"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(KilnExec, HelpPrintsTheFlagsAndNoBanner) {
   const ExecRun r = exec("--help");
   EXPECT_EQ(r.exit_code, 0);

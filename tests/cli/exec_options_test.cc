@@ -279,6 +279,42 @@ TEST(ExecOptions, ReportingConflicts) {
   EXPECT_TRUE(parse({"--onnx=m.onnx", "--skipInference", "--exportLayerInfo=l.json"}).is_ok());
 }
 
+TEST(ExecOptions, ThroughputSearchFlags) {
+  const ExecOptions o =
+      parse_ok({"--throughputSearch", "--batches=4,1,2", "--maxStreams=2", "--latencyBound=5.5"});
+  EXPECT_TRUE(o.throughput_search);
+  EXPECT_EQ(o.batches, (std::vector<int64_t>{1, 2, 4}));
+  EXPECT_EQ(o.max_streams, 2);
+  EXPECT_EQ(o.latency_bound_ms, 5.5);
+  const ExecOptions d = parse_ok({"--throughputSearch"});
+  EXPECT_TRUE(d.batches.empty());
+  EXPECT_EQ(d.max_streams, 0);  // the CPUs allowed, decided at run time
+  EXPECT_EQ(d.latency_bound_ms, 0);
+}
+
+TEST(ExecOptions, ThroughputSearchErrors) {
+  expect_invalid({"--onnx=m.onnx", "--batches=1,2"}, {"--batches needs --throughputSearch"});
+  expect_invalid({"--onnx=m.onnx", "--maxStreams=2"}, {"--maxStreams needs --throughputSearch"});
+  expect_invalid({"--onnx=m.onnx", "--latencyBound=3"},
+                 {"--latencyBound needs --throughputSearch"});
+  expect_invalid({"--onnx=m.onnx", "--throughputSearch", "--batches=0"}, {"--batches", "[1,"});
+  expect_invalid({"--onnx=m.onnx", "--throughputSearch", "--batches=2,x"},
+                 {"--batches", "'x' is not an integer"});
+  expect_invalid({"--onnx=m.onnx", "--throughputSearch", "--batches=2,2"},
+                 {"batch 2 is given twice"});
+  expect_invalid({"--onnx=m.onnx", "--throughputSearch", "--latencyBound=0"}, {"not positive"});
+  expect_invalid({"--onnx=m.onnx", "--throughputSearch", "--maxStreams=0"}, {"--maxStreams"});
+  for (const char* flag : {"--infStreams=2", "--skipInference", "--loadInputs=x:a.npy",
+                           "--dumpProfile", "--exportProfile=p.json", "--separateProfileRun",
+                           "--dumpOutput", "--exportOutput=o.json"}) {
+    auto r = parse({"--onnx=m.onnx", "--throughputSearch", flag});
+    ASSERT_FALSE(r.is_ok()) << flag;
+    EXPECT_NE(r.status().message().find("cannot be combined with --throughputSearch"),
+              std::string::npos)
+        << r.status().message();
+  }
+}
+
 TEST(ExecOptions, EditDistance) {
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);

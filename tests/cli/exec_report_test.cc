@@ -223,6 +223,7 @@ TEST(ExecExports, SummaryMatchesTheDocumentedSchema) {
   rec.outputs = {{"y", "float32", {2, 4}}};
   rec.summary = summarize(two_stream_trace(), options->percentiles);
   rec.warnings = summary_warnings(rec.summary, options->percentiles);
+  rec.streams = 2;
   ProfileReport prof;
   prof.iterations = 1;
   prof.rows = {{0, 1, 1, 1, 100}};
@@ -238,9 +239,22 @@ TEST(ExecExports, SummaryMatchesTheDocumentedSchema) {
   EXPECT_EQ(j["results"]["compute_ms"]["percentiles"][2]["percentile"], 99);
   EXPECT_EQ(j["profile"]["layers"][0]["name"], "relu");
   EXPECT_FALSE(j["results"]["stable"]);
+  EXPECT_TRUE(j["throughput_search"].is_null());
   // Without a profile the section is null, which the schema allows.
   rec.profile.reset();
   expect_conforms(summary_json(rec), summary_schema());
+  // A search section, checked against its definition.
+  SearchResult search;
+  search.candidates.resize(1);
+  search.candidates[0].latency_ms = 1;
+  search.best = 0;
+  rec.search = search;
+  const nlohmann::ordered_json with_search = summary_json(rec);
+  expect_conforms(with_search, summary_schema());
+  EXPECT_EQ(with_search["throughput_search"]["best"]["streams"], 1);
+  EXPECT_TRUE(with_search["throughput_search"]["latency_bound_ms"].is_null());
+  rec.search->candidates[0].batch = 0;  // violates the schema's minimum: the check must notice
+  EXPECT_FALSE(check_schema(json::parse(summary_json(rec).dump()), summary_schema()).empty());
 }
 
 TEST(ExecExports, LayerInfoOfABuiltEngine) {

@@ -33,6 +33,15 @@ class Checker {
       check(v, root_["definitions"][ref.substr(prefix.size())], path);
       return;
     }
+    if (s.contains("anyOf")) {
+      bool any = false;
+      for (const json& alternative : s["anyOf"]) {
+        Checker sub(root_);
+        sub.check(v, alternative, path);
+        any |= sub.errors.empty();
+      }
+      if (!any) errors.push_back(fmt::format("{}: matches no schema of anyOf", path));
+    }
     if (s.contains("type") && !type_ok(v, s["type"])) {
       errors.push_back(fmt::format("{}: {} is not of type {}", path, v.dump(), s["type"].dump()));
       return;

@@ -1,7 +1,7 @@
 #pragma once
 // A small JSON Schema checker for tests: the subset the exec exports' schemas use — "type" (a name
 // or a list), "properties", "required", "additionalProperties" (false or a schema), "items",
-// "prefixItems", "enum", "const", "minimum", "minItems", "maxItems" and "$ref" to
+// "prefixItems", "enum", "const", "minimum", "minItems", "maxItems", "anyOf" and "$ref" to
 // "#/definitions/<name>".
 
 #include <nlohmann/json.hpp>

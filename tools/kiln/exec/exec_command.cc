@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "engine/builder.h"
 #include "engine/serialize.h"
@@ -17,6 +18,8 @@
 #include "exec/exports.h"
 #include "exec/option_blocks.h"
 #include "exec/report.h"
+#include "exec/session.h"
+#include "exec/throughput_search.h"
 #include "frontend/onnx/importer.h"
 #include "inputs.h"
 #include "io/tensor_json.h"
@@ -29,7 +32,6 @@ namespace kiln::cli::exec {
 namespace {
 
 using EnginePtr = std::shared_ptr<const runtime::Engine>;
-using ContextPtr = std::unique_ptr<runtime::ExecutionContext>;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -80,6 +82,13 @@ Result<EnginePtr> build_engine(const ExecOptions& o, ExecLog& log, RunRecord& re
                        format_number(*rec.import_ms / 1000)));
   engine::BuildOptions options;
   options.profiles = o.profiles;
+  const bool ranges = !o.min_shapes.empty() || !o.opt_shapes.empty() || !o.max_shapes.empty();
+  if (o.throughput_search && !ranges) {
+    // One profile spanning every batch the search tries.
+    KILN_ASSIGN_OR_RETURN(engine::ProfileSpec spec, search_profile(graph, o));
+    options.profiles.clear();
+    if (!spec.empty()) options.profiles.push_back(std::move(spec));
+  }
   if (!o.disable_passes.empty()) {
     KILN_ASSIGN_OR_RETURN(options.passes.disabled, split_list("--disablePasses", o.disable_passes));
   }
@@ -148,40 +157,6 @@ Status report_layer_info(const engine::Plan& plan, const ExecOptions& o, ExecLog
     log.info(fmt::format("Layer information written to {}", o.export_layer_info));
   }
   return Status::ok();
-}
-
-Result<runtime::NamedTensors> make_feeds(const runtime::Engine& engine, const ExecOptions& o,
-                                         ExecLog& log) {
-  const InputFlags flags{o.inference_shapes, o.load_inputs, o.seed};
-  const engine::Plan& plan = engine.plan();
-  auto opt_dims = [&](const ir::Value& in) {
-    for (const engine::InputRange& r : plan.profiles[0].inputs) {
-      if (r.input == in.name) return r.opt;
-    }
-    return declared_dims(in);
-  };
-  return make_inputs(plan.graph, flags, opt_dims,
-                     [&log](char severity, const std::string& text) { log.line(severity, text); });
-}
-
-// One context per stream, with every input bound and shapes resolved (so no query pays for it).
-Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,
-                                              const runtime::NamedTensors& feeds, int n) {
-  std::vector<ContextPtr> contexts;
-  const ir::Graph& g = engine.graph();
-  KILN_RETURN_IF_ERROR(runtime::check_inputs(g, feeds));
-  for (int i = 0; i < n; ++i) {
-    KILN_ASSIGN_OR_RETURN(ContextPtr ctx, engine.create_execution_context());
-    for (const auto& [name, t] : feeds) {
-      KILN_RETURN_IF_ERROR(ctx->set_input_shape(name, t.dims()));
-      KILN_RETURN_IF_ERROR(ctx->set_tensor_address(name, t.raw_data()));
-    }
-    for (ir::ValueId v : g.outputs) {
-      KILN_RETURN_IF_ERROR(ctx->tensor_address(g.value(v).name).status());
-    }
-    contexts.push_back(std::move(ctx));
-  }
-  return contexts;
 }
 
 Result<std::vector<Tensor>> read_outputs(runtime::ExecutionContext& ctx) {
@@ -285,11 +260,13 @@ Status report_outputs(const ExecOptions& o, runtime::ExecutionContext& ctx, Exec
 
 Status run_inference(const ExecOptions& o, const runtime::Engine& engine, ExecLog& log,
                      RunRecord& rec) {
-  KILN_ASSIGN_OR_RETURN(runtime::NamedTensors feeds, make_feeds(engine, o, log));
+  KILN_ASSIGN_OR_RETURN(runtime::NamedTensors feeds,
+                        make_feeds(engine, {o.inference_shapes, o.load_inputs, o.seed}, log));
   KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned, make_contexts(engine, feeds, o.inf_streams));
   std::vector<runtime::ExecutionContext*> contexts;
   for (const ContextPtr& c : owned) contexts.push_back(c.get());
   record_io(engine, *contexts[0], rec);
+  rec.streams = o.inf_streams;
   const size_t nodes = engine.graph().nodes.size();
   std::vector<std::unique_ptr<LayerProfiler>> profilers;
   std::vector<LayerProfiler*> profiler_ptrs;
@@ -315,6 +292,47 @@ Status run_inference(const ExecOptions& o, const runtime::Engine& engine, ExecLo
   return Status::ok();
 }
 
+Status run_search(const ExecOptions& o, const runtime::Engine& engine, ExecLog& log,
+                  RunRecord& rec) {
+  const int max_streams =
+      o.max_streams > 0 ? o.max_streams : std::max(1, rec.environment.cpus_allowed);
+  KILN_ASSIGN_OR_RETURN(SearchResult r, run_throughput_search(engine, o, max_streams, log));
+  log.info("");
+  for (const std::string& l : search_lines(r)) log.info(l);
+  if (!r.best) {
+    const auto fastest = std::min_element(r.candidates.begin(), r.candidates.end(),
+                                          [](const SearchCandidate& a, const SearchCandidate& b) {
+                                            return a.latency_ms < b.latency_ms;
+                                          });
+    return invalid_argument(
+        "--latencyBound={} ms: no batch and stream count meets it; the lowest percentile({}%) "
+        "latency was {} ms (batch {}, {} stream(s))",
+        format_number(o.latency_bound_ms), format_number(r.percentile),
+        format_number(fastest->latency_ms), fastest->batch, fastest->streams);
+  }
+  const SearchCandidate& best = r.candidates[*r.best];
+  log.info("");
+  log.info(fmt::format("The best configuration's run: batch {}, {} stream(s)", best.batch,
+                       best.streams));
+  rec.streams = best.streams;
+  rec.summary = best.summary;
+  print_summary(r.best_trace, rec.summary, o, log, rec);
+  // The inputs and outputs at the winning batch, for the summary (their set-up was logged).
+  std::ostringstream quiet;
+  ExecLog unlogged(quiet, false);
+  KILN_ASSIGN_OR_RETURN(
+      runtime::NamedTensors feeds,
+      make_feeds(engine, {search_input_shapes(engine, o, best.batch), {}, o.seed}, unlogged));
+  KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> one, make_contexts(engine, feeds, 1));
+  record_io(engine, *one[0], rec);
+  if (!o.export_times.empty()) {
+    KILN_RETURN_IF_ERROR(write_json(o.export_times, times_json(r.best_trace.timed)));
+    log.info(fmt::format("Times written to {}", o.export_times));
+  }
+  rec.search = std::move(r);
+  return Status::ok();
+}
+
 }  // namespace
 
 Status exec_command(const ExecOptions& o, ExecLog& log) {
@@ -333,7 +351,8 @@ Status exec_command(const ExecOptions& o, ExecLog& log) {
     log.info("Skipped inference phase since --skipInference is added.");
     return Status::ok();
   }
-  KILN_RETURN_IF_ERROR(run_inference(o, *engine, log, rec));
+  KILN_RETURN_IF_ERROR(o.throughput_search ? run_search(o, *engine, log, rec)
+                                           : run_inference(o, *engine, log, rec));
   if (!o.export_summary.empty()) {
     KILN_RETURN_IF_ERROR(write_json(o.export_summary, summary_json(rec)));
     log.info(fmt::format("Summary written to {}", o.export_summary));

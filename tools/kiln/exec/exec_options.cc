@@ -158,6 +158,40 @@ Status check_output_files(const ExecOptions& o) {
   return Status::ok();
 }
 
+// --throughputSearch chooses the batch and the streams itself and reports one configuration.
+Status check_throughput_search(const ExecOptions& o) {
+  if (!o.throughput_search) {
+    const std::pair<std::string_view, bool> search_only[] = {
+        {"--batches", !o.batches.empty()},
+        {"--maxStreams", o.max_streams != 0},
+        {"--latencyBound", o.latency_bound_ms != 0},
+    };
+    for (const auto& [flag, given] : search_only) {
+      if (given) return invalid_argument("{} needs --throughputSearch", flag);
+    }
+    return Status::ok();
+  }
+  const std::pair<std::string_view, bool> conflicts[] = {
+      {"--infStreams", o.inf_streams != 1},
+      {"--skipInference", o.skip_inference},
+      {"--loadInputs", !o.load_inputs.empty()},
+      {"--dumpProfile", o.dump_profile},
+      {"--exportProfile", !o.export_profile.empty()},
+      {"--separateProfileRun", o.separate_profile_run},
+      {"--dumpOutput", o.dump_output},
+      {"--exportOutput", !o.export_output.empty()},
+  };
+  for (const auto& [flag, given] : conflicts) {
+    if (given) {
+      return invalid_argument(
+          "{} cannot be combined with --throughputSearch (which picks the "
+          "batch and the streams; run again with the winner for it)",
+          flag);
+    }
+  }
+  return Status::ok();
+}
+
 // Flags that are parsed and validated now but whose feature comes with a later milestone.
 Status check_implemented(const ExecOptions& o) {
   const std::pair<std::string_view, bool> precision[] = {
@@ -204,6 +238,7 @@ Status validate(ExecOptions& o) {
   KILN_RETURN_IF_ERROR(derive_profiles(o));
   KILN_RETURN_IF_ERROR(check_skip_inference(o));
   KILN_RETURN_IF_ERROR(check_output_files(o));
+  KILN_RETURN_IF_ERROR(check_throughput_search(o));
   if (o.separate_profile_run && !o.wants_profile()) {
     o.notes.push_back("--separateProfileRun: no effect without --dumpProfile or --exportProfile");
   }

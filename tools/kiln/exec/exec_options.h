@@ -61,6 +61,13 @@ struct ExecOptions {
   std::map<std::string, std::string> load_inputs;  // input name -> .npy or raw file
   uint64_t seed = 0;                               // random inputs (kiln)
 
+  // Throughput search (kiln): the batch and stream count with the most inferences per second whose
+  // latency at the highest --percentile stays within latency_bound_ms (0: no bound).
+  bool throughput_search = false;
+  std::vector<int64_t> batches;  // empty: the batch of --shapes (or the profile's opt)
+  int max_streams = 0;           // 0: the CPUs this process may use
+  double latency_bound_ms = 0;
+
   // Reporting.
   int avg_runs = kDefaultAvgRuns;
   std::vector<double> percentiles = {90, 95, 99};

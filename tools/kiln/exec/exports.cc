@@ -146,6 +146,28 @@ json profile_section(const RunRecord& r) {
           {"layers", std::move(layers)}};
 }
 
+json search_json(const RunRecord& r) {
+  if (!r.search) return nullptr;
+  const SearchResult& s = *r.search;
+  json candidates = json::array();
+  for (const SearchCandidate& c : s.candidates) {
+    candidates.push_back({{"batch", c.batch},
+                          {"streams", c.streams},
+                          {"throughput_qps", c.summary.throughput_qps},
+                          {"inferences_per_s", c.inferences_per_s},
+                          {"latency_ms", c.latency_ms},
+                          {"within_bound", c.within_bound}});
+  }
+  json best = nullptr;
+  if (s.best) {
+    best = {{"batch", s.candidates[*s.best].batch}, {"streams", s.candidates[*s.best].streams}};
+  }
+  return {{"percentile", s.percentile},
+          {"latency_bound_ms", s.bound_ms > 0 ? json(s.bound_ms) : json(nullptr)},
+          {"candidates", std::move(candidates)},
+          {"best", std::move(best)}};
+}
+
 json results_json(const RunRecord& r) {
   const BenchmarkSummary& s = r.summary;
   const std::vector<double>& p = r.options->percentiles;
@@ -216,9 +238,9 @@ json layer_info_json(const engine::Plan& plan, const engine::ResolvedShapes* sha
 
 json summary_json(const RunRecord& r) {
   const ExecOptions& o = *r.options;
-  json streams = {{"inference_streams", o.inf_streams},
+  json streams = {{"inference_streams", r.streams},
                   {"threads_per_stream", o.threads},
-                  {"cores_used", o.inf_streams * o.threads}};
+                  {"cores_used", r.streams * o.threads}};
   return {
       {"schema", kSummarySchema},
       {"schema_version", kSummarySchemaVersion},
@@ -242,6 +264,7 @@ json summary_json(const RunRecord& r) {
       {"policy", policy_json(o)},
       {"results", results_json(r)},
       {"profile", profile_section(r)},
+      {"throughput_search", search_json(r)},
   };
 }
 

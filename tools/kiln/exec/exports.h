@@ -16,6 +16,7 @@
 #include "exec/environment.h"
 #include "exec/exec_options.h"
 #include "exec/layer_profiler.h"
+#include "exec/throughput_search.h"
 
 namespace kiln::cli::exec {
 
@@ -50,8 +51,10 @@ struct RunRecord {
   std::string started_at;  // UTC, ISO 8601
   std::optional<double> import_ms, build_ms, save_ms, load_ms;
   std::vector<TensorInfo> inputs, outputs;
+  int streams = 1;  // of the reported run: --infStreams, or the search's best
   BenchmarkSummary summary;
   std::vector<std::string> warnings;
+  std::optional<SearchResult> search;  // --throughputSearch
   std::optional<ProfileReport> profile;
   std::string profile_source;  // "separate profiling run" or "timed run"
   std::vector<std::string> layer_names;

@@ -87,6 +87,27 @@ Status parse_threads(ExecOptions& o, const FlagUse& u) {
   return set_int(u, o.threads, 1, 1024);
 }
 
+Status parse_batches(ExecOptions& o, const FlagUse& u) {
+  KILN_ASSIGN_OR_RETURN(auto items, split_list(u.name, *u.value));
+  o.batches.clear();
+  for (const std::string& item : items) {
+    KILN_ASSIGN_OR_RETURN(const int64_t b, parse_int(FlagUse{u.name, item}, 1, 1 << 20));
+    if (std::find(o.batches.begin(), o.batches.end(), b) != o.batches.end()) {
+      return invalid_argument("{}: batch {} is given twice", u.name, b);
+    }
+    o.batches.push_back(b);
+  }
+  std::sort(o.batches.begin(), o.batches.end());
+  return Status::ok();
+}
+
+Status parse_latency_bound(ExecOptions& o, const FlagUse& u) {
+  KILN_ASSIGN_OR_RETURN(o.latency_bound_ms, parse_real(u.name, *u.value));
+  if (o.latency_bound_ms <= 0)
+    return invalid_argument("{}: {} ms is not positive", u.name, *u.value);
+  return Status::ok();
+}
+
 Status parse_seed(ExecOptions& o, const FlagUse& u) {
   const std::string_view v = *u.value;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), o.seed);
@@ -267,6 +288,21 @@ const FlagDef kFlags[] = {
      }},
     {"--seed", Arity::kValue, "Inference", "S", "kiln: seed of the random inputs (default 0)",
      parse_seed},
+    // Throughput search.
+    {"--throughputSearch", Arity::kNone, "Inference", "",
+     "kiln: benchmark every --batches x 1..--maxStreams and report the most inferences/s within "
+     "--latencyBound",
+     KILN_BOOL_FLAG(throughput_search)},
+    {"--batches", Arity::kValue, "Inference", "B1,B2",
+     "kiln: batch sizes (the first dim of dynamic-batch inputs) for --throughputSearch",
+     parse_batches},
+    {"--maxStreams", Arity::kValue, "Inference", "N",
+     "kiln: most concurrent streams --throughputSearch tries (default: the CPUs allowed)",
+     [](ExecOptions& o, const FlagUse& u) { return set_int(u, o.max_streams, 1, kMaxInfStreams); }},
+    {"--latencyBound", Arity::kValue, "Inference", "ms",
+     "kiln: --throughputSearch keeps configurations whose latency at the highest --percentile is "
+     "at most ms",
+     parse_latency_bound},
     // Reporting.
     {"--avgRuns", Arity::kValue, "Reporting", "N",
      "Queries per line of the trace averages (--verbose; default 10)",
