@@ -31,9 +31,10 @@ struct ExecRun {
   std::vector<std::string> lines;
 };
 
-ExecRun kiln_exec(const std::string& args, const fs::path& dir) {
+// Runs `kiln <args>`; stdout and stderr are kept apart.
+ExecRun kiln_exec_raw(const std::string& args, const fs::path& dir) {
   const fs::path err_file = dir / "stderr.txt";
-  const std::string cmd = std::string(KILN_BINARY) + " exec " + args + " 2>" + err_file.string();
+  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>" + err_file.string();
   FILE* p = popen(cmd.c_str(), "r");
   ExecRun r;
   std::array<char, 4096> buf;
@@ -48,6 +49,10 @@ ExecRun kiln_exec(const std::string& args, const fs::path& dir) {
   std::istringstream lines(r.out);
   for (std::string l; std::getline(lines, l);) r.lines.push_back(l);
   return r;
+}
+
+ExecRun kiln_exec(const std::string& args, const fs::path& dir) {
+  return kiln_exec_raw("exec " + args, dir);
 }
 
 json read_json(const fs::path& p) {
@@ -278,6 +283,37 @@ TEST_F(KilnExec, ThroughputSearchWithAnImpossibleBound) {
   EXPECT_NE(r.err.find("--latencyBound=1e-09 ms: no batch and stream count meets it"),
             std::string::npos)
       << r.err;
+}
+
+TEST_F(KilnExec, SweepWritesSummariesAndAnIndexAndReusesItsEngine) {
+  const std::string args = "sweep --onnx=" + model_ + " --batch=1,3 --out=" + path("res") +
+                           " --warmUp=0 --duration=0 --iterations=2";
+  const ExecRun first = kiln_exec_raw(args, dir_.path());
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_EQ(first.lines.front().rfind("&&&& RUNNING kiln.sweep", 0), 0u);
+  EXPECT_EQ(first.lines.back().rfind("&&&& PASSED kiln.sweep", 0), 0u);
+  EXPECT_TRUE(has_line(first, "=== Sweep summary ==="));
+  std::ifstream index_schema(std::string(KILN_SOURCE_DIR) + "/docs/sweep_index.schema.json");
+  std::ifstream summary_schema_file(std::string(KILN_SOURCE_DIR) +
+                                    "/docs/exec_summary.schema.json");
+  const json summary_schema = json::parse(summary_schema_file);
+  const json index = read_json(path("res/index.json"));
+  expect_conforms(index, json::parse(index_schema), "index");
+  ASSERT_EQ(index["runs"].size(), 2u);
+  for (const json& run : index["runs"]) {
+    EXPECT_FALSE(run["engine_reused"].get<bool>());
+    EXPECT_TRUE(fs::exists(fs::path(path("res")) / run["engine"].get<std::string>()));
+    const json s = read_json(fs::path(path("res")) / run["summary"].get<std::string>());
+    expect_conforms(s, summary_schema, run["summary"].get<std::string>());
+    EXPECT_EQ(s["model"]["inputs"][0]["dims"][0], run["batch"]);
+    EXPECT_EQ(s["results"]["queries"], run["queries"]);
+  }
+  EXPECT_EQ(index["runs"][0]["engine"], index["runs"][1]["engine"]);  // one engine per precision
+
+  const ExecRun second = kiln_exec_raw(args, dir_.path());
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_TRUE(has_line(second, "fp32: reusing cached engine"));
+  EXPECT_TRUE(read_json(path("res/index.json"))["runs"][0]["engine_reused"].get<bool>());
 }
 
 TEST_F(KilnExec, HelpPrintsTheFlagsAndNoBanner) {

@@ -7,6 +7,7 @@
 
 #include "build_command.h"
 #include "exec/exec_command.h"
+#include "exec/sweep_command.h"
 #include "inspect_command.h"
 #include "kiln/version.h"
 #include "list_ops.h"
@@ -68,11 +69,15 @@ int main(int argc, char** argv) {
 }
 
 int run_cli(int argc, char** argv) {
-  // `kiln exec` parses trtexec's syntax itself (--flag=value, trtexec's flag names, suggestions
-  // for unknown flags), so its arguments bypass CLI11.
+  // `kiln exec` and `kiln sweep` parse trtexec's syntax themselves (--flag=value, trtexec's flag
+  // names, suggestions for unknown flags), so their arguments bypass CLI11.
   if (argc >= 2 && std::string_view(argv[1]) == "exec") {
     const std::vector<std::string> args(argv + 2, argv + argc);
     return kiln::cli::exec::exec_main(args, std::cout, std::cerr);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "sweep") {
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    return kiln::cli::exec::sweep_main(args, std::cout, std::cerr);
   }
   CLI::App app{"kiln: ONNX models to fast CPU inference engines"};
   app.require_subcommand(1);

@@ -31,18 +31,8 @@
 namespace kiln::cli::exec {
 namespace {
 
-using EnginePtr = std::shared_ptr<const runtime::Engine>;
-
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  gmtime_r(&now, &utc);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
-                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
 }
 
 // Fails before any work when an output file cannot be created where asked.
@@ -61,16 +51,6 @@ Status check_output_folders(const ExecOptions& o) {
     }
   }
   return Status::ok();
-}
-
-void log_build(const engine::Plan& plan, ExecLog& log) {
-  for (const std::string& line : plan.build_log) {
-    if (line.rfind("warning: ", 0) == 0) {
-      log.warn(line.substr(9));
-    } else {
-      log.verbose(line);
-    }
-  }
 }
 
 Result<EnginePtr> build_engine(const ExecOptions& o, ExecLog& log, RunRecord& rec) {
@@ -93,9 +73,7 @@ Result<EnginePtr> build_engine(const ExecOptions& o, ExecLog& log, RunRecord& re
     KILN_ASSIGN_OR_RETURN(options.passes.disabled, split_list("--disablePasses", o.disable_passes));
   }
   t0 = Clock::now();
-  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), options));
-  log_build(plan, log);
-  KILN_ASSIGN_OR_RETURN(EnginePtr engine, runtime::Engine::create(std::move(plan)));
+  KILN_ASSIGN_OR_RETURN(EnginePtr engine, build_engine_from(std::move(graph), options, log));
   rec.build_ms = ms_since(t0);
   log.info(fmt::format("Engine built in {} sec.", format_number(*rec.build_ms / 1000)));
   log.info(fmt::format("{} layers, {} profile(s)", engine->plan().layers.size(),
@@ -170,18 +148,6 @@ Result<std::vector<Tensor>> read_outputs(runtime::ExecutionContext& ctx) {
     out.push_back(std::move(t));
   }
   return out;
-}
-
-void record_io(const runtime::Engine& engine, runtime::ExecutionContext& ctx, RunRecord& rec) {
-  const ir::Graph& g = engine.graph();
-  auto info = [&](ir::ValueId v) {
-    const ir::Value& val = g.value(v);
-    auto dims = ctx.tensor_shape(val.name);
-    return TensorInfo{val.name, std::string(dtype_name(val.desc.dtype)),
-                      dims ? *dims : declared_dims(val)};
-  };
-  for (ir::ValueId v : g.inputs) rec.inputs.push_back(info(v));
-  for (ir::ValueId v : g.outputs) rec.outputs.push_back(info(v));
 }
 
 void print_summary(const BenchmarkTrace& trace, const BenchmarkSummary& s, const ExecOptions& o,
@@ -339,7 +305,7 @@ Status exec_command(const ExecOptions& o, ExecLog& log) {
   RunRecord rec;
   rec.options = &o;
   rec.environment = capture_environment();
-  rec.started_at = utc_now();
+  rec.started_at = utc_timestamp();
   for (const std::string& l : option_block_lines(o, rec.environment)) log.info(l);
   for (const std::string& note : o.notes) log.warn(note);
   KILN_RETURN_IF_ERROR(check_output_folders(o));

@@ -16,6 +16,14 @@ std::string log_time_prefix() {
                      local.tm_year + 1900, local.tm_hour, local.tm_min, local.tm_sec);
 }
 
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&now, &utc);
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", utc.tm_year + 1900, utc.tm_mon + 1,
+                     utc.tm_mday, utc.tm_hour, utc.tm_min, utc.tm_sec);
+}
+
 void ExecLog::line(char severity, std::string_view text) {
   fmt::print(out_, "{}[{}] {}\n", log_time_prefix(), severity, text);
 }

@@ -31,4 +31,7 @@ class ExecLog {
 // "[04/05/2026-13:07:42] " for the current local time.
 std::string log_time_prefix();
 
+// "2026-04-05T11:07:42Z": the current UTC time, ISO 8601.
+std::string utc_timestamp();
+
 }  // namespace kiln::cli::exec

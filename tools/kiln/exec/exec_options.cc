@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <optional>
 #include <set>
 
 #include "build_command.h"
 #include "exec/flags.h"
+#include "options.h"
 
 namespace kiln::cli::exec {
 namespace {
@@ -282,6 +284,26 @@ std::string closest_flag(std::string_view flag) {
   const size_t bare = flag.size() - std::min<size_t>(flag.find_first_not_of('-'), flag.size());
   const size_t allowed = std::clamp<size_t>(bare / 3, 1, 3);
   return best_distance <= allowed ? std::string(best) : "";
+}
+
+Result<std::vector<int64_t>> parse_batch_list(std::string_view flag, std::string_view value) {
+  KILN_ASSIGN_OR_RETURN(auto items, split_list(flag, value));
+  std::vector<int64_t> batches;
+  for (const std::string& item : items) {
+    int64_t b = 0;
+    auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), b);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+      return invalid_argument("{}: '{}' is not an integer", flag, item);
+    }
+    if (b < 1 || b > (1 << 20))
+      return invalid_argument("{}: {} is not in [1, {}]", flag, b, 1 << 20);
+    if (std::find(batches.begin(), batches.end(), b) != batches.end()) {
+      return invalid_argument("{}: batch {} is given twice", flag, b);
+    }
+    batches.push_back(b);
+  }
+  std::sort(batches.begin(), batches.end());
+  return batches;
 }
 
 Result<ExecOptions> parse_exec_args(std::span<const std::string> args) {

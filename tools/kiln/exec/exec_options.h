@@ -87,6 +87,9 @@ struct ExecOptions {
 // feature kiln does not have (yet).
 Result<ExecOptions> parse_exec_args(std::span<const std::string> args);
 
+// "1,4,8" -> {1, 4, 8} sorted; each in [1, 2^20], none twice.
+Result<std::vector<int64_t>> parse_batch_list(std::string_view flag, std::string_view value);
+
 // The --help text: every flag with its default and its trtexec compatibility.
 std::string exec_help();
 

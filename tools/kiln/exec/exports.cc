@@ -257,7 +257,7 @@ json summary_json(const RunRecord& r) {
         {"build_ms", optional_ms(r.build_ms)},
         {"save_ms", optional_ms(r.save_ms)},
         {"load_ms", optional_ms(r.load_ms)},
-        {"precision", "fp32"},
+        {"precision", r.precision},
         {"builder_optimization_level", o.builder_optimization_level}}},
       {"environment", environment_json(r.environment)},
       {"execution", std::move(streams)},

@@ -50,6 +50,7 @@ struct RunRecord {
   Environment environment;
   std::string started_at;  // UTC, ISO 8601
   std::optional<double> import_ms, build_ms, save_ms, load_ms;
+  std::string precision = "fp32";
   std::vector<TensorInfo> inputs, outputs;
   int streams = 1;  // of the reported run: --infStreams, or the search's best
   BenchmarkSummary summary;

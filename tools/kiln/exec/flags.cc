@@ -88,16 +88,7 @@ Status parse_threads(ExecOptions& o, const FlagUse& u) {
 }
 
 Status parse_batches(ExecOptions& o, const FlagUse& u) {
-  KILN_ASSIGN_OR_RETURN(auto items, split_list(u.name, *u.value));
-  o.batches.clear();
-  for (const std::string& item : items) {
-    KILN_ASSIGN_OR_RETURN(const int64_t b, parse_int(FlagUse{u.name, item}, 1, 1 << 20));
-    if (std::find(o.batches.begin(), o.batches.end(), b) != o.batches.end()) {
-      return invalid_argument("{}: batch {} is given twice", u.name, b);
-    }
-    o.batches.push_back(b);
-  }
-  std::sort(o.batches.begin(), o.batches.end());
+  KILN_ASSIGN_OR_RETURN(o.batches, parse_batch_list(u.name, *u.value));
   return Status::ok();
 }
 

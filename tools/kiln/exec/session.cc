@@ -2,6 +2,33 @@
 
 namespace kiln::cli::exec {
 
+Result<EnginePtr> build_engine_from(ir::Graph graph, const engine::BuildOptions& options,
+                                    ExecLog& log) {
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), options));
+  for (const std::string& line : plan.build_log) {
+    if (line.rfind("warning: ", 0) == 0) {
+      log.warn(line.substr(9));
+    } else {
+      log.verbose(line);
+    }
+  }
+  return runtime::Engine::create(std::move(plan));
+}
+
+void record_io(const runtime::Engine& engine, runtime::ExecutionContext& ctx, RunRecord& rec) {
+  const ir::Graph& g = engine.graph();
+  auto info = [&](ir::ValueId v) {
+    const ir::Value& val = g.value(v);
+    auto dims = ctx.tensor_shape(val.name);
+    return TensorInfo{val.name, std::string(dtype_name(val.desc.dtype)),
+                      dims ? *dims : declared_dims(val)};
+  };
+  rec.inputs.clear();
+  rec.outputs.clear();
+  for (ir::ValueId v : g.inputs) rec.inputs.push_back(info(v));
+  for (ir::ValueId v : g.outputs) rec.outputs.push_back(info(v));
+}
+
 Result<runtime::NamedTensors> make_feeds(const runtime::Engine& engine, const InputFlags& flags,
                                          ExecLog& log) {
   const engine::Plan& plan = engine.plan();
