@@ -260,6 +260,7 @@ TEST_F(KilnExec, ThroughputSearchPicksABatchAndStreams) {
   expect_structure(r, true);
   EXPECT_TRUE(has_line(r, "=== Throughput search (latency at percentile(99%), bound none) ==="));
   EXPECT_TRUE(has_line(r, "Best: batch "));
+  EXPECT_TRUE(has_line(r, "Input build shapes: one profile spanning the searched batches"));
   expect_summary_block(r);
   std::ifstream schema_file(std::string(KILN_SOURCE_DIR) + "/docs/exec_summary.schema.json");
   const json s = read_json(path("s.json"));

@@ -24,12 +24,18 @@ void build_block(const ExecOptions& o, std::vector<std::string>& out) {
     out.push_back("Profiles: from the engine");
     return;
   }
-  if (o.profiles.empty()) out.push_back("Input build shapes: model (dynamic dims set to 1)");
-  for (size_t p = 0; p < o.profiles.size(); ++p) {
-    for (const auto& [name, range] : o.profiles[p]) {
-      out.push_back(fmt::format("Input build shape (profile {}): {}={}+{}+{}", p, name,
-                                dims_to_string(range.min), dims_to_string(range.opt),
-                                dims_to_string(range.max)));
+  const bool ranges = !o.min_shapes.empty() || !o.opt_shapes.empty() || !o.max_shapes.empty();
+  if (o.throughput_search && !ranges) {
+    out.push_back("Input build shapes: one profile spanning the searched batches");
+  } else if (o.profiles.empty()) {
+    out.push_back("Input build shapes: model (dynamic dims set to 1)");
+  } else {
+    for (size_t p = 0; p < o.profiles.size(); ++p) {
+      for (const auto& [name, range] : o.profiles[p]) {
+        out.push_back(fmt::format("Input build shape (profile {}): {}={}+{}+{}", p, name,
+                                  dims_to_string(range.min), dims_to_string(range.opt),
+                                  dims_to_string(range.max)));
+      }
     }
   }
   out.push_back(fmt::format("Builder optimization level: {}", o.builder_optimization_level));
