@@ -33,11 +33,13 @@ Result<std::map<std::string, Dims>> parse_one(std::string_view flag,
 }
 
 // Profile i from the i-th --minShapes/--optShapes/--maxShapes, which must name the same inputs; a
-// missing --optShapes defaults to --maxShapes, as in trtexec.
+// missing --optShapes defaults to --maxShapes, and --optShapes alone means min = opt = max, as in
+// trtexec.
 Result<engine::ProfileSpec> profile_from_flags(const BuildOptions& o, size_t i) {
   KILN_ASSIGN_OR_RETURN(auto mins, parse_one("--minShapes", o.min_shapes, i));
   KILN_ASSIGN_OR_RETURN(auto opts, parse_one("--optShapes", o.opt_shapes, i));
   KILN_ASSIGN_OR_RETURN(auto maxs, parse_one("--maxShapes", o.max_shapes, i));
+  if (o.min_shapes.empty() && o.max_shapes.empty()) mins = maxs = opts;
   if (opts.empty()) opts = maxs;
   engine::ProfileSpec spec;
   for (const auto& [name, max] : maxs) {
@@ -109,11 +111,12 @@ Result<std::vector<engine::ProfileSpec>> profiles_from_flags(const BuildOptions&
     return out;
   }
   const size_t n = std::max({o.min_shapes.size(), o.opt_shapes.size(), o.max_shapes.size()});
-  if (o.min_shapes.size() != n || o.max_shapes.size() != n ||
-      (!o.opt_shapes.empty() && o.opt_shapes.size() != n)) {
+  const bool opt_only = o.min_shapes.empty() && o.max_shapes.empty();
+  if (!opt_only && (o.min_shapes.size() != n || o.max_shapes.size() != n ||
+                    (!o.opt_shapes.empty() && o.opt_shapes.size() != n))) {
     return invalid_argument(
         "each profile needs --minShapes and --maxShapes (and --optShapes if "
-        "any profile has it): got {} min, {} opt, {} max",
+        "any profile has it), or --optShapes alone: got {} min, {} opt, {} max",
         o.min_shapes.size(), o.opt_shapes.size(), o.max_shapes.size());
   }
   for (size_t i = 0; i < n; ++i) {

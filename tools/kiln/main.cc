@@ -6,6 +6,8 @@
 #include <iostream>
 
 #include "build_command.h"
+#include "exec/exec_command.h"
+#include "exec/sweep_command.h"
 #include "inspect_command.h"
 #include "kiln/version.h"
 #include "list_ops.h"
@@ -67,6 +69,16 @@ int main(int argc, char** argv) {
 }
 
 int run_cli(int argc, char** argv) {
+  // `kiln exec` and `kiln sweep` parse trtexec's syntax themselves (--flag=value, trtexec's flag
+  // names, suggestions for unknown flags), so their arguments bypass CLI11.
+  if (argc >= 2 && std::string_view(argv[1]) == "exec") {
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    return kiln::cli::exec::exec_main(args, std::cout, std::cerr);
+  }
+  if (argc >= 2 && std::string_view(argv[1]) == "sweep") {
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    return kiln::cli::exec::sweep_main(args, std::cout, std::cerr);
+  }
   CLI::App app{"kiln: ONNX models to fast CPU inference engines"};
   app.require_subcommand(1);
   app.set_version_flag("--version", fmt::format("kiln {} ({})", kiln::kVersion, kiln::kGitCommit));
@@ -77,6 +89,8 @@ int run_cli(int argc, char** argv) {
   add_build(app, build_opts, list_passes);
   kiln::cli::InspectOptions inspect_opts;
   add_inspect(app, inspect_opts);
+  app.add_subcommand(
+      "exec", "Benchmark an engine like trtexec: kiln exec --onnx=m.onnx (kiln exec --help)");
   std::string list_format = "text";
   auto* list = app.add_subcommand("list-ops", "List the supported operators and versions");
   list->add_option("--format", list_format, "text or md")->check(CLI::IsMember({"text", "md"}));

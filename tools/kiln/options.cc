@@ -90,13 +90,21 @@ Result<std::map<std::string, Dims>> parse_shapes(std::string_view flag, std::str
 
 Result<std::map<std::string, std::string>> parse_named_files(std::string_view flag,
                                                              std::string_view value) {
+  return parse_named_values(flag, value, "file");
+}
+
+Result<std::map<std::string, std::string>> parse_named_values(std::string_view flag,
+                                                              std::string_view value,
+                                                              std::string_view what) {
   std::map<std::string, std::string> out;
   KILN_ASSIGN_OR_RETURN(auto items, split_list(flag, value));
   for (const std::string& item : items) {
     KILN_ASSIGN_OR_RETURN(auto nv, split_name(flag, item));
-    if (nv.second.empty()) return invalid_argument("{}: no file given for '{}'", flag, nv.first);
+    if (nv.second.empty()) {
+      return invalid_argument("{}: no {} given for '{}'", flag, what, nv.first);
+    }
     if (!out.emplace(nv.first, nv.second).second) {
-      return invalid_argument("{}: input '{}' is given twice", flag, nv.first);
+      return invalid_argument("{}: '{}' is given twice", flag, nv.first);
     }
   }
   return out;

@@ -18,6 +18,11 @@ Result<std::vector<std::string>> split_list(std::string_view flag, std::string_v
 // "--shapes=input:1x3x224x224,mask:1x128": names may be quoted ('in:0':1x3) as in trtexec.
 Result<std::map<std::string, Dims>> parse_shapes(std::string_view flag, std::string_view value);
 
+// "--flag=a:x,'b:0':y" -> name -> value. `what` names the value in errors ("file", "size").
+Result<std::map<std::string, std::string>> parse_named_values(std::string_view flag,
+                                                              std::string_view value,
+                                                              std::string_view what);
+
 // "--loadInputs=input:file.npy,mask:mask.bin" -> name -> path.
 Result<std::map<std::string, std::string>> parse_named_files(std::string_view flag,
                                                              std::string_view value);

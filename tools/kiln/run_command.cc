@@ -11,9 +11,7 @@
 
 #include "engine/serialize.h"
 #include "frontend/onnx/importer.h"
-#include "io/npy.h"
-#include "io/random_input.h"
-#include "io/raw_tensor.h"
+#include "inputs.h"
 #include "io/tensor_json.h"
 #include "options.h"
 #include "runtime/engine.h"
@@ -24,78 +22,24 @@ namespace kiln::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using DefaultDims = std::function<Dims(const ir::Value&)>;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// The dims to use for a graph input: --shapes, else `fallback` (with a warning when the input has
-// dynamic dims).
-Result<Dims> input_dims(const ir::Value& in, const std::map<std::string, Dims>& shapes,
-                        const DefaultDims& fallback, std::ostream& out) {
-  if (auto it = shapes.find(in.name); it != shapes.end()) return it->second;
-  Dims dims = fallback(in);
-  std::vector<std::string> dynamic;
-  for (const ir::Dim& d : *in.desc.shape) {
-    if (!d.is_known()) dynamic.push_back(d.to_string());
-  }
-  if (!dynamic.empty()) {
-    fmt::print(out, "[W] input '{}' has dynamic dims ({}) and no --shapes: using {}\n", in.name,
-               fmt::join(dynamic, ", "), dims_to_string(dims));
-  }
-  return dims;
-}
-
-// The declared dims with symbolic ones set to 1.
-Dims declared_dims(const ir::Value& in) {
-  Dims dims;
-  for (const ir::Dim& d : *in.desc.shape) dims.push_back(d.is_known() ? d.value : 1);
-  return dims;
-}
-
-Result<Tensor> load_input(const ir::Value& in, const std::string& path, const Dims& dims) {
-  if (path.size() > 4 && path.substr(path.size() - 4) == ".npy") return io::read_npy(path);
-  return io::read_raw(path, in.desc.dtype, dims);
-}
-
-Result<runtime::NamedTensors> make_inputs(const ir::Graph& g, const RunOptions& opts,
-                                          const DefaultDims& fallback, std::ostream& out) {
-  std::map<std::string, Dims> shapes;
-  std::map<std::string, std::string> files;
+Result<runtime::NamedTensors> make_run_inputs(const ir::Graph& g, const RunOptions& opts,
+                                              const DefaultDims& fallback, std::ostream& out) {
+  InputFlags flags;
+  flags.seed = opts.seed;
   if (!opts.shapes.empty()) {
-    KILN_ASSIGN_OR_RETURN(shapes, parse_shapes("--shapes", opts.shapes));
+    KILN_ASSIGN_OR_RETURN(flags.shapes, parse_shapes("--shapes", opts.shapes));
   }
   if (!opts.load_inputs.empty()) {
-    KILN_ASSIGN_OR_RETURN(files, parse_named_files("--loadInputs", opts.load_inputs));
+    KILN_ASSIGN_OR_RETURN(flags.files, parse_named_files("--loadInputs", opts.load_inputs));
   }
-  auto is_input = [&](const std::string& name) {
-    const ir::ValueId v = g.find_value(name);
-    return v != ir::kNoValue && g.value(v).is_graph_input;
-  };
-  for (const auto& [name, dims] : shapes) {
-    if (!is_input(name)) return invalid_argument("--shapes: the model has no input '{}'", name);
-  }
-  for (const auto& [name, path] : files) {
-    if (!is_input(name)) return invalid_argument("--loadInputs: the model has no input '{}'", name);
-  }
-  runtime::NamedTensors feeds;
-  for (ir::ValueId v : g.inputs) {
-    const ir::Value& in = g.value(v);
-    const auto file = files.find(in.name);
-    if (file == files.end() && in.initializer && !shapes.count(in.name)) continue;  // keep default
-    KILN_ASSIGN_OR_RETURN(Dims dims, input_dims(in, shapes, fallback, out));
-    KILN_RETURN_IF_ERROR(check_dims(dims, in.desc.dtype, fmt::format("input '{}'", in.name)));
-    if (file != files.end()) {
-      KILN_ASSIGN_OR_RETURN(feeds[in.name], load_input(in, file->second, dims));
-      fmt::print(out, "[I] input '{}': {} from {}\n", in.name, feeds[in.name].desc(), file->second);
-    } else {
-      KILN_ASSIGN_OR_RETURN(feeds[in.name], io::random_tensor(in.desc.dtype, dims, opts.seed));
-      fmt::print(out, "[I] input '{}': {} random (seed {})\n", in.name, feeds[in.name].desc(),
-                 opts.seed);
-    }
-  }
-  return feeds;
+  return make_inputs(g, flags, fallback, [&out](char severity, const std::string& text) {
+    fmt::print(out, "[{}] {}\n", severity, text);
+  });
 }
 
 void print_output(std::ostream& out, const std::string& name, const Tensor& t, int max_values) {
@@ -159,7 +103,7 @@ Status run_onnx(const RunOptions& opts, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
   print_model_summary(out, opts, graph, ms_since(t0));
   KILN_ASSIGN_OR_RETURN(auto exec, runtime::ReferenceExecutor::create(graph));
-  KILN_ASSIGN_OR_RETURN(auto feeds, make_inputs(graph, opts, declared_dims, out));
+  KILN_ASSIGN_OR_RETURN(auto feeds, make_run_inputs(graph, opts, declared_dims, out));
   std::vector<double> times;
   std::vector<Tensor> outputs;
   for (int i = 0; i < opts.iterations; ++i) {
@@ -187,7 +131,7 @@ Status run_engine(const RunOptions& opts, std::ostream& out) {
     }
     return declared_dims(in);
   };
-  KILN_ASSIGN_OR_RETURN(auto feeds, make_inputs(graph, opts, opt_dims, out));
+  KILN_ASSIGN_OR_RETURN(auto feeds, make_run_inputs(graph, opts, opt_dims, out));
   std::vector<double> times;
   std::vector<Tensor> outputs;
   for (int i = 0; i < opts.iterations; ++i) {

@@ -1,0 +1,37 @@
+#pragma once
+// trtexec's log lines: "[MM/DD/YYYY-HH:MM:SS] [I] text" (local time; severities I, W, E, V), so
+// that log parsers written for trtexec read kiln's output. The "&&&&" banner lines have no prefix.
+
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace kiln::cli::exec {
+
+class ExecLog {
+ public:
+  ExecLog(std::ostream& out, bool verbose) : out_(out), verbose_(verbose) {}
+
+  void info(std::string_view text) { line('I', text); }
+  void warn(std::string_view text) { line('W', text); }
+  void error(std::string_view text) { line('E', text); }
+  // Printed only with --verbose.
+  void verbose(std::string_view text) {
+    if (verbose_) line('V', text);
+  }
+  void raw(std::string_view text);
+  void line(char severity, std::string_view text);
+  bool is_verbose() const { return verbose_; }
+
+ private:
+  std::ostream& out_;
+  bool verbose_;
+};
+
+// "[04/05/2026-13:07:42] " for the current local time.
+std::string log_time_prefix();
+
+// "2026-04-05T11:07:42Z": the current UTC time, ISO 8601.
+std::string utc_timestamp();
+
+}  // namespace kiln::cli::exec

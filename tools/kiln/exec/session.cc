@@ -1,0 +1,65 @@
+#include "exec/session.h"
+
+namespace kiln::cli::exec {
+
+Result<EnginePtr> build_engine_from(ir::Graph graph, const engine::BuildOptions& options,
+                                    ExecLog& log) {
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), options));
+  for (const std::string& line : plan.build_log) {
+    if (line.rfind("warning: ", 0) == 0) {
+      log.warn(line.substr(9));
+    } else {
+      log.verbose(line);
+    }
+  }
+  return runtime::Engine::create(std::move(plan));
+}
+
+void record_io(const runtime::Engine& engine, runtime::ExecutionContext& ctx, RunRecord& rec) {
+  const ir::Graph& g = engine.graph();
+  auto info = [&](ir::ValueId v) {
+    const ir::Value& val = g.value(v);
+    auto dims = ctx.tensor_shape(val.name);
+    return TensorInfo{val.name, std::string(dtype_name(val.desc.dtype)),
+                      dims ? *dims : declared_dims(val)};
+  };
+  rec.inputs.clear();
+  rec.outputs.clear();
+  for (ir::ValueId v : g.inputs) rec.inputs.push_back(info(v));
+  for (ir::ValueId v : g.outputs) rec.outputs.push_back(info(v));
+}
+
+Result<runtime::NamedTensors> make_feeds(const runtime::Engine& engine, const InputFlags& flags,
+                                         ExecLog& log) {
+  const engine::Plan& plan = engine.plan();
+  auto opt_dims = [&](const ir::Value& in) {
+    for (const engine::InputRange& r : plan.profiles[0].inputs) {
+      if (r.input == in.name) return r.opt;
+    }
+    return declared_dims(in);
+  };
+  return make_inputs(plan.graph, flags, opt_dims,
+                     [&log](char severity, const std::string& text) { log.line(severity, text); });
+}
+
+Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,
+                                              const runtime::NamedTensors& feeds, int n) {
+  std::vector<ContextPtr> contexts;
+  const ir::Graph& g = engine.graph();
+  KILN_RETURN_IF_ERROR(runtime::check_inputs(g, feeds));
+  for (int i = 0; i < n; ++i) {
+    KILN_ASSIGN_OR_RETURN(ContextPtr ctx, engine.create_execution_context());
+    for (const auto& [name, t] : feeds) {
+      KILN_RETURN_IF_ERROR(ctx->set_input_shape(name, t.dims()));
+      KILN_RETURN_IF_ERROR(ctx->set_tensor_address(name, t.raw_data()));
+    }
+    // Resolves shapes, picks the profile, allocates the arena and binds the outputs now.
+    for (ir::ValueId v : g.outputs) {
+      KILN_RETURN_IF_ERROR(ctx->tensor_address(g.value(v).name).status());
+    }
+    contexts.push_back(std::move(ctx));
+  }
+  return contexts;
+}
+
+}  // namespace kiln::cli::exec
