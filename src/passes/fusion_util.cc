@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "ops/kiln_fused.h"
+#include "passes/activation_match.h"
 
 namespace kiln::passes {
 
@@ -101,6 +102,26 @@ int apply_fusions(ir::Graph& graph, PassContext& ctx, std::string_view pass,
     ++applied;
   }
   return applied;
+}
+
+std::optional<Fusion> find_activation_fusion(const ir::Graph& graph, const ir::GraphIndex& index,
+                                             int n, std::string_view onnx_op,
+                                             std::string_view fused_op,
+                                             ir::Node (*as_fused)(const ir::Node&)) {
+  const ir::Node& node = graph.nodes[static_cast<size_t>(n)];
+  const bool producer =
+      is_onnx_op(node, onnx_op) || (is_kiln_op(node, fused_op) && !ops::has_activation(node.attrs));
+  if (!producer || node.outputs.size() != 1 ||
+      !is_fusable_dtype(graph.value(node.outputs[0]).desc.dtype)) {
+    return std::nullopt;
+  }
+  std::optional<ActivationMatch> act = match_activation(graph, index, node.outputs[0]);
+  if (!act) return std::nullopt;
+  Fusion f{std::move(act->nodes), as_fused(node)};
+  f.nodes.push_back(n);
+  ops::set_activation_attrs(f.fused.attrs, act->params);
+  f.fused.outputs = {act->output};
+  return f;
 }
 
 }  // namespace kiln::passes

@@ -43,6 +43,13 @@ struct Fusion {
 using FindFusion =
     std::function<std::optional<Fusion>(const ir::Graph&, const ir::GraphIndex&, int node)>;
 
+// The fusion of node n — the ONNX op `onnx_op`, or kiln.`fused_op` without an activation yet — with
+// the activation that follows it (activation_match), into the kiln op `as_fused` makes of node n.
+std::optional<Fusion> find_activation_fusion(const ir::Graph& graph, const ir::GraphIndex& index,
+                                             int n, std::string_view onnx_op,
+                                             std::string_view fused_op,
+                                             ir::Node (*as_fused)(const ir::Node&));
+
 // Calls `find` at every node in graph order and applies each fusion it returns: fused_from becomes
 // the origins of the replaced nodes in graph order, a kiln-domain node gets the kiln opset (added
 // to the graph's imports when missing), and the log names the fusion. Returns the number of

@@ -1,13 +1,10 @@
 // `kiln build`, `kiln run --loadEngine` and `kiln inspect` through the real binary.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "kiln_process.h"
 #include "testing/onnx_builder.h"
 
 namespace kiln {
@@ -18,28 +15,9 @@ using testing::OnnxBuilder;
 using testing::TempDir;
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
-struct Output {
-  int exit_code;
-  std::string text;
-};
-
-Output kiln(const std::string& args) {
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
-
-std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using Output = testing::KilnRun;
+constexpr auto kiln = testing::run_kiln;
+constexpr auto read_all = testing::read_text;
 
 class EngineCommands : public ::testing::Test {
  protected:
@@ -54,9 +32,9 @@ class EngineCommands : public ::testing::Test {
     plan_ = (dir_.path() / "m.plan").string();
   }
   void expect(const Output& r, int code, std::vector<std::string> fragments) {
-    EXPECT_EQ(r.exit_code, code) << r.text;
+    EXPECT_EQ(r.exit_code, code) << r.out;
     for (const auto& f : fragments) {
-      EXPECT_NE(r.text.find(f), std::string::npos) << "'" << f << "' not in:\n" << r.text;
+      EXPECT_NE(r.out.find(f), std::string::npos) << "'" << f << "' not in:\n" << r.out;
     }
   }
   std::string build_flags() const {

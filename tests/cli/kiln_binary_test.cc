@@ -1,12 +1,10 @@
 // Runs the real `kiln` binary as a user would and checks exit codes, messages and written files.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
+#include "kiln_process.h"
 #include "list_ops.h"
 #include "testing/onnx_builder.h"
 
@@ -17,23 +15,8 @@ using testing::OnnxBuilder;
 using testing::TempDir;
 constexpr int kFloat = onnx::TensorProto::FLOAT;
 
-struct RunResult {
-  int exit_code;
-  std::string out;  // stdout + stderr
-};
-
-RunResult run_kiln(const std::string& args) {
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  // A signal (crash) is reported as exit code 128 + signal, like a shell.
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return {code, out};
-}
+using RunResult = testing::KilnRun;
+using testing::run_kiln;
 
 class KilnBinary : public ::testing::Test {
  protected:

@@ -1,0 +1,20 @@
+#pragma once
+// Runs the real `kiln` binary as a user would, for the CLI tests.
+
+#include <filesystem>
+#include <string>
+
+namespace kiln::testing {
+
+struct KilnRun {
+  int exit_code;    // a crash by signal s is 128 + s, as a shell reports it
+  std::string out;  // stdout and stderr, interleaved
+};
+
+// Runs `kiln <args>` (args go through the shell).
+KilnRun run_kiln(const std::string& args);
+
+// The whole file as text ("" when it cannot be read).
+std::string read_text(const std::filesystem::path& path);
+
+}  // namespace kiln::testing
