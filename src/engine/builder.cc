@@ -10,8 +10,6 @@
 namespace kiln::engine {
 namespace {
 
-bool is_dynamic(const ir::TensorDesc& d) { return !d.is_static(); }
-
 Status check_range(const ir::Value& in, const ShapeRange& r) {
   const ir::TensorDesc& d = in.desc;
   for (const Dims* dims : {&r.min, &r.opt, &r.max}) {
@@ -50,7 +48,7 @@ Result<Profile> make_profile(const ir::Graph& g, const ProfileSpec* spec,
     auto it = spec ? spec->find(in.name) : ProfileSpec::const_iterator{};
     if (spec && it != spec->end()) {
       r = it->second;
-    } else if (!is_dynamic(in.desc)) {
+    } else if (in.desc.is_static()) {
       r.min = r.opt = r.max = in.desc.static_dims();
     } else if (spec) {
       return invalid_argument("input '{}' is {}: the profile must give its min/opt/max shapes",

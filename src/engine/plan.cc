@@ -25,17 +25,25 @@ std::vector<ValueClass> classify_values(const Plan& plan) {
   return out;
 }
 
+bool range_contains(const InputRange& range, std::span<const int64_t> dims) {
+  if (dims.size() != range.min.size()) return false;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    if (dims[k] < range.min[k] || dims[k] > range.max[k]) return false;
+  }
+  return true;
+}
+
+bool profile_contains(const Profile& profile, const std::vector<Dims>& input_dims) {
+  if (profile.inputs.size() != input_dims.size()) return false;
+  for (size_t i = 0; i < input_dims.size(); ++i) {
+    if (!range_contains(profile.inputs[i], input_dims[i])) return false;
+  }
+  return true;
+}
+
 int find_profile(const Plan& plan, const std::vector<Dims>& input_dims) {
   for (size_t p = 0; p < plan.profiles.size(); ++p) {
-    const Profile& prof = plan.profiles[p];
-    bool fits = prof.inputs.size() == input_dims.size();
-    for (size_t i = 0; fits && i < input_dims.size(); ++i) {
-      const InputRange& r = prof.inputs[i];
-      const Dims& d = input_dims[i];
-      fits = d.size() == r.min.size();
-      for (size_t k = 0; fits && k < d.size(); ++k) fits = r.min[k] <= d[k] && d[k] <= r.max[k];
-    }
-    if (fits) return static_cast<int>(p);
+    if (profile_contains(plan.profiles[p], input_dims)) return static_cast<int>(p);
   }
   return -1;
 }

@@ -12,6 +12,7 @@
 //   - activations, which live in the arena at offsets the memory plan gives.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,11 @@ enum class ValueClass : uint8_t { kUnused, kConstant, kInput, kOutput, kShape, k
 // The class of every value, derived from the graph and the layer kinds.
 std::vector<ValueClass> classify_values(const Plan& plan);
 
-// Index of the profile whose ranges contain `input_dims` (one entry per graph input), or -1.
+// True when `dims` has the range's rank and lies within [min, max] in every dim.
+bool range_contains(const InputRange& range, std::span<const int64_t> dims);
+// True when the profile's ranges contain `input_dims` (one entry per graph input).
+bool profile_contains(const Profile& profile, const std::vector<Dims>& input_dims);
+// Index of the first profile that contains `input_dims`, or -1.
 int find_profile(const Plan& plan, const std::vector<Dims>& input_dims);
 
 }  // namespace kiln::engine

@@ -12,14 +12,6 @@ namespace {
 
 constexpr size_t kArenaAlignment = 64;
 
-bool range_contains(const engine::InputRange& r, std::span<const int64_t> dims) {
-  if (dims.size() != r.min.size()) return false;
-  for (size_t k = 0; k < dims.size(); ++k) {
-    if (dims[k] < r.min[k] || dims[k] > r.max[k]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 ExecutionContext::ExecutionContext(std::shared_ptr<const Engine> engine)
@@ -81,7 +73,7 @@ Status ExecutionContext::set_input_shape(std::string_view input, std::span<const
   const auto i = static_cast<size_t>(it - g.inputs.begin());
   bool allowed = false;
   for (const engine::Profile& p : engine_->plan().profiles) {
-    allowed |= range_contains(p.inputs[i], dims);
+    allowed |= engine::range_contains(p.inputs[i], dims);
   }
   if (!allowed) {
     return invalid_argument("input '{}': shape {} is outside every optimization profile ({})",
@@ -113,14 +105,10 @@ Status ExecutionContext::choose_profile() {
     }
     dims.push_back(*input_dims_[i]);
   }
-  const std::vector<engine::Profile>& profiles = engine_->plan().profiles;
   // Keep the current profile when it still fits: switching costs a re-plan.
-  if (profile_ >= 0 && engine::find_profile(engine_->plan(), dims) >= 0) {
-    bool fits = true;
-    for (size_t i = 0; i < dims.size(); ++i) {
-      fits &= range_contains(profiles[static_cast<size_t>(profile_)].inputs[i], dims[i]);
-    }
-    if (fits) return Status::ok();
+  const auto& profiles = engine_->plan().profiles;
+  if (profile_ >= 0 && engine::profile_contains(profiles[static_cast<size_t>(profile_)], dims)) {
+    return Status::ok();
   }
   profile_ = engine::find_profile(engine_->plan(), dims);
   if (profile_ < 0) {
@@ -150,7 +138,7 @@ Status ExecutionContext::allocate_arena(size_t bytes) {
   return Status::ok();
 }
 
-Status ExecutionContext::place_values(const engine::MemoryLayout& layout) {
+void ExecutionContext::place_values(const engine::MemoryLayout& layout) {
   const ir::Graph& g = engine_->graph();
   const auto& classes = engine_->value_classes();
   owned_outputs_.resize(g.outputs.size());
@@ -177,7 +165,6 @@ Status ExecutionContext::place_values(const engine::MemoryLayout& layout) {
         static_cast<size_t>(dims_numel(*shapes_.dims[v])) * dtype_size(g.values[v].desc.dtype);
     owned_outputs_[i].resize(bytes);
   }
-  return Status::ok();
 }
 
 Status ExecutionContext::check_bindings() const {
@@ -238,7 +225,7 @@ Status ExecutionContext::prepare() {
   }
   const engine::MemoryLayout& layout = replanned ? *replanned : planned;
   KILN_RETURN_IF_ERROR(allocate_arena(static_cast<size_t>(layout.arena_bytes)));
-  KILN_RETURN_IF_ERROR(place_values(layout));
+  place_values(layout);
   bind_views();
   for (RunLayer& layer : layers_) {
     Status st = layer.kernel->reshape(layer.inputs, layer.outputs);

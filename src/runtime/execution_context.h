@@ -70,7 +70,7 @@ class ExecutionContext {
   explicit ExecutionContext(std::shared_ptr<const Engine> engine);
   Status prepare();
   Status check_bindings() const;
-  Status place_values(const engine::MemoryLayout& layout);
+  void place_values(const engine::MemoryLayout& layout);
   Status allocate_arena(size_t bytes);
   void bind_views();
   Status choose_profile();

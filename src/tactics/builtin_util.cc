@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <vector>
+
 namespace kiln::tactics::builtin {
 namespace {
 
@@ -13,16 +15,9 @@ std::string check_f32(const ir::TensorDesc& d, std::string_view kind, size_t i) 
 }  // namespace
 
 std::string require_f32(const LayerSpec& spec) {
-  for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    if (!spec.has_input(i)) continue;
-    std::string why = check_f32(spec.inputs[i], "input", i);
-    if (!why.empty()) return why;
-  }
-  for (size_t i = 0; i < spec.outputs.size(); ++i) {
-    std::string why = check_f32(spec.outputs[i], "output", i);
-    if (!why.empty()) return why;
-  }
-  return "";
+  std::vector<size_t> all(spec.inputs.size());
+  for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+  return require_f32(spec, all);
 }
 
 std::string require_f32(const LayerSpec& spec, std::span<const size_t> inputs) {

@@ -21,6 +21,7 @@
 #include "runtime/engine.h"
 #include "runtime/execution_context.h"
 #include "runtime/reference_executor.h"
+#include "testing/model_set.h"
 #include "testing/onnx_builder.h"
 #include "testing/tensor_compare.h"
 
@@ -28,11 +29,6 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path model_dir() {
-  const char* env = std::getenv("KILN_MODEL_DIR");
-  return env != nullptr ? fs::path(env) : fs::path(KILN_MODEL_DIR);
-}
 
 // Float32 accumulation order differs from PyTorch's (oneDNN/BLAS), so deep networks get an absolute
 // tolerance of 1e-4 of the output's range on top of ONNX's rtol.
@@ -78,17 +74,6 @@ std::string compare_output(const Tensor& actual, const Tensor& expected) {
   return "";
 }
 
-// `copies` copies of `t` stacked along a new leading batch axis (t has batch 1).
-Tensor repeat_batch(const Tensor& t, int64_t copies) {
-  Dims dims = t.dims();
-  dims[0] = copies;
-  Tensor out(t.dtype(), dims);
-  for (int64_t n = 0; n < copies; ++n) {
-    std::memcpy(static_cast<std::byte*>(out.raw_data()) + n * t.nbytes(), t.raw_data(), t.nbytes());
-  }
-  return out;
-}
-
 // Item n of the batch of `t`, as a copy with batch 1.
 Tensor batch_item(const Tensor& t, int64_t n) {
   Dims dims = t.dims();
@@ -102,7 +87,7 @@ Tensor batch_item(const Tensor& t, int64_t n) {
 class ModelZoo : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    const fs::path dir = model_dir();
+    const fs::path dir = testing::model_dir();
     const std::string name = GetParam();
     if (!fs::exists(dir / (name + ".json"))) {
       GTEST_SKIP() << "model '" << name << "' not exported; run: /usr/bin/python3 models/export.py "
@@ -131,14 +116,8 @@ class ModelZoo : public ::testing::TestWithParam<std::string> {
 
   // Runs the model on `input` and returns its (single) output.
   Tensor run(const Tensor& input) {
-    auto exec = runtime::ReferenceExecutor::create(graph_);
-    EXPECT_TRUE(exec.is_ok()) << exec.status().to_string();
-    if (!exec.is_ok()) return {};
-    auto out = exec->run({{graph_.value(graph_.inputs[0]).name, input}});
-    EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-    if (!out.is_ok()) return {};
-    EXPECT_EQ(out->size(), 1u);
-    return out->empty() ? Tensor() : (*out)[0];
+    EXPECT_EQ(graph_.outputs.size(), 1u);
+    return testing::run_reference(graph_, input);
   }
 
   ir::Graph graph_;
@@ -161,7 +140,7 @@ TEST_P(ModelZooBatch, DynamicBatch) {
   const ir::TensorDesc& in = graph_.value(graph_.inputs[0]).desc;
   ASSERT_TRUE(in.has_rank() && in.rank() >= 1) << in.to_string();
   EXPECT_EQ(in.dim(0).symbol, "batch") << in.to_string();
-  const Tensor out = run(repeat_batch(input_, 2));
+  const Tensor out = run(testing::repeat_batch(input_, 2));
   ASSERT_TRUE(out.defined());
   ASSERT_GE(out.rank(), 1);
   ASSERT_EQ(out.dim(0), 2) << out.desc();
@@ -235,7 +214,9 @@ TEST_P(ModelZoo, ArenaNearPeakLive) {
       static_cast<double>(m.no_reuse_bytes) / 1048576.0);
   EXPECT_LE(m.peak_live_bytes, m.arena_bytes);
   EXPECT_LT(m.arena_bytes, m.no_reuse_bytes);
-  if (GetParam() == "resnet50" || GetParam() == "mobilenet_v2") EXPECT_LE(ratio, 1.10);
+  if (GetParam() == "resnet50" || GetParam() == "mobilenet_v2") {
+    EXPECT_LE(ratio, 1.10);
+  }
 }
 
 // Every model models/export.py makes (scripts/test.sh exports them all).

@@ -17,16 +17,12 @@
 #include "passes/gemm_activation_fusion.h"
 #include "passes/matmul_add_fusion.h"
 #include "runtime/reference_executor.h"
+#include "testing/model_set.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path model_dir() {
-  const char* env = std::getenv("KILN_MODEL_DIR");
-  return env != nullptr ? fs::path(env) : fs::path(KILN_SOURCE_DIR) / "models" / "cache";
-}
 
 struct ModelCase {
   std::string name;
@@ -37,18 +33,9 @@ struct ModelCase {
 
 class FusionModels : public ::testing::TestWithParam<ModelCase> {};
 
-Tensor run_model(const ir::Graph& g, const Tensor& input) {
-  auto exec = runtime::ReferenceExecutor::create(g);
-  EXPECT_TRUE(exec.is_ok()) << exec.status().to_string();
-  if (!exec.is_ok()) return {};
-  auto out = exec->run({{g.value(g.inputs[0]).name, input}});
-  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-  return out.is_ok() && !out->empty() ? (*out)[0] : Tensor();
-}
-
 TEST_P(FusionModels, SameOutputAfterFusion) {
   const ModelCase& c = GetParam();
-  const fs::path dir = model_dir();
+  const fs::path dir = testing::model_dir();
   if (!fs::exists(dir / (c.name + ".onnx"))) {
     GTEST_SKIP() << c.name << " not exported in " << dir
                  << "; run: /usr/bin/python3 models/export.py " << c.name;
@@ -78,8 +65,8 @@ TEST_P(FusionModels, SameOutputAfterFusion) {
   std::printf("[ fusions ] %s:%s (%zu -> %zu nodes)\n", c.name.c_str(), counts.c_str(),
               before->nodes.size(), after.nodes.size());
 
-  const Tensor want = run_model(*before, *input);
-  const Tensor got = run_model(after, *input);
+  const Tensor want = testing::run_reference(*before, *input);
+  const Tensor got = testing::run_reference(after, *input);
   ASSERT_TRUE(want.defined() && got.defined());
   double max_abs = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {

@@ -16,17 +16,13 @@
 #include "io/npy.h"
 #include "passes/pipeline.h"
 #include "runtime/reference_executor.h"
+#include "testing/model_set.h"
 #include "testing/tensor_compare.h"
 
 namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
-
-fs::path model_dir() {
-  const char* env = std::getenv("KILN_MODEL_DIR");
-  return env != nullptr ? fs::path(env) : fs::path(KILN_SOURCE_DIR) / "models" / "cache";
-}
 
 struct ModelCase {
   std::string name;
@@ -49,31 +45,11 @@ std::string op_histogram(const ir::Graph& g) {
   return out;
 }
 
-// `copies` copies of a batch-1 tensor stacked along the batch axis.
-Tensor repeat_batch(const Tensor& t, int64_t copies) {
-  Dims dims = t.dims();
-  dims[0] = copies;
-  Tensor out(t.dtype(), dims);
-  for (int64_t n = 0; n < copies; ++n) {
-    std::memcpy(static_cast<std::byte*>(out.raw_data()) + n * t.nbytes(), t.raw_data(), t.nbytes());
-  }
-  return out;
-}
-
-Tensor run_reference(const ir::Graph& g, const Tensor& input) {
-  auto exec = runtime::ReferenceExecutor::create(g);
-  EXPECT_TRUE(exec.is_ok()) << exec.status().to_string();
-  if (!exec.is_ok()) return {};
-  auto out = exec->run({{g.value(g.inputs[0]).name, input}});
-  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-  return out.is_ok() && !out->empty() ? (*out)[0] : Tensor();
-}
-
 // Runs both graphs on `input` and expects the same output. Folding a BatchNormalization into
 // weights rounds differently from applying it, hence the small tolerance.
 void expect_same_output(const ir::Graph& before, const ir::Graph& after, const Tensor& input) {
-  const Tensor want = run_reference(before, input);
-  const Tensor got = run_reference(after, input);
+  const Tensor want = testing::run_reference(before, input);
+  const Tensor got = testing::run_reference(after, input);
   ASSERT_TRUE(want.defined() && got.defined());
   double max_abs = 0;
   for (int64_t i = 0; i < want.numel(); ++i) {
@@ -87,7 +63,7 @@ class PipelineOnModels : public ::testing::TestWithParam<ModelCase> {};
 
 TEST_P(PipelineOnModels, KeepsTheOutput) {
   const ModelCase& c = GetParam();
-  const fs::path dir = model_dir();
+  const fs::path dir = testing::model_dir();
   if (!fs::exists(dir / (c.name + ".onnx"))) {
     GTEST_SKIP() << "model '" << c.name << "' not exported in " << dir
                  << "; run: /usr/bin/python3 models/export.py " << c.name;
@@ -111,7 +87,8 @@ TEST_P(PipelineOnModels, KeepsTheOutput) {
   if (c.batches.empty()) return;
   Result<Tensor> input = io::read_npy(dir / (c.name + ".input.npy"));
   ASSERT_TRUE(input.is_ok()) << input.status().to_string();
-  for (int64_t batch : c.batches) expect_same_output(before, after, repeat_batch(*input, batch));
+  for (int64_t batch : c.batches)
+    expect_same_output(before, after, testing::repeat_batch(*input, batch));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -337,17 +337,8 @@ int exec_main(std::span<const std::string> args, std::ostream& out, std::ostream
     return 0;
   }
   ExecLog log(out, options && options->verbose);
-  log.raw("&&&& RUNNING " + banner);
-  Status status = options ? exec_command(*options, log) : options.status();
-  if (!status) {
-    out.flush();
-    fmt::print(err, "kiln: error: {}\n", status.to_string());
-    err.flush();
-    log.raw("&&&& FAILED " + banner);
-    return 1;
-  }
-  log.raw("&&&& PASSED " + banner);
-  return 0;
+  return run_with_banner(log, banner, out, err,
+                         [&] { return options ? exec_command(*options, log) : options.status(); });
 }
 
 }  // namespace kiln::cli::exec

@@ -30,4 +30,19 @@ void ExecLog::line(char severity, std::string_view text) {
 
 void ExecLog::raw(std::string_view text) { fmt::print(out_, "{}\n", text); }
 
+int run_with_banner(ExecLog& log, std::string_view banner, std::ostream& out, std::ostream& err,
+                    const std::function<Status()>& body) {
+  log.raw(fmt::format("&&&& RUNNING {}", banner));
+  const Status status = body();
+  if (!status) {
+    out.flush();
+    fmt::print(err, "kiln: error: {}\n", status.to_string());
+    err.flush();
+    log.raw(fmt::format("&&&& FAILED {}", banner));
+    return 1;
+  }
+  log.raw(fmt::format("&&&& PASSED {}", banner));
+  return 0;
+}
+
 }  // namespace kiln::cli::exec

@@ -2,9 +2,12 @@
 // trtexec's log lines: "[MM/DD/YYYY-HH:MM:SS] [I] text" (local time; severities I, W, E, V), so
 // that log parsers written for trtexec read kiln's output. The "&&&&" banner lines have no prefix.
 
+#include <functional>
 #include <iosfwd>
 #include <string>
 #include <string_view>
+
+#include "base/status.h"
 
 namespace kiln::cli::exec {
 
@@ -27,6 +30,11 @@ class ExecLog {
   std::ostream& out_;
   bool verbose_;
 };
+
+// Runs `body` between trtexec's banner lines: "&&&& RUNNING <banner>", then PASSED, or FAILED after
+// printing the error to `err`. Returns the process exit code (0 or 1).
+int run_with_banner(ExecLog& log, std::string_view banner, std::ostream& out, std::ostream& err,
+                    const std::function<Status()>& body);
 
 // "[04/05/2026-13:07:42] " for the current local time.
 std::string log_time_prefix();

@@ -406,17 +406,8 @@ int sweep_main(std::span<const std::string> args, std::ostream& out, std::ostrea
     return 0;
   }
   ExecLog log(out, options && options->exec.verbose);
-  log.raw("&&&& RUNNING " + banner);
-  const Status status = options ? run_sweep(*options, log) : options.status();
-  if (!status) {
-    out.flush();
-    fmt::print(err, "kiln: error: {}\n", status.to_string());
-    err.flush();
-    log.raw("&&&& FAILED " + banner);
-    return 1;
-  }
-  log.raw("&&&& PASSED " + banner);
-  return 0;
+  return run_with_banner(log, banner, out, err,
+                         [&] { return options ? run_sweep(*options, log) : options.status(); });
 }
 
 }  // namespace kiln::cli::exec
