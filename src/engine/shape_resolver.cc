@@ -1,5 +1,6 @@
 #include "engine/shape_resolver.h"
 
+#include "ops/evaluate.h"
 #include "ops/infer_graph.h"
 
 namespace kiln::engine {
@@ -10,14 +11,6 @@ constexpr int64_t kMaxShapeValueElements = 1024;
 
 bool reads_only_dims(const ir::Node& node) {
   return node.domain.empty() && (node.op_type == "Shape" || node.op_type == "Size");
-}
-
-Result<std::vector<Tensor>> evaluate(const ir::Node& node, const ops::ResolvedOp& op,
-                                     const std::vector<const Tensor*>& values,
-                                     const std::vector<ir::TensorDesc>& outputs) {
-  ops::RunContext ctx(node, op.since_version, values, outputs);
-  KILN_RETURN_IF_ERROR(op.def->run(ctx));
-  return ctx.outputs();
 }
 
 }  // namespace
@@ -107,7 +100,7 @@ Result<ResolvedShapes> resolve_shapes(const ir::Graph& graph, const std::vector<
       dims_only[i] = Tensor::borrow(in[i]->dtype, in[i]->static_dims(), nullptr, nullptr);
       values[i] = &dims_only[i];
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, evaluate(node, op, values, inf.outputs));
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ops::run_node_kernel(node, op, values, inf.outputs));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i] != ir::kNoValue)
         r.shape_values[static_cast<size_t>(node.outputs[i])] = outs[i];
