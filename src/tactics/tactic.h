@@ -25,6 +25,7 @@
 #include "base/status.h"
 #include "base/tensor_view.h"
 #include "ir/graph.h"
+#include "parallel/thread_pool.h"
 
 namespace kiln::tactics {
 
@@ -51,6 +52,16 @@ class LayerKernel {
     return Status::ok();
   }
   virtual Status run(std::span<const TensorView> inputs, std::span<const TensorView> outputs) = 0;
+
+  // The context's pool that run() may split its work on; null (the default) means the calling
+  // thread only. Set once after instantiate(), before the first reshape().
+  void set_thread_pool(parallel::ThreadPool* pool) { pool_ = pool; }
+
+ protected:
+  parallel::ThreadPool* thread_pool() const { return pool_; }
+
+ private:
+  parallel::ThreadPool* pool_ = nullptr;
 };
 
 class Tactic {

@@ -1,0 +1,74 @@
+#include "parallel/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <numeric>
+#include <set>
+#include <thread>
+#include <vector>
+
+namespace kiln::parallel {
+namespace {
+
+TEST(ThreadPool, EveryItemExactlyOnceAcrossManyDispatches) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(1001);
+  for (int round = 0; round < 200; ++round) {
+    pool.parallel_for(static_cast<int64_t>(hits.size()), 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+    });
+  }
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 200);
+}
+
+TEST(ThreadPool, UsesMoreThanOneThread) {
+  ThreadPool pool(2);
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  // Chunks block until both have started, so one thread cannot run both.
+  std::atomic<int> started{0};
+  pool.parallel_for(2, 1, [&](int64_t, int64_t) {
+    started.fetch_add(1);
+    while (started.load() < 2) std::this_thread::yield();
+    std::lock_guard<std::mutex> lock(m);
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(ids.size(), 2u);
+}
+
+TEST(ThreadPool, GrainLimitsChunks) {
+  ThreadPool pool(4);
+  std::atomic<int> calls{0};
+  pool.parallel_for(10, 8, [&](int64_t b, int64_t e) {
+    calls.fetch_add(1);
+    EXPECT_EQ(b, 0);
+    EXPECT_EQ(e, 10);
+  });
+  EXPECT_EQ(calls.load(), 1);
+}
+
+TEST(ThreadPool, NullPoolRunsOnCaller) {
+  int64_t sum = 0;
+  parallel_for(nullptr, 100, 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) sum += i;
+  });
+  EXPECT_EQ(sum, 4950);
+}
+
+TEST(ThreadPool, SleepsAndWakesAfterIdle) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  for (int round = 0; round < 3; ++round) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past the spin window
+    pool.parallel_for(64, 1, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); });
+  }
+  EXPECT_EQ(sum.load(), 3 * 64);
+}
+
+TEST(ThreadPool, DefaultThreadCountIsPositive) { EXPECT_GE(default_thread_count(), 1); }
+
+}  // namespace
+}  // namespace kiln::parallel
