@@ -79,7 +79,9 @@ class Engine {
   Result<ShapeRange> profile_shape(int profile, std::string_view input) const;
   // Writes the engine file atomically.
   Status save(const std::filesystem::path& path) const;
-  Result<ExecutionContext> create_execution_context() const;
+  // `threads` split each layer's work (the calling thread included); 0: one per available core.
+  // The context creates its thread pool once; executing never starts a thread.
+  Result<ExecutionContext> create_execution_context(int threads = 1) const;
 
   const runtime::Engine& impl() const { return *impl_; }
 

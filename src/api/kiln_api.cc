@@ -51,9 +51,9 @@ Status Engine::save(const std::filesystem::path& path) const {
   return engine::save_plan(impl_->plan(), path);
 }
 
-Result<ExecutionContext> Engine::create_execution_context() const {
+Result<ExecutionContext> Engine::create_execution_context(int threads) const {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<runtime::ExecutionContext> ctx,
-                        impl_->create_execution_context());
+                        impl_->create_execution_context({.threads = threads}));
   return ExecutionContext(std::move(ctx));
 }
 

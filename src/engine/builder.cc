@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/cpu_features.h"
+#include "engine/engine_file.h"
 #include "engine/memory_layout.h"
 #include "engine/shape_resolver.h"
 #include "tactics/tactic.h"
+#include "tuner/tuner.h"
 
 namespace kiln::engine {
 namespace {
@@ -93,33 +96,105 @@ Result<std::vector<Profile>> make_profiles(const ir::Graph& g, const BuildOption
   return out;
 }
 
-// Picks the first tactic that applies and does not allocate, else the reference fallback.
-Status choose_tactics(Plan& plan, std::vector<std::string>& log) {
+// The tuning shapes: profile 0's opt shapes, every value resolved.
+Result<ResolvedShapes> tuning_shapes(const Plan& plan, const Profile& profile) {
+  std::vector<Dims> opt;
+  for (const InputRange& r : profile.inputs) opt.push_back(r.opt);
+  Result<ResolvedShapes> shapes = resolve_shapes(plan.graph, plan.layers, opt);
+  if (!shapes.is_ok()) return shapes.status().with_context("profile 0 (opt shapes)");
+  return shapes;
+}
+
+tuner::TuningLayer tuning_layer(const Plan& plan, const ResolvedShapes& shapes,
+                                const ir::Node& node) {
+  tuner::TuningLayer l{tactics::make_layer_spec(plan.graph, node), {}, {}, {}};
+  for (ir::ValueId v : node.inputs) {
+    const auto i = static_cast<size_t>(v);
+    const bool present = v != ir::kNoValue;
+    l.input_dims.push_back(present && shapes.dims[i] ? *shapes.dims[i] : Dims{});
+    const Tensor* value = nullptr;
+    if (present && plan.graph.value(v).initializer) value = &*plan.graph.value(v).initializer;
+    if (present && shapes.shape_values[i]) value = &*shapes.shape_values[i];
+    l.values.push_back(value);
+  }
+  for (ir::ValueId v : node.outputs) {
+    l.output_dims.push_back(*shapes.dims[static_cast<size_t>(v)]);
+  }
+  return l;
+}
+
+std::string describe_choice(const ir::Node& node, const tuner::LayerChoice& c) {
+  std::vector<std::string> others;
+  for (const tactics::TacticTiming& t : c.candidates) {
+    if (t.tactic == c.tactic->name()) continue;
+    others.push_back(t.ms >= 0 ? fmt::format("{} {:.3f} ms", t.tactic, t.ms)
+                               : fmt::format("{} ({})", t.tactic, t.note));
+  }
+  std::string chosen(c.tactic->name());
+  for (const tactics::TacticTiming& t : c.candidates) {
+    if (t.tactic != chosen) continue;
+    chosen += t.ms >= 0
+                  ? fmt::format(" {:.3f} ms{}", t.ms, t.note.empty() ? "" : " (" + t.note + ")")
+                  : fmt::format(" ({})", t.note);
+  }
+  return fmt::format("layer '{}' ({}): {}{}", node.name, node.op_type, chosen,
+                     others.empty() ? "" : fmt::format("; others: {}", fmt::join(others, "; ")));
+}
+
+Result<tuner::TunerOptions> tuner_options(const BuildOptions& options) {
+  tuner::TunerOptions t;
+  if (options.optimization_level < 0 || options.optimization_level > 5) {
+    return invalid_argument("the builder optimization level must be 0 to 5, got {}",
+                            options.optimization_level);
+  }
+  if (options.budget_s < 0) {
+    return invalid_argument("the build budget must be >= 0 seconds, got {}", options.budget_s);
+  }
+  t.optimization_level = options.optimization_level;
+  t.budget_s = options.budget_s;
+  t.threads = options.threads;
+  t.features = host_cpu_features();
+  KILN_RETURN_IF_ERROR(tuner::apply_tactic_sources(options.tactic_sources, t.disabled_sources));
+  return t;
+}
+
+// Chooses every run layer's tactic by timing the candidates at profile 0's opt shapes.
+Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions options,
+                      std::vector<std::string>& log) {
+  KILN_ASSIGN_OR_RETURN(const ResolvedShapes shapes, tuning_shapes(plan, profile));
+  tuner::Tuner tuner(std::move(options));
   for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
     if (plan.layers[n].kind != LayerKind::kRun) continue;
     const ir::Node& node = plan.graph.nodes[n];
-    const tactics::LayerSpec spec = tactics::make_layer_spec(plan.graph, node);
-    const tactics::Tactic* chosen = nullptr;
-    std::vector<std::string> rejected;
-    for (const tactics::Tactic* t : tactics::tactics_for(node.domain, node.op_type)) {
-      std::string reason = t->why_not(spec);
-      if (!reason.empty()) {
-        rejected.push_back(fmt::format("{}: {}", t->name(), reason));
-      } else if (chosen == nullptr || (chosen->allocates() && !t->allocates())) {
-        chosen = t;
-      }
+    KILN_ASSIGN_OR_RETURN(tuner::LayerChoice choice,
+                          tuner.choose(tuning_layer(plan, shapes, node)));
+    plan.layers[n].tactic = std::string(choice.tactic->name());
+    plan.required_features |= choice.tactic->required_features();
+    Result<Tensor> packed = choice.tactic->prepack(tactics::make_layer_spec(plan.graph, node));
+    if (!packed.is_ok()) {
+      return packed.status().with_context(fmt::format("layer '{}': packing weights for tactic {}",
+                                                      node.name, choice.tactic->name()));
     }
-    if (chosen == nullptr) {
-      return unsupported("node '{}' ({}): no tactic can run it ({})", node.name, node.op_type,
-                         fmt::join(rejected, "; "));
-    }
-    plan.layers[n].tactic = std::string(chosen->name());
-    plan.required_features |= chosen->required_features();
-    log.push_back(fmt::format(
-        "layer '{}' ({}): tactic {}{}", node.name, node.op_type, chosen->name(),
-        rejected.empty() ? "" : fmt::format(" (rejected: {})", fmt::join(rejected, "; "))));
+    plan.layers[n].packed = std::move(packed).value();
+    log.push_back(describe_choice(node, choice));
+    plan.layers[n].candidates = std::move(choice.candidates);
   }
+  log.push_back(fmt::format(
+      "tuning: {} layers timed, {} times measured, {} from the timing cache, {:.1f} s measuring{}",
+      tuner.layers_timed(), tuner.times_measured(), tuner.times_cached(), tuner.seconds_measuring(),
+      tuner.budget_spent() ? "; the build budget was spent before the last layers" : ""));
   return Status::ok();
+}
+
+Result<std::optional<tuner::TimingCache>> open_timing_cache(const std::string& path,
+                                                            std::vector<std::string>& log) {
+  if (path.empty()) return std::optional<tuner::TimingCache>();
+  std::string note;
+  KILN_ASSIGN_OR_RETURN(
+      tuner::TimingCache cache,
+      tuner::TimingCache::load(path, tuner::timing_machine_id(current_kiln_version()), &note));
+  log.push_back(note);
+  return std::optional<tuner::TimingCache>(std::move(cache));
 }
 
 }  // namespace
@@ -135,7 +210,11 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
   }
   plan.graph = std::move(graph);
   for (LayerKind kind : classify_layers(plan.graph)) plan.layers.push_back(Layer{kind});
-  KILN_RETURN_IF_ERROR(choose_tactics(plan, plan.build_log));
+  KILN_ASSIGN_OR_RETURN(tuner::TunerOptions tuning, tuner_options(options));
+  KILN_ASSIGN_OR_RETURN(std::optional<tuner::TimingCache> cache,
+                        open_timing_cache(options.timing_cache_path, plan.build_log));
+  if (cache) tuning.cache = &*cache;
+  KILN_RETURN_IF_ERROR(choose_tactics(plan, profiles.front(), std::move(tuning), plan.build_log));
   for (size_t p = 0; p < profiles.size(); ++p) {
     std::vector<Dims> max_dims;
     for (const InputRange& r : profiles[p].inputs) max_dims.push_back(r.max);
@@ -145,6 +224,10 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
     profiles[p].memory = std::move(layout).value();
   }
   plan.profiles = std::move(profiles);
+  if (cache) {
+    Status saved = cache->save(options.timing_cache_path);
+    if (!saved.is_ok()) return saved.with_context("writing the timing cache");
+  }
   return plan;
 }
 

@@ -20,6 +20,14 @@ struct BuildOptions {
   // Empty: one profile, with every dynamic dim set to 1 (as trtexec does), logged as a warning.
   std::vector<ProfileSpec> profiles;
   passes::PipelineOptions passes;
+  // Tactic selection (see tuner/tuner.h): the level (0 = no timing), a budget in seconds for
+  // measuring (0 = none), "+name"/"-name" source switches, the threads layers are timed with
+  // (0 = one per core), and a timing cache file read before and written after the build.
+  int optimization_level = 3;
+  double budget_s = 0;
+  std::vector<std::string> tactic_sources;
+  int threads = 0;
+  std::string timing_cache_path;
 };
 
 // `graph` comes from the importer (checked, shapes inferred).

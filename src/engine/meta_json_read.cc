@@ -149,6 +149,13 @@ Status MetaReader::read_layer(const json& l, Plan& plan) const {
   layer.kind = kind == "shape" ? LayerKind::kShape : LayerKind::kRun;
   layer.tactic = l.at("tactic").get<std::string>();
   layer.precision = l.at("precision").get<std::string>();
+  if (l.contains("packed") && !l["packed"].is_null()) {
+    KILN_ASSIGN_OR_RETURN(layer.packed, weight(l["packed"], what + " packed weights"));
+  }
+  for (const json& c : l.value("candidates", json::array())) {
+    layer.candidates.push_back(tactics::TacticTiming{
+        c.at("tactic").get<std::string>(), c.value("ms", -1.0), c.at("note").get<std::string>()});
+  }
   if (layer.kind == LayerKind::kRun && tactics::find_tactic(layer.tactic) == nullptr) {
     return unsupported("{} uses tactic '{}', which this kiln does not have; rebuild the engine",
                        what, layer.tactic);

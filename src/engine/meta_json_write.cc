@@ -67,6 +67,17 @@ Result<json> layer_json(const ir::Node& node, const Layer& layer, WeightsWriter&
         attrs[name],
         attr_json(value, weights, fmt::format("attribute '{}' of '{}'", name, node.name)));
   }
+  json candidates = json::array();
+  for (const tactics::TacticTiming& c : layer.candidates) {
+    json entry = {{"tactic", c.tactic}, {"note", c.note}};
+    if (c.ms >= 0) entry["ms"] = c.ms;
+    candidates.push_back(std::move(entry));
+  }
+  json packed = nullptr;
+  if (layer.packed.defined()) {
+    KILN_ASSIGN_OR_RETURN(
+        packed, weights.add(layer.packed, fmt::format("packed weights of '{}'", node.name)));
+  }
   return json{{"name", node.name},
               {"op", node.op_type},
               {"domain", node.domain},
@@ -77,7 +88,9 @@ Result<json> layer_json(const ir::Node& node, const Layer& layer, WeightsWriter&
               {"outputs", node.outputs},
               {"kind", layer.kind == LayerKind::kShape ? "shape" : "run"},
               {"tactic", layer.tactic},
-              {"precision", layer.precision}};
+              {"precision", layer.precision},
+              {"candidates", std::move(candidates)},
+              {"packed", std::move(packed)}};
 }
 
 json profile_json(const Profile& p) {

@@ -18,6 +18,7 @@
 
 #include "base/tensor.h"
 #include "ir/graph.h"
+#include "tactics/tactic.h"
 
 namespace kiln::engine {
 
@@ -30,6 +31,10 @@ struct Layer {
   LayerKind kind = LayerKind::kRun;
   std::string tactic;  // stable tactic name; empty for shape layers
   std::string precision = "fp32";
+  // Every tactic the builder considered for this layer, with its time or why it lost out.
+  std::vector<tactics::TacticTiming> candidates;
+  // The tactic's prepacked weights (Tactic::prepack); empty when it has none.
+  Tensor packed;
 };
 
 // The shapes one input may take under a profile. Static inputs have min == opt == max.

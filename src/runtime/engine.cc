@@ -12,6 +12,7 @@ Result<std::shared_ptr<const Engine>> Engine::create(engine::Plan plan) {
     // Specs point into the engine's own graph, which never moves again.
     e->specs_.push_back(tactics::make_layer_spec(g, g.nodes[n]));
     const engine::Layer& layer = e->plan_.layers[n];
+    if (layer.packed.defined()) e->specs_.back().prepacked = &layer.packed;
     const tactics::Tactic* t = nullptr;
     if (layer.kind == engine::LayerKind::kRun) {
       t = tactics::find_tactic(layer.tactic);
@@ -37,8 +38,9 @@ ir::ValueId Engine::io_value(std::string_view name) const {
   return val.is_graph_input || val.is_graph_output ? v : ir::kNoValue;
 }
 
-Result<std::unique_ptr<ExecutionContext>> Engine::create_execution_context() const {
-  return ExecutionContext::create(shared_from_this());
+Result<std::unique_ptr<ExecutionContext>> Engine::create_execution_context(
+    const ContextOptions& options) const {
+  return ExecutionContext::create(shared_from_this(), options);
 }
 
 }  // namespace kiln::runtime

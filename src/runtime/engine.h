@@ -14,6 +14,12 @@ namespace kiln::runtime {
 
 class ExecutionContext;
 
+struct ContextOptions {
+  // Threads that split each layer's work, the caller included; the context creates its pool once.
+  // 1 runs everything on the calling thread; 0 means one per core this process may use.
+  int threads = 1;
+};
+
 class Engine : public std::enable_shared_from_this<Engine> {
  public:
   // Fails when a layer's tactic is unknown to this kiln or no longer accepts the layer.
@@ -29,7 +35,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
   // kNoValue when `name` is neither a graph input nor a graph output.
   ir::ValueId io_value(std::string_view name) const;
 
-  Result<std::unique_ptr<ExecutionContext>> create_execution_context() const;
+  Result<std::unique_ptr<ExecutionContext>> create_execution_context(
+      const ContextOptions& options = {}) const;
 
  private:
   explicit Engine(engine::Plan plan) : plan_(std::move(plan)) {}

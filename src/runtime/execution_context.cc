@@ -20,8 +20,14 @@ ExecutionContext::ExecutionContext(std::shared_ptr<const Engine> engine)
 ExecutionContext::~ExecutionContext() { std::free(arena_); }
 
 Result<std::unique_ptr<ExecutionContext>> ExecutionContext::create(
-    std::shared_ptr<const Engine> engine) {
+    std::shared_ptr<const Engine> engine, const ContextOptions& options) {
+  if (options.threads < 0) {
+    return invalid_argument("an execution context needs threads >= 0 (0: one per core), got {}",
+                            options.threads);
+  }
   std::unique_ptr<ExecutionContext> ctx(new ExecutionContext(engine));
+  const int threads = options.threads == 0 ? parallel::default_thread_count() : options.threads;
+  if (threads > 1) ctx->pool_ = std::make_unique<parallel::ThreadPool>(threads);
   const ir::Graph& g = engine->graph();
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const tactics::Tactic* t = engine->tactic(n);
@@ -31,6 +37,7 @@ Result<std::unique_ptr<ExecutionContext>> ExecutionContext::create(
       return kernel.status().with_context(
           fmt::format("layer '{}' (tactic {})", g.nodes[n].name, t->name()));
     }
+    (*kernel)->set_thread_pool(ctx->pool_.get());
     ctx->layers_.push_back(RunLayer{n, std::move(kernel).value(), {}, {}});
   }
   for (ir::ValueId v : g.inputs) {

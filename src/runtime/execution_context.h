@@ -31,7 +31,8 @@ using LayerCallback = std::function<void(size_t layer)>;
 
 class ExecutionContext {
  public:
-  static Result<std::unique_ptr<ExecutionContext>> create(std::shared_ptr<const Engine> engine);
+  static Result<std::unique_ptr<ExecutionContext>> create(std::shared_ptr<const Engine> engine,
+                                                          const ContextOptions& options = {});
   ~ExecutionContext();
 
   const Engine& engine() const { return *engine_; }
@@ -55,6 +56,7 @@ class ExecutionContext {
   Result<std::vector<Tensor>> run(const NamedTensors& inputs);
 
   int active_profile() const { return profile_; }
+  int threads() const { return pool_ ? pool_->size() : 1; }
   size_t arena_bytes() const { return arena_bytes_; }
   // How often the arena had to be re-planned because shapes did not fit the profile's plan.
   int replans() const { return replans_; }
@@ -78,6 +80,7 @@ class ExecutionContext {
   Result<ir::ValueId> io(std::string_view name) const;
 
   std::shared_ptr<const Engine> engine_;
+  std::unique_ptr<parallel::ThreadPool> pool_;  // null when single-threaded
   std::vector<RunLayer> layers_;
   std::vector<std::optional<Dims>> input_dims_;  // per graph input
   std::vector<const void*> user_address_;        // per value (inputs and outputs)

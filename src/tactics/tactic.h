@@ -38,6 +38,9 @@ struct LayerSpec {
   std::vector<ir::TensorDesc> inputs;  // kAbsent dtype for an omitted optional input
   std::vector<ir::TensorDesc> outputs;
   std::vector<const Tensor*> constants;  // per input: its value when constant, else nullptr
+  // The tactic's prepack() result stored in the engine (null when it has none, or when a test
+  // instantiates the tactic directly: then instantiate() packs for itself).
+  const Tensor* prepacked = nullptr;
 
   bool has_input(size_t i) const {
     return i < node->inputs.size() && node->inputs[i] != ir::kNoValue;
@@ -69,6 +72,9 @@ class Tactic {
   virtual ~Tactic() = default;
   // Stable: stored in engines, accepted by --tactics, shown by inspect.
   virtual std::string_view name() const = 0;
+  // Where the implementation comes from ("kiln": kiln's own kernels, "onednn", "ref": the
+  // reference fallback); --tacticSources enables and disables sources by this name.
+  virtual std::string_view source() const { return "kiln"; }
   // The op this tactic implements ("" domain = ONNX); "*" for the generic reference fallback.
   virtual std::string_view domain() const { return ""; }
   virtual std::string_view op_type() const = 0;
@@ -79,6 +85,18 @@ class Tactic {
   // Empty when the tactic can run the layer; otherwise why not ("group convolution", "float16").
   virtual std::string why_not(const LayerSpec& spec) const = 0;
   virtual Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const = 0;
+  // Constant weights rearranged the way run() reads them (GEMM panels, reordered filters), made
+  // once when the engine is built and stored in it, so that loading does no work and every context
+  // shares one copy. An empty tensor (the default) means the tactic reads the weights as they are.
+  virtual Result<Tensor> prepack(const LayerSpec& spec) const { return Tensor(); }
+};
+
+// What the builder found out about one candidate tactic for a layer: its median time when it was
+// timed (or taken from the timing cache), else why it was not considered or timed.
+struct TacticTiming {
+  std::string tactic;
+  double ms = -1;    // < 0: not timed
+  std::string note;  // "rejected: ...", "cached", "failed: ...", "only candidate"; empty if timed
 };
 
 // Every tactic kiln has, in preference order per op.

@@ -45,6 +45,31 @@ class EngineCommands : public ::testing::Test {
   std::string model_, plan_;
 };
 
+TEST_F(EngineCommands, TuningTimesCandidatesAndTheCacheMakesRebuildsFree) {
+  const std::string cache = (dir_.path() / "t.cache").string();
+  expect(kiln(build_flags() + " --timingCacheFile=" + cache + " --threads=2"), 0,
+         {"does not exist yet", "tuning: 1 layers timed"});
+  expect(kiln(build_flags() + " --timingCacheFile=" + cache + " --threads=2"), 0,
+         {"times loaded", "tuning: 0 layers timed, 0 times measured"});
+  // The timings depend on the thread count: another count is measured afresh.
+  expect(kiln(build_flags() + " --timingCacheFile=" + cache + " --threads=1"), 0,
+         {"tuning: 1 layers timed"});
+  // Every candidate of the contested layer is shown, the chosen one marked.
+  expect(kiln("inspect " + plan_), 0, {"* fused_conv.", " ms", "- ref.generic", "allocates"});
+  expect(kiln(build_flags() + " --builderOptimizationLevel=0"), 0, {"0 times measured"});
+}
+
+TEST_F(EngineCommands, TuningFlagErrors) {
+  expect(kiln(build_flags() + " --tacticSources=-CUDNN"), 1,
+         {"unknown tactic source 'CUDNN'", "kiln"});
+  expect(kiln(build_flags() + " --builderOptimizationLevel=9"), 105,
+         {"--builderOptimizationLevel"});
+  std::ofstream(dir_.path() / "bad.cache") << "{";
+  expect(kiln(build_flags() + " --timingCacheFile=" + (dir_.path() / "bad.cache").string()), 1,
+         {"bad.cache", "not valid JSON"});
+  EXPECT_FALSE(fs::exists(plan_));
+}
+
 TEST_F(EngineCommands, BuildRunInspect) {
   expect(kiln(build_flags() + " --verbose"), 0,
          {"fused conv_a + relu_b into kiln.FusedConv 'conv_a'", "engine saved to"});

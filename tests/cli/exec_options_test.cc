@@ -5,6 +5,8 @@
 
 #include <initializer_list>
 
+#include "parallel/thread_pool.h"
+
 namespace kiln::cli::exec {
 namespace {
 
@@ -50,7 +52,8 @@ TEST(ExecOptions, TrtexecDefaults) {
   EXPECT_EQ(o.avg_runs, 10);
   EXPECT_EQ(o.percentiles, (std::vector<double>{90, 95, 99}));
   EXPECT_EQ(o.inf_streams, 1);
-  EXPECT_EQ(o.threads, 1);
+  // --threads defaults to the cores this process may use, divided among the streams.
+  EXPECT_EQ(o.threads, parallel::default_thread_count());
   EXPECT_EQ(o.builder_optimization_level, 3);
   EXPECT_FALSE(o.separate_profile_run);
   EXPECT_FALSE(o.wants_profile());
@@ -143,7 +146,7 @@ TEST(ExecOptions, CpuMeaninglessFlagsAreAcceptedWithANote) {
   EXPECT_NE(o.notes[4].find("--threads"), std::string::npos);
   // --separateProfileRun without a profile flag does nothing, and says so.
   EXPECT_NE(o.notes[5].find("no effect"), std::string::npos);
-  EXPECT_EQ(o.threads, 1);
+  EXPECT_EQ(o.threads, parallel::default_thread_count());
 }
 
 TEST(ExecOptions, ModelChoiceErrors) {
@@ -232,10 +235,8 @@ TEST(ExecOptions, LaterMilestoneFlagsAreValidatedThenUnsupported) {
   expect_invalid({"--onnx=m.onnx", "--tacticSources=CUDNN"}, {"--tacticSources", "'CUDNN'"});
   expect_invalid({"--onnx=m.onnx", "--calib="}, {"--calib", "empty"});
   // Valid values of a flag whose feature comes later are Unsupported, naming the flag.
-  for (const char* flag :
-       {"--fp16", "--int8", "--best", "--calib=c.cache", "--layerPrecisions=conv*:fp16",
-        "--precisionConstraints=obey", "--timingCacheFile=t.cache",
-        "--tacticSources=-CUDNN,+CUBLAS", "--threads=4"}) {
+  for (const char* flag : {"--fp16", "--int8", "--best", "--calib=c.cache",
+                           "--layerPrecisions=conv*:fp16", "--precisionConstraints=obey"}) {
     auto r = parse({"--onnx=m.onnx", flag});
     ASSERT_FALSE(r.is_ok()) << flag;
     EXPECT_EQ(r.status().code(), StatusCode::kUnsupported) << flag;
@@ -244,6 +245,21 @@ TEST(ExecOptions, LaterMilestoneFlagsAreValidatedThenUnsupported) {
     EXPECT_NE(r.status().message().find("not implemented yet"), std::string::npos)
         << r.status().message();
   }
+}
+
+TEST(ExecOptions, TuningAndThreadFlags) {
+  const ExecOptions o =
+      parse_ok({"--timingCacheFile=t.cache", "--tacticSources=-onednn,+kiln", "--threads=3",
+                "--builderOptimizationLevel=5", "--buildBudget=2.5", "--infStreams=2"});
+  EXPECT_EQ(o.timing_cache_file, "t.cache");
+  EXPECT_EQ(o.tactic_sources, (std::vector<std::string>{"-onednn", "+kiln"}));
+  EXPECT_EQ(o.threads, 3);
+  EXPECT_EQ(o.builder_optimization_level, 5);
+  EXPECT_EQ(o.build_budget_s, 2.5);
+  expect_invalid({"--onnx=m.onnx", "--buildBudget=0"}, {"--buildBudget", "not positive"});
+  expect_invalid({"--onnx=m.onnx", "--builderOptimizationLevel=6"}, {"--builderOptimizationLevel"});
+  // Streams share the cores unless --threads says otherwise.
+  EXPECT_EQ(parse_ok({"--infStreams=64"}).threads, 1);
 }
 
 TEST(ExecOptions, UnimplementedTrtexecFlagsAreUnsupported) {

@@ -17,7 +17,8 @@ engine::BuildOptions batch_profile() {
   return o;
 }
 
-// Each thread has its own context and its own batch size; all share the engine's weights.
+// Each thread has its own context, batch size and thread count (odd ones split their layers over a
+// pool of two); all share the engine's weights.
 TEST(ExecutionContext, ContextsRunConcurrently) {
   const auto model = testing::small_cnn(true);
   auto engine = testing::build_engine(model, batch_profile());
@@ -32,7 +33,7 @@ TEST(ExecutionContext, ContextsRunConcurrently) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      auto ctx = engine->create_execution_context();
+      auto ctx = engine->create_execution_context({.threads = 1 + t % 2});
       if (!ctx.is_ok()) {
         failures[static_cast<size_t>(t)] = ctx.status().to_string();
         return;

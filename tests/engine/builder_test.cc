@@ -153,6 +153,12 @@ TEST(EngineFile, RoundTripKeepsEverything) {
   ASSERT_EQ(loaded->layers.size(), plan->layers.size());
   for (size_t i = 0; i < plan->layers.size(); ++i) {
     EXPECT_EQ(loaded->layers[i].tactic, plan->layers[i].tactic);
+    ASSERT_EQ(loaded->layers[i].candidates.size(), plan->layers[i].candidates.size());
+    for (size_t c = 0; c < plan->layers[i].candidates.size(); ++c) {
+      EXPECT_EQ(loaded->layers[i].candidates[c].tactic, plan->layers[i].candidates[c].tactic);
+      EXPECT_EQ(loaded->layers[i].candidates[c].ms, plan->layers[i].candidates[c].ms);
+      EXPECT_EQ(loaded->layers[i].candidates[c].note, plan->layers[i].candidates[c].note);
+    }
     EXPECT_EQ(loaded->graph.nodes[i].fused_from, plan->graph.nodes[i].fused_from);
   }
   EXPECT_EQ(loaded->profiles[0].memory.offsets, plan->profiles[0].memory.offsets);

@@ -69,6 +69,8 @@ void print_summary(std::ostream& out, const engine::Plan& plan, bool verbose) {
   for (const std::string& line : plan.build_log) {
     if (verbose) fmt::print(out, "[V] {}\n", line);
     if (line.rfind("warning: ", 0) == 0 && !verbose) fmt::print(out, "[W] {}\n", line.substr(9));
+    const bool tuning = line.rfind("tuning: ", 0) == 0 || line.rfind("timing cache ", 0) == 0;
+    if (tuning && !verbose) fmt::print(out, "[I] {}\n", line);
     if (line.size() > 1 && line[0] == '[') ++per_pass[line.substr(1, line.find(']') - 1)];
   }
   std::vector<std::string> counts;
@@ -142,6 +144,14 @@ Status build_command(const BuildOptions& opts, std::ostream& out) {
   if (!opts.disable_passes.empty()) {
     KILN_ASSIGN_OR_RETURN(options.passes.disabled,
                           split_list("--disablePasses", opts.disable_passes));
+  }
+  options.optimization_level = opts.optimization_level;
+  options.budget_s = opts.build_budget_s;
+  options.timing_cache_path = opts.timing_cache_file;
+  options.threads = opts.threads;
+  if (!opts.tactic_sources.empty()) {
+    KILN_ASSIGN_OR_RETURN(options.tactic_sources,
+                          split_list("--tacticSources", opts.tactic_sources));
   }
   auto t0 = Clock::now();
   KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));

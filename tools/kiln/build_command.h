@@ -20,6 +20,11 @@ struct BuildOptions {
   std::vector<std::string> max_shapes;  // --maxShapes
   std::string disable_passes;           // --disablePasses=a,b
   bool verbose = false;                 // --verbose: the whole build log
+  int optimization_level = 3;           // --builderOptimizationLevel
+  double build_budget_s = 0;            // --buildBudget (seconds; 0: none)
+  std::string tactic_sources;           // --tacticSources=-onednn,+kiln
+  std::string timing_cache_file;        // --timingCacheFile
+  int threads = 0;                      // --threads the engine is tuned for (0: every core)
 };
 
 // The profiles the flags describe (empty when no shape flag was given).

@@ -24,6 +24,19 @@ json io_json(const ir::Graph& g, const std::vector<ir::ValueId>& ids) {
   return out;
 }
 
+// The tactics considered for a layer, when there was a choice: each with its time or reason.
+void print_candidates(std::ostream& out, const json& candidates) {
+  if (candidates.size() < 2) return;
+  for (const json& c : candidates) {
+    const std::string time =
+        c["ms"].is_null() ? std::string() : fmt::format("{:.3f} ms", c["ms"].get<double>());
+    const std::string note = c["note"].get<std::string>();
+    fmt::print(out, "      {} {}{}{}\n", c["chosen"].get<bool>() ? "*" : "-",
+               c["tactic"].get<std::string>(), time.empty() ? "" : "  " + time,
+               note.empty() ? "" : "  " + note);
+  }
+}
+
 json layer_json(const engine::Plan& plan, size_t n) {
   const ir::Graph& g = plan.graph;
   const ir::Node& node = g.nodes[n];
@@ -34,6 +47,13 @@ json layer_json(const engine::Plan& plan, size_t n) {
       weight_bytes += static_cast<int64_t>(g.value(v).constant()->nbytes());
     }
   }
+  json candidates = json::array();
+  for (const tactics::TacticTiming& c : layer.candidates) {
+    candidates.push_back({{"tactic", c.tactic},
+                          {"ms", c.ms >= 0 ? json(c.ms) : json(nullptr)},
+                          {"note", c.note},
+                          {"chosen", c.tactic == layer.tactic}});
+  }
   return {{"index", n},
           {"name", node.name},
           {"op", node.domain.empty() ? node.op_type : node.domain + "." + node.op_type},
@@ -43,7 +63,9 @@ json layer_json(const engine::Plan& plan, size_t n) {
           {"precision", layer.precision},
           {"inputs", io_json(g, node.inputs)},
           {"outputs", io_json(g, node.outputs)},
-          {"weight_bytes", weight_bytes}};
+          {"weight_bytes", weight_bytes},
+          {"packed_weight_bytes", layer.packed.defined() ? layer.packed.nbytes() : 0},
+          {"candidates", std::move(candidates)}};
 }
 
 json profiles_json(const engine::Plan& plan) {
@@ -115,7 +137,11 @@ void print_text(const json& j, std::ostream& out) {
     if (l["weight_bytes"].get<int64_t>() > 0) {
       fmt::print(out, "  weights: {} bytes", l["weight_bytes"].get<int64_t>());
     }
+    if (l["packed_weight_bytes"].get<int64_t>() > 0) {
+      fmt::print(out, " (packed at build: {} bytes)", l["packed_weight_bytes"].get<int64_t>());
+    }
     fmt::print(out, "\n");
+    print_candidates(out, l["candidates"]);
   }
 }
 

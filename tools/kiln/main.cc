@@ -27,6 +27,9 @@ void add_run(CLI::App& app, kiln::cli::RunOptions& o) {
   run->add_option("--exportOutput", o.export_output, "Write outputs as JSON (trtexec's format)");
   run->add_option("--iterations", o.iterations, "Timed runs")->capture_default_str();
   run->add_option("--seed", o.seed, "Seed for random inputs")->capture_default_str();
+  run->add_option("--threads", o.threads, "Threads of the engine's context (0: every core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   run->add_option("--printValues", o.print_values, "Values printed per output")
       ->capture_default_str();
 }
@@ -42,6 +45,22 @@ void add_build(CLI::App& app, kiln::cli::BuildOptions& o, bool& list_passes) {
   b->add_option("--maxShapes", o.max_shapes, "Largest input shapes of a profile");
   b->add_option("--disablePasses", o.disable_passes, "Graph passes to skip: name[,name...]");
   b->add_flag("--verbose", o.verbose, "Print the whole build log (fusions, tactics)");
+  b->add_option("--builderOptimizationLevel", o.optimization_level,
+                "0: no tactic timing; 1-5: time every candidate tactic, more repeats per level")
+      ->check(CLI::Range(0, 5))
+      ->capture_default_str();
+  b->add_option("--buildBudget", o.build_budget_s,
+                "Seconds of tactic timing allowed; later layers use cached times or the "
+                "preference order")
+      ->check(CLI::PositiveNumber);
+  b->add_option("--tacticSources", o.tactic_sources,
+                "Enable/disable tactic sources, trtexec's syntax: -onednn,+kiln");
+  b->add_option("--timingCacheFile", o.timing_cache_file,
+                "Timing cache read before and written after the build");
+  b->add_option("--threads", o.threads,
+                "Threads the engine will run with; tactics are timed with as many (0: every core)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   b->add_flag("--listPasses", list_passes, "List the graph passes and exit");
 }
 

@@ -122,7 +122,7 @@ Status run_engine(const RunOptions& opts, std::ostream& out) {
                         runtime::Engine::create(std::move(plan)));
   fmt::print(out, "[I] engine: {} ({} layers), loaded in {:.1f} ms\n", opts.load_engine,
              engine->plan().layers.size(), ms_since(t0));
-  KILN_ASSIGN_OR_RETURN(auto ctx, engine->create_execution_context());
+  KILN_ASSIGN_OR_RETURN(auto ctx, engine->create_execution_context({.threads = opts.threads}));
   const ir::Graph& graph = engine->graph();
   // Dynamic inputs default to the first profile's opt shapes, as trtexec does.
   auto opt_dims = [&](const ir::Value& in) {

@@ -18,6 +18,7 @@ struct RunOptions {
   int iterations = 1;         // --iterations
   uint64_t seed = 0;          // --seed, for random inputs
   int print_values = 8;       // --printValues: values shown per output
+  int threads = 0;            // --threads of the execution context (0: every core)
 };
 
 // Prints the report to `out`; returns the first error (nothing is written for a failed run).

@@ -60,7 +60,7 @@ Result<EnginePtr> build_engine(const ExecOptions& o, ExecLog& log, RunRecord& re
   rec.import_ms = ms_since(t0);
   log.info(fmt::format("Finished parsing network model. Parse time: {}",
                        format_number(*rec.import_ms / 1000)));
-  engine::BuildOptions options;
+  engine::BuildOptions options = tuning_build_options(o);
   options.profiles = o.profiles;
   const bool ranges = !o.min_shapes.empty() || !o.opt_shapes.empty() || !o.max_shapes.empty();
   if (o.throughput_search && !ranges) {
@@ -228,7 +228,8 @@ Status run_inference(const ExecOptions& o, const runtime::Engine& engine, ExecLo
                      RunRecord& rec) {
   KILN_ASSIGN_OR_RETURN(runtime::NamedTensors feeds,
                         make_feeds(engine, {o.inference_shapes, o.load_inputs, o.seed}, log));
-  KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned, make_contexts(engine, feeds, o.inf_streams));
+  KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned,
+                        make_contexts(engine, feeds, o.inf_streams, o.threads));
   std::vector<runtime::ExecutionContext*> contexts;
   for (const ContextPtr& c : owned) contexts.push_back(c.get());
   record_io(engine, *contexts[0], rec);
@@ -289,7 +290,7 @@ Status run_search(const ExecOptions& o, const runtime::Engine& engine, ExecLog& 
   KILN_ASSIGN_OR_RETURN(
       runtime::NamedTensors feeds,
       make_feeds(engine, {search_input_shapes(engine, o, best.batch), {}, o.seed}, unlogged));
-  KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> one, make_contexts(engine, feeds, 1));
+  KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> one, make_contexts(engine, feeds, 1, o.threads));
   record_io(engine, *one[0], rec);
   if (!o.export_times.empty()) {
     KILN_RETURN_IF_ERROR(write_json(o.export_times, times_json(r.best_trace.timed)));

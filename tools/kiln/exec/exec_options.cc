@@ -11,6 +11,7 @@
 #include "build_command.h"
 #include "exec/flags.h"
 #include "options.h"
+#include "parallel/thread_pool.h"
 
 namespace kiln::cli::exec {
 namespace {
@@ -209,18 +210,6 @@ Status check_implemented(const ExecOptions& o) {
       return unsupported("{} is not implemented yet: kiln builds fp32 engines (issue 5)", flag);
     }
   }
-  if (!o.timing_cache_file.empty()) {
-    return unsupported("--timingCacheFile is not implemented yet: no tactic timing (issue 4)");
-  }
-  if (!o.tactic_sources.empty()) {
-    return unsupported("--tacticSources is not implemented yet: one tactic source (issue 4)");
-  }
-  if (o.threads > 1) {
-    return unsupported(
-        "--threads={} is not implemented yet: each stream runs on one thread "
-        "(issue 4); use --infStreams for concurrent queries",
-        o.threads);
-  }
   return Status::ok();
 }
 
@@ -238,6 +227,7 @@ Status validate(ExecOptions& o) {
     return invalid_argument("--disablePasses needs --onnx (passes run when an engine is built)");
   }
   KILN_RETURN_IF_ERROR(derive_profiles(o));
+  if (o.threads == 0) o.threads = std::max(1, parallel::default_thread_count() / o.inf_streams);
   KILN_RETURN_IF_ERROR(check_skip_inference(o));
   KILN_RETURN_IF_ERROR(check_output_files(o));
   KILN_RETURN_IF_ERROR(check_throughput_search(o));

@@ -46,17 +46,18 @@ struct ExecOptions {
   std::string calib;                              // issue 5
   std::map<std::string, std::string> layer_precisions;
   std::string precision_constraints = "none";
-  std::string timing_cache_file;                                      // issue 4
-  std::vector<std::string> tactic_sources;                            // issue 4: "+name" / "-name"
-  int builder_optimization_level = kDefaultBuilderOptimizationLevel;  // recorded only
-  std::map<std::string, double> mem_pool_mib;                         // recorded only
+  std::string timing_cache_file;            // issue 4
+  std::vector<std::string> tactic_sources;  // issue 4: "+name" / "-name"
+  int builder_optimization_level = kDefaultBuilderOptimizationLevel;
+  double build_budget_s = 0;                   // 0: no limit
+  std::map<std::string, double> mem_pool_mib;  // recorded only
 
   // Inference.
   int iterations = kDefaultIterations;
   double warmup_ms = kDefaultWarmUpMs;
   double duration_s = kDefaultDurationS;
   int inf_streams = 1;
-  int threads = 1;  // worker threads per context
+  int threads = 0;  // threads per context; 0 until validate(): the cores divided among the streams
   bool separate_profile_run = false;
   std::map<std::string, std::string> load_inputs;  // input name -> .npy or raw file
   uint64_t seed = 0;                               // random inputs (kiln)

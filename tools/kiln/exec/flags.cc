@@ -244,13 +244,24 @@ const FlagDef kFlags[] = {
     {"--precisionConstraints", Arity::kValue, "Build", "none|prefer|obey",
      "Honour --layerPrecisions (not implemented yet: issue 5)", parse_precision_constraints},
     {"--timingCacheFile", Arity::kValue, "Build", "<file>",
-     "Tactic timing cache (not implemented yet: issue 4)", KILN_PATH_FLAG(timing_cache_file)},
+     "Tactic timing cache, read before and written after the build",
+     KILN_PATH_FLAG(timing_cache_file)},
     {"--tacticSources", Arity::kValue, "Build", "+a,-b",
-     "Enable/disable tactic sources (not implemented yet: issue 4)", parse_tactic_sources},
+     "Enable/disable tactic sources: kiln, onednn (e.g. -onednn)", parse_tactic_sources},
     {"--builderOptimizationLevel", Arity::kValue, "Build", "0-5",
-     "Recorded; kiln's builder has a single level today (default 3)",
+     "0: no tactic timing; 1-5: time every candidate, more repeats per level (default 3)",
      [](ExecOptions& o, const FlagUse& u) {
        return set_int(u, o.builder_optimization_level, 0, 5);
+     }},
+    {"--buildBudget", Arity::kValue, "Build", "seconds",
+     "kiln: stop timing tactics after this long; later layers take cached times or the "
+     "preference order (default: no limit)",
+     [](ExecOptions& o, const FlagUse& u) {
+       KILN_ASSIGN_OR_RETURN(o.build_budget_s, parse_real(u.name, *u.value));
+       if (o.build_budget_s <= 0) {
+         return invalid_argument("{}: {} seconds is not positive", u.name, *u.value);
+       }
+       return Status::ok();
      }},
     {"--memPoolSize", Arity::kValue, "Build", "pool:size",
      "Recorded; kiln has no size-limited pools (its arena is planned exactly). Size in MiB or "
@@ -267,7 +278,8 @@ const FlagDef kFlags[] = {
      "N execution contexts on N threads, concurrently (default 1)",
      [](ExecOptions& o, const FlagUse& u) { return set_int(u, o.inf_streams, 1, kMaxInfStreams); }},
     {"--threads", Arity::kOptionalValue, "Inference", "N",
-     "kiln: worker threads per stream (default 1; more is issue 4)", parse_threads},
+     "kiln: threads per stream, the caller included (default: the cores divided among the streams)",
+     parse_threads},
     {"--separateProfileRun", Arity::kNone, "Inference", "",
      "Measure the per-layer profile in a second run, so the timed run is undisturbed",
      KILN_BOOL_FLAG(separate_profile_run)},

@@ -42,13 +42,24 @@ Result<runtime::NamedTensors> make_feeds(const runtime::Engine& engine, const In
                      [&log](char severity, const std::string& text) { log.line(severity, text); });
 }
 
+engine::BuildOptions tuning_build_options(const ExecOptions& o) {
+  engine::BuildOptions options;
+  options.optimization_level = o.builder_optimization_level;
+  options.budget_s = o.build_budget_s;
+  options.tactic_sources = o.tactic_sources;
+  options.timing_cache_path = o.timing_cache_file;
+  options.threads = o.threads;
+  return options;
+}
+
 Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,
-                                              const runtime::NamedTensors& feeds, int n) {
+                                              const runtime::NamedTensors& feeds, int n,
+                                              int threads) {
   std::vector<ContextPtr> contexts;
   const ir::Graph& g = engine.graph();
   KILN_RETURN_IF_ERROR(runtime::check_inputs(g, feeds));
   for (int i = 0; i < n; ++i) {
-    KILN_ASSIGN_OR_RETURN(ContextPtr ctx, engine.create_execution_context());
+    KILN_ASSIGN_OR_RETURN(ContextPtr ctx, engine.create_execution_context({.threads = threads}));
     for (const auto& [name, t] : feeds) {
       KILN_RETURN_IF_ERROR(ctx->set_input_shape(name, t.dims()));
       KILN_RETURN_IF_ERROR(ctx->set_tensor_address(name, t.raw_data()));

@@ -28,9 +28,15 @@ Result<EnginePtr> build_engine_from(ir::Graph graph, const engine::BuildOptions&
 Result<runtime::NamedTensors> make_feeds(const runtime::Engine& engine, const InputFlags& flags,
                                          ExecLog& log);
 
-// `n` contexts sharing `feeds` (inputs are only read); outputs live in each context's buffers.
+// Build options carrying the tuning flags: optimization level, budget, tactic sources, timing
+// cache, and the threads the engine will run with (layers are timed as they will run).
+engine::BuildOptions tuning_build_options(const ExecOptions& o);
+
+// `n` contexts of `threads` threads each, sharing `feeds` (inputs are only read); outputs live in
+// each context's buffers.
 Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,
-                                              const runtime::NamedTensors& feeds, int n);
+                                              const runtime::NamedTensors& feeds, int n,
+                                              int threads);
 
 // The run's input and output names, dtypes and dims (from a prepared context) into `rec`.
 void record_io(const runtime::Engine& engine, runtime::ExecutionContext& ctx, RunRecord& rec);

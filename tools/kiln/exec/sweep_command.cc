@@ -52,7 +52,7 @@ constexpr SweepFlag kForwardedFlags[] = {
     {"--percentile", true, "percentiles (default 90,95,99)"},
     {"--avgRuns", true, "trace averages (with --verbose)"},
     {"--infStreams", true, "concurrent streams per run (default 1)"},
-    {"--threads", true, "worker threads per stream (1 today)"},
+    {"--threads", true, "threads per stream (default: the cores divided among the streams)"},
     {"--seed", true, "seed of the random inputs"},
     {"--disablePasses", true, "graph passes to skip"},
     {"--builderOptimizationLevel", true, "recorded"},
@@ -232,7 +232,7 @@ Result<SweepEngine> cached_engine(const SweepOptions& s, const ir::Graph& graph,
     log.warn(fmt::format("{}: cached engine {} is unusable ({}); rebuilding", precision,
                          e.path.string(), engine.status().to_string()));
   }
-  engine::BuildOptions options;
+  engine::BuildOptions options = tuning_build_options(s.exec);
   if (!spec.empty()) options.profiles.push_back(spec);
   if (!s.exec.disable_passes.empty()) {
     KILN_ASSIGN_OR_RETURN(options.passes.disabled,
@@ -264,7 +264,7 @@ Result<json> run_one(const RunInputs& in, ExecLog& log) {
   const InputFlags flags{search_input_shapes(engine, s.exec, in.batch), {}, s.exec.seed};
   KILN_ASSIGN_OR_RETURN(runtime::NamedTensors feeds, make_feeds(engine, flags, log));
   KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned,
-                        make_contexts(engine, feeds, s.exec.inf_streams));
+                        make_contexts(engine, feeds, s.exec.inf_streams, s.exec.threads));
   std::vector<runtime::ExecutionContext*> contexts;
   for (const ContextPtr& c : owned) contexts.push_back(c.get());
   ExecOptions options = s.exec;

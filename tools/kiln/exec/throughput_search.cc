@@ -139,7 +139,8 @@ Result<SearchResult> run_throughput_search(const runtime::Engine& engine, const 
   for (int64_t batch : batches) {
     const InputFlags flags{search_input_shapes(engine, o, batch), {}, o.seed};
     KILN_ASSIGN_OR_RETURN(runtime::NamedTensors feeds, make_feeds(engine, flags, log));
-    KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned, make_contexts(engine, feeds, max_streams));
+    KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned,
+                          make_contexts(engine, feeds, max_streams, o.threads));
     std::vector<runtime::ExecutionContext*> contexts;
     for (const ContextPtr& c : owned) contexts.push_back(c.get());
     for (int streams = 1; streams <= max_streams; ++streams) {

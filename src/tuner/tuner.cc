@@ -1,0 +1,258 @@
+#include "tuner/tuner.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <variant>
+
+namespace kiln::tuner {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Timed runs per candidate by optimization level, and the time after which a candidate stops
+// being repeated (a slow reference kernel should not dominate the build).
+int repeats_for(int level) { return std::array{0, 1, 3, 5, 9, 15}[std::clamp(level, 0, 5)]; }
+double cap_ms_for(int level) { return 40.0 * std::clamp(level, 1, 5); }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string attr_to_string(const ir::AttrValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, Tensor>) {
+          return fmt::format("tensor{}", dims_to_string(x.dims()));
+        } else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                             std::is_same_v<T, std::vector<float>> ||
+                             std::is_same_v<T, std::vector<std::string>>) {
+          return fmt::format("[{}]", fmt::join(x, ","));
+        } else {
+          return fmt::format("{}", x);
+        }
+      },
+      v);
+}
+
+// Deterministic, cheap contents for an input whose values do not matter to speed: small floats
+// (no denormals, no overflow in exp), zeros for integers (valid indices everywhere).
+void fill_arbitrary(Tensor& t) {
+  if (t.dtype() == DType::kF32) {
+    float* p = static_cast<float*>(t.raw_data());
+    uint32_t s = 0x9e3779b9u;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      s = s * 1664525u + 1013904223u;
+      p[i] = static_cast<float>(s >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    }
+  } else {
+    std::memset(t.raw_data(), 0, t.nbytes());
+  }
+}
+
+}  // namespace
+
+std::string layer_signature(const TuningLayer& layer, int threads) {
+  const ir::Node& node = *layer.spec.node;
+  std::string s = fmt::format("{}{}{}", node.domain, node.domain.empty() ? "" : "::", node.op_type);
+  for (const auto& [name, value] : node.attrs.all()) {
+    s += fmt::format("|{}={}", name, attr_to_string(value));
+  }
+  for (size_t i = 0; i < layer.input_dims.size(); ++i) {
+    if (!layer.spec.has_input(i)) {
+      s += "|in:-";
+      continue;
+    }
+    s += fmt::format("|in:{}{}{}", dtype_name(layer.spec.inputs[i].dtype),
+                     dims_to_string(layer.input_dims[i]), layer.spec.constant(i) ? "c" : "");
+  }
+  for (size_t i = 0; i < layer.output_dims.size(); ++i) {
+    s += fmt::format("|out:{}{}", dtype_name(layer.spec.outputs[i].dtype),
+                     dims_to_string(layer.output_dims[i]));
+  }
+  return s + fmt::format("|threads={}", threads);
+}
+
+Tuner::Tuner(TunerOptions options) : options_(std::move(options)) {
+  threads_ = options_.threads == 0 ? parallel::default_thread_count() : options_.threads;
+  if (threads_ > 1 && options_.optimization_level > 0) {
+    pool_ = std::make_unique<parallel::ThreadPool>(threads_);
+  }
+}
+
+bool Tuner::budget_spent(double more_s) const {
+  return options_.budget_s > 0 && seconds_measuring_ + more_s >= options_.budget_s;
+}
+
+std::vector<Tuner::Applicable> Tuner::screen(const tactics::LayerSpec& spec,
+                                             LayerChoice& choice) const {
+  std::vector<Applicable> ok;
+  for (const tactics::Tactic* t : tactics::tactics_for(spec.node->domain, spec.node->op_type)) {
+    tactics::TacticTiming c{std::string(t->name())};
+    const uint64_t missing = t->required_features() & ~options_.features;
+    if (t->source() != "ref" && options_.disabled_sources.count(t->source()) != 0) {
+      c.note = fmt::format("rejected: source '{}' is disabled", t->source());
+    } else if (missing != 0) {
+      c.note =
+          fmt::format("rejected: needs {}, which this CPU lacks", cpu_features_to_string(missing));
+    } else if (std::string why = t->why_not(spec); !why.empty()) {
+      c.note = "rejected: " + why;
+    } else {
+      ok.push_back(Applicable{t, choice.candidates.size()});
+    }
+    choice.candidates.push_back(std::move(c));
+  }
+  // The reference fallback allocates on every run: it competes only when nothing else applies.
+  const bool any_fast =
+      std::any_of(ok.begin(), ok.end(), [](const Applicable& a) { return !a.tactic->allocates(); });
+  if (any_fast) {
+    std::erase_if(ok, [&](const Applicable& a) {
+      if (!a.tactic->allocates()) return false;
+      choice.candidates[a.candidate].note =
+          "rejected: allocates while running; a faster tactic applies";
+      return true;
+    });
+  }
+  return ok;
+}
+
+Result<double> Tuner::measure(const tactics::Tactic& tactic, const TuningLayer& layer) {
+  const tactics::LayerSpec& spec = layer.spec;
+  std::vector<Tensor> owned;
+  owned.reserve(layer.input_dims.size() + layer.output_dims.size());
+  std::vector<TensorView> in(layer.input_dims.size()), out(layer.output_dims.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!spec.has_input(i)) continue;
+    if (const Tensor* v = i < layer.values.size() ? layer.values[i] : nullptr) {
+      in[i] = TensorView::of(*v);
+      continue;
+    }
+    owned.emplace_back(spec.inputs[i].dtype, layer.input_dims[i]);
+    fill_arbitrary(owned.back());
+    in[i] = TensorView::of(owned.back());
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    owned.emplace_back(spec.outputs[i].dtype, layer.output_dims[i]);
+    out[i] = TensorView::of(owned.back());
+  }
+  // Timed as the engine will run it: on weights packed ahead of time, packing not counted.
+  KILN_ASSIGN_OR_RETURN(const Tensor packed, tactic.prepack(layer.spec));
+  tactics::LayerSpec packed_spec = layer.spec;
+  if (packed.defined()) packed_spec.prepacked = &packed;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<tactics::LayerKernel> kernel,
+                        tactic.instantiate(packed_spec));
+  kernel->set_thread_pool(pool_.get());
+  KILN_RETURN_IF_ERROR(kernel->reshape(in, out));
+  KILN_RETURN_IF_ERROR(kernel->run(in, out));  // warm-up: caches, lazily packed weights
+  std::vector<double> ms;
+  double total = 0;
+  for (int r = 0; r < repeats_for(options_.optimization_level); ++r) {
+    const Clock::time_point t0 = Clock::now();
+    KILN_RETURN_IF_ERROR(kernel->run(in, out));
+    ms.push_back(seconds_since(t0) * 1e3);
+    total += ms.back();
+    if (r >= 1 && total > cap_ms_for(options_.optimization_level)) break;
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
+  LayerChoice choice;
+  const std::vector<Applicable> ok = screen(layer.spec, choice);
+  const ir::Node& node = *layer.spec.node;
+  if (ok.empty()) {
+    std::vector<std::string> why;
+    for (const tactics::TacticTiming& c : choice.candidates) {
+      why.push_back(fmt::format("{}: {}", c.tactic, c.note));
+    }
+    return unsupported("node '{}' ({}): no tactic can run it ({})", node.name, node.op_type,
+                       fmt::join(why, "; "));
+  }
+  if (ok.size() == 1 || options_.optimization_level == 0) {
+    const char* why = ok.size() == 1 ? "only candidate" : "not timed (optimization level 0)";
+    for (const Applicable& a : ok) choice.candidates[a.candidate].note = why;
+    choice.tactic = ok.front().tactic;
+    return choice;
+  }
+  const std::string key = layer_signature(layer, threads_);
+  const Clock::time_point start = Clock::now();
+  bool measured_any = false;
+  for (const Applicable& a : ok) {
+    tactics::TacticTiming& c = choice.candidates[a.candidate];
+    if (options_.cache) {
+      if (std::optional<double> t = options_.cache->find(key, c.tactic)) {
+        c.ms = *t;
+        c.note = "cached";
+        ++times_cached_;
+        continue;
+      }
+    }
+    if (budget_spent(seconds_since(start))) {
+      c.note = "not timed: the build budget is spent";
+      continue;
+    }
+    Result<double> t = measure(*a.tactic, layer);
+    measured_any = true;
+    if (!t.is_ok()) {
+      c.note = "failed when timed: " + t.status().message();
+      continue;
+    }
+    c.ms = *t;
+    ++times_measured_;
+    if (options_.cache) options_.cache->add(key, c.tactic, c.ms);
+  }
+  seconds_measuring_ += seconds_since(start);
+  if (measured_any) ++layers_timed_;
+  const Applicable* best = nullptr;
+  for (const Applicable& a : ok) {
+    const double t = choice.candidates[a.candidate].ms;
+    if (t >= 0 && (best == nullptr || t < choice.candidates[best->candidate].ms)) best = &a;
+  }
+  // Nothing timed (budget spent, or every measurement failed): the preference order decides.
+  choice.tactic = best ? best->tactic : ok.front().tactic;
+  return choice;
+}
+
+std::vector<std::string> tactic_sources() {
+  std::vector<std::string> out;
+  for (const tactics::Tactic* t : tactics::all_tactics()) {
+    const std::string s(t->source());
+    if (s != "ref" && std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+  }
+  return out;
+}
+
+Status apply_tactic_sources(std::span<const std::string> items,
+                            std::set<std::string, std::less<>>& disabled) {
+  const std::vector<std::string> known = tactic_sources();
+  for (const std::string& item : items) {
+    if (item.size() < 2 || (item[0] != '+' && item[0] != '-')) {
+      return invalid_argument("tactic source '{}' must be +name or -name (sources: {})", item,
+                              fmt::join(known, ", "));
+    }
+    const std::string name = lower(std::string_view(item).substr(1));
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return invalid_argument("unknown tactic source '{}' (kiln's sources: {})", item.substr(1),
+                              fmt::join(known, ", "));
+    }
+    if (item[0] == '-') {
+      disabled.insert(name);
+    } else {
+      disabled.erase(name);
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace kiln::tuner

@@ -1,0 +1,96 @@
+#pragma once
+// Chooses each layer's tactic the way TensorRT's builder does: every tactic that can run the layer
+// on this CPU, from the enabled sources, is timed on the layer's real shapes (the tuning profile's
+// opt shapes) and the fastest is kept. Every candidate is reported with its time or the reason it
+// was not timed, so the choice can be shown and explained (kiln inspect).
+//
+// Times come from the timing cache when it has them, so a rebuild on the same machine measures
+// nothing it measured before. A build budget bounds the time spent measuring; once it is spent the
+// remaining layers take cached times or, failing those, the tactics' preference order.
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "base/status.h"
+#include "parallel/thread_pool.h"
+#include "tactics/tactic.h"
+#include "tuner/timing_cache.h"
+
+namespace kiln::tuner {
+
+struct TunerOptions {
+  // trtexec's --builderOptimizationLevel: 0 times nothing (the preference order decides); 1-5 time
+  // every candidate with more repetitions per level. 3 is the default.
+  int optimization_level = 3;
+  // Seconds of measuring allowed for the whole build; 0 means no limit.
+  double budget_s = 0;
+  // Sources whose tactics are not considered ("onednn"); the reference fallback cannot be disabled.
+  std::set<std::string, std::less<>> disabled_sources;
+  // Threads the layers are timed with: the engine should be tuned as it will run. 0: one per core.
+  int threads = 0;
+  CpuFeatureSet features = 0;  // tactics needing more than this are rejected
+  TimingCache* cache = nullptr;
+};
+
+// A layer as the tuner measures it: its spec, and concrete dims of every input and output at the
+// tuning shapes. `values` gives an input's contents where they matter (weights, shape values);
+// other inputs are filled with arbitrary data.
+struct TuningLayer {
+  tactics::LayerSpec spec;
+  std::vector<Dims> input_dims;  // empty for an omitted optional input
+  std::vector<Dims> output_dims;
+  std::vector<const Tensor*> values;  // per input, may be null
+};
+
+struct LayerChoice {
+  const tactics::Tactic* tactic = nullptr;
+  std::vector<tactics::TacticTiming> candidates;  // every tactic considered, in preference order
+};
+
+class Tuner {
+ public:
+  explicit Tuner(TunerOptions options);
+  Result<LayerChoice> choose(const TuningLayer& layer);
+
+  int layers_timed() const { return layers_timed_; }
+  int times_measured() const { return times_measured_; }
+  int times_cached() const { return times_cached_; }
+  double seconds_measuring() const { return seconds_measuring_; }
+  // True once the time spent measuring (plus `more_s` not yet counted) reaches the budget.
+  bool budget_spent(double more_s = 0) const;
+
+ private:
+  struct Applicable {
+    const tactics::Tactic* tactic;
+    size_t candidate;  // index into LayerChoice::candidates
+  };
+  std::vector<Applicable> screen(const tactics::LayerSpec& spec, LayerChoice& choice) const;
+  Result<double> measure(const tactics::Tactic& tactic, const TuningLayer& layer);
+
+  TunerOptions options_;
+  std::unique_ptr<parallel::ThreadPool> pool_;
+  int threads_ = 1;
+  int layers_timed_ = 0;
+  int times_measured_ = 0;
+  int times_cached_ = 0;
+  double seconds_measuring_ = 0;
+};
+
+// The timing cache key of a layer: op, attributes, dtypes and dims, constant inputs and threads.
+std::string layer_signature(const TuningLayer& layer, int threads);
+
+// Applies trtexec-style "+name"/"-name" items to the set of disabled sources. Names are the
+// sources of the registered tactics (case-insensitive); unknown names are refused, naming the known
+// ones.
+Status apply_tactic_sources(std::span<const std::string> items,
+                            std::set<std::string, std::less<>>& disabled);
+
+// The sources of the registered tactics, in registry order ("kiln", "onednn", ...), without "ref".
+std::vector<std::string> tactic_sources();
+
+}  // namespace kiln::tuner

@@ -1,0 +1,206 @@
+// The tuner: candidates timed and recorded, sources, levels, budget, and the timing cache.
+#include "tuner/tuner.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "engine/builder.h"
+#include "engine/engine_test_util.h"
+#include "passes/pass_harness.h"
+#include "testing/onnx_builder.h"
+#include "testing/tensor_compare.h"
+#include "tuner/timing_cache.h"
+
+namespace kiln {
+namespace {
+
+Result<engine::Plan> build(const engine::BuildOptions& options) {
+  return engine::build_plan(testing::import_model(testing::small_cnn(false)), options);
+}
+
+// The layers that had more than one applicable tactic (the 1x1 convolution at least).
+std::vector<const engine::Layer*> contested(const engine::Plan& plan) {
+  std::vector<const engine::Layer*> out;
+  for (const engine::Layer& l : plan.layers) {
+    int applicable = 0;
+    for (const tactics::TacticTiming& c : l.candidates) {
+      applicable += c.note.rfind("rejected", 0) == 0 ? 0 : 1;
+    }
+    if (applicable > 1) out.push_back(&l);
+  }
+  return out;
+}
+
+bool log_has(const engine::Plan& plan, std::string_view text) {
+  for (const std::string& line : plan.build_log) {
+    if (line.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Tuner, TimesEveryApplicableCandidateAndKeepsTheFastest) {
+  auto plan = build({});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const auto layers = contested(*plan);
+  ASSERT_FALSE(layers.empty());
+  for (const engine::Layer* l : layers) {
+    double best = -1;
+    for (const tactics::TacticTiming& c : l->candidates) {
+      if (c.note.rfind("rejected", 0) == 0) continue;
+      ASSERT_GE(c.ms, 0) << c.tactic << ": " << c.note;
+      if (best < 0 || c.ms < best) best = c.ms;
+    }
+    for (const tactics::TacticTiming& c : l->candidates) {
+      if (c.tactic == l->tactic) EXPECT_EQ(c.ms, best) << c.tactic;
+    }
+  }
+  // The reference fallback is listed with the reason it did not compete.
+  bool ref_listed = false;
+  for (const engine::Layer& l : plan->layers) {
+    for (const tactics::TacticTiming& c : l.candidates) {
+      if (c.tactic == "ref.generic") {
+        ref_listed = true;
+        EXPECT_NE(c.note.find("allocates"), std::string::npos) << c.note;
+      }
+    }
+  }
+  EXPECT_TRUE(ref_listed);
+  EXPECT_TRUE(log_has(*plan, "tuning: "));
+}
+
+TEST(Tuner, LevelZeroTimesNothing) {
+  engine::BuildOptions o;
+  o.optimization_level = 0;
+  auto plan = build(o);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  for (const engine::Layer& l : plan->layers) {
+    for (const tactics::TacticTiming& c : l.candidates) EXPECT_LT(c.ms, 0) << c.tactic;
+  }
+  EXPECT_TRUE(log_has(*plan, "0 times measured"));
+}
+
+TEST(Tuner, DisabledSourceLeavesTheReferenceAndStillMatches) {
+  engine::BuildOptions o;
+  o.tactic_sources = {"-KILN"};  // names are case-insensitive, as trtexec's
+  const auto model = testing::small_cnn(false);
+  auto engine = testing::build_engine(model, o);
+  ASSERT_NE(engine, nullptr);
+  for (const engine::Layer& l : engine->plan().layers) {
+    if (l.kind == engine::LayerKind::kRun) EXPECT_EQ(l.tactic, "ref.generic");
+  }
+  const Tensor x = testing::random_f32({2, 3, 8, 8}, 3);
+  auto ctx = engine->create_execution_context();
+  ASSERT_TRUE(ctx.is_ok());
+  auto got = (*ctx)->run({{"x", x}});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(testing::compare_tensors((*got)[0], testing::reference_outputs(model, {{"x", x}})[0],
+                                     {1e-5, 1e-6}),
+            "");
+}
+
+TEST(Tuner, TacticSourceErrorsNameTheKnownSources) {
+  std::set<std::string, std::less<>> disabled;
+  Status s = tuner::apply_tactic_sources(std::vector<std::string>{"-CUDNN"}, disabled);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("'CUDNN'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("kiln"), std::string::npos) << s.message();
+  s = tuner::apply_tactic_sources(std::vector<std::string>{"kiln"}, disabled);
+  EXPECT_NE(s.message().find("+name or -name"), std::string::npos) << s.message();
+  ASSERT_TRUE(
+      tuner::apply_tactic_sources(std::vector<std::string>{"-kiln", "+kiln"}, disabled).is_ok());
+  EXPECT_TRUE(disabled.empty());
+}
+
+TEST(Tuner, BadLevelOrBudgetIsRefused) {
+  engine::BuildOptions o;
+  o.optimization_level = 6;
+  EXPECT_EQ(build(o).status().code(), StatusCode::kInvalidArgument);
+  o.optimization_level = 3;
+  o.budget_s = -1;
+  EXPECT_EQ(build(o).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(Tuner, SpentBudgetFallsBackToThePreferenceOrder) {
+  engine::BuildOptions o;
+  o.budget_s = 1e-12;
+  auto plan = build(o);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  EXPECT_TRUE(log_has(*plan, "budget was spent"));
+  bool untimed = false;
+  for (const engine::Layer* l : contested(*plan)) {
+    for (const tactics::TacticTiming& c : l->candidates) {
+      untimed |= c.note.find("build budget is spent") != std::string::npos;
+    }
+  }
+  EXPECT_TRUE(untimed);
+}
+
+TEST(TimingCache, WarmRebuildMeasuresNothingAndChoosesTheSame) {
+  testing::TempDir dir;
+  engine::BuildOptions o;
+  o.timing_cache_path = (dir.path() / "t.cache").string();
+  auto cold = build(o);
+  ASSERT_TRUE(cold.is_ok()) << cold.status().to_string();
+  EXPECT_FALSE(log_has(*cold, " 0 times measured"));
+  auto warm = build(o);
+  ASSERT_TRUE(warm.is_ok()) << warm.status().to_string();
+  EXPECT_TRUE(log_has(*warm, " 0 times measured"));
+  ASSERT_EQ(warm->layers.size(), cold->layers.size());
+  for (size_t i = 0; i < cold->layers.size(); ++i) {
+    EXPECT_EQ(warm->layers[i].tactic, cold->layers[i].tactic) << i;
+  }
+}
+
+TEST(TimingCache, RoundTripAndOtherMachine) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "t.cache";
+  tuner::TimingCache cache("cpu A");
+  cache.add("Conv|in:f32[1,3,8,8]", "conv.direct.f32", 0.25);
+  ASSERT_TRUE(cache.save(path).is_ok());
+  std::string note;
+  auto same = tuner::TimingCache::load(path, "cpu A", &note);
+  ASSERT_TRUE(same.is_ok()) << same.status().to_string();
+  EXPECT_EQ(same->find("Conv|in:f32[1,3,8,8]", "conv.direct.f32"), 0.25);
+  EXPECT_FALSE(same->find("Conv|in:f32[1,3,8,8]", "other").has_value());
+  auto other = tuner::TimingCache::load(path, "cpu B", &note);
+  ASSERT_TRUE(other.is_ok());
+  EXPECT_EQ(other->size(), 0u);
+  EXPECT_NE(note.find("cpu A"), std::string::npos) << note;
+  auto missing = tuner::TimingCache::load(dir.path() / "none.cache", "cpu A", &note);
+  ASSERT_TRUE(missing.is_ok());
+  EXPECT_EQ(missing->size(), 0u);
+}
+
+TEST(TimingCache, CorruptFilesAreErrorsNamingTheFile) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "bad.cache";
+  for (const char* text :
+       {"not json", "{\"format\": \"other\"}",
+        "{\"format\": \"kiln-timing-cache\", \"version\": 99, \"machine\": \"m\", \"layers\": {}}",
+        "{\"format\": \"kiln-timing-cache\", \"version\": 1, \"machine\": \"m\", "
+        "\"layers\": {\"L\": {\"t\": \"fast\"}}}"}) {
+    std::ofstream(path) << text;
+    auto r = tuner::TimingCache::load(path, "m", nullptr);
+    ASSERT_FALSE(r.is_ok()) << text;
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(r.status().message().find(path.string()), std::string::npos) << r.status().message();
+  }
+}
+
+TEST(TimingCache, LayerSignatureSeparatesShapesAndThreads) {
+  auto plan = build({.optimization_level = 0});
+  ASSERT_TRUE(plan.is_ok());
+  const ir::Node& conv = plan->graph.nodes.front();
+  tuner::TuningLayer a{tactics::make_layer_spec(plan->graph, conv), {}, {}, {}};
+  for (size_t i = 0; i < conv.inputs.size(); ++i) a.input_dims.push_back({2, 3, 8, 8});
+  a.output_dims = {{2, 4, 8, 8}};
+  tuner::TuningLayer b = a;
+  b.input_dims[0] = {1, 3, 8, 8};
+  EXPECT_NE(tuner::layer_signature(a, 1), tuner::layer_signature(b, 1));
+  EXPECT_NE(tuner::layer_signature(a, 1), tuner::layer_signature(a, 2));
+  EXPECT_EQ(tuner::layer_signature(a, 2), tuner::layer_signature(a, 2));
+}
+
+}  // namespace
+}  // namespace kiln
