@@ -1,0 +1,46 @@
+#include "common/fma_peak.h"
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "base/cpu_features.h"
+
+namespace kiln::bench {
+
+double fma_chains_avx512(int64_t rounds);
+double fma_chains_avx2(int64_t rounds);
+
+namespace {
+
+volatile double g_sink = 0;  // keeps the chains' results alive
+
+}  // namespace
+
+double fma_peak_gflops_one_thread(int64_t iterations) {
+  const CpuFeatureSet f = host_cpu_features();
+  const bool avx512 = (f & kIsaAvx512) == kIsaAvx512;
+  const bool avx2 = (f & kIsaAvx2) == kIsaAvx2;
+  if (!avx512 && !avx2) return 0;
+  const int64_t flops_per_round = avx512 ? 24 * 16 * 2 : 12 * 8 * 2;
+  const int64_t rounds = iterations / flops_per_round * 64;
+  const auto t0 = std::chrono::steady_clock::now();
+  g_sink = g_sink + (avx512 ? fma_chains_avx512(rounds) : fma_chains_avx2(rounds));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(rounds * flops_per_round) / s * 1e-9;
+}
+
+double fma_peak_gflops(int threads, int64_t iterations) {
+  std::vector<double> rates(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back(
+        [&, t] { rates[static_cast<size_t>(t)] = fma_peak_gflops_one_thread(iterations); });
+  }
+  for (std::thread& th : pool) th.join();
+  double sum = 0;
+  for (double r : rates) sum += r;
+  return sum;
+}
+
+}  // namespace kiln::bench

@@ -1,0 +1,22 @@
+// One ISA per translation unit: compiled with -mavx512f.
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace kiln::bench {
+
+// 24 independent accumulator chains x 16 lanes x 2 flops per round.
+double fma_chains_avx512(int64_t rounds) {
+  __m512 acc[24];
+  for (int i = 0; i < 24; ++i) acc[i] = _mm512_set1_ps(0.001f * static_cast<float>(i));
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  for (int64_t r = 0; r < rounds; ++r) {
+    for (int i = 0; i < 24; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
+  // Returned so that the loop is not dead code.
+  return static_cast<double>(_mm512_reduce_add_ps(s));
+}
+
+}  // namespace kiln::bench

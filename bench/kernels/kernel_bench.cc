@@ -1,0 +1,126 @@
+// bench/kernels: every tactic that can run a layer of the suite (kernels/layers.h), timed with
+// Google Benchmark at 1 and 2 threads, reported as GFLOP/s and as a fraction of the machine's FMA
+// peak measured in the same run (common/fma_peak.h). Speed lives here, never in tests.
+//
+//   build/release/bench/kernels/kiln_kernel_bench [--benchmark_filter=resnet50]
+//
+// Counters: GFLOPs = the layer's flops / time; peak = GFLOPs / (measured peak for that many
+// threads). KILN_MAX_ISA caps the tactics as it does everywhere.
+#include <benchmark/benchmark.h>
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+
+#include "base/cpu_features.h"
+#include "common/fma_peak.h"
+#include "kernels/layers.h"
+#include "parallel/thread_pool.h"
+#include "tactics/tactic.h"
+
+namespace kiln::bench {
+namespace {
+
+std::map<int, double> g_peak;  // threads -> GFLOP/s, measured before the kernels run
+
+struct Buffers {
+  std::vector<Tensor> owned;
+  std::vector<TensorView> in, out;
+};
+
+Buffers make_buffers(const ir::Graph& g) {
+  Buffers b;
+  const ir::Node& node = g.nodes.front();
+  b.owned.reserve(node.inputs.size() + node.outputs.size());
+  for (ir::ValueId v : node.inputs) {
+    const ir::Value& val = g.value(v);
+    if (val.initializer) {
+      b.in.push_back(TensorView::of(*val.initializer));
+      continue;
+    }
+    b.owned.emplace_back(val.desc.dtype, val.desc.static_dims());
+    float* p = b.owned.back().data<float>();
+    for (int64_t i = 0; i < b.owned.back().numel(); ++i) p[i] = 0.01f * static_cast<float>(i % 97);
+    b.in.push_back(TensorView::of(b.owned.back()));
+  }
+  for (ir::ValueId v : node.outputs) {
+    b.owned.emplace_back(g.value(v).desc.dtype, g.value(v).desc.static_dims());
+    b.out.push_back(TensorView::of(b.owned.back()));
+  }
+  return b;
+}
+
+void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::Tactic* tactic,
+               int threads) {
+  const ir::Graph& g = *layer->graph;
+  tactics::LayerSpec spec = tactics::make_layer_spec(g, g.nodes.front());
+  Result<Tensor> packed = tactic->prepack(spec);
+  if (!packed.is_ok()) return state.SkipWithError(packed.status().to_string().c_str());
+  if (packed->defined()) spec.prepacked = &*packed;
+  auto kernel = tactic->instantiate(spec);
+  if (!kernel.is_ok()) return state.SkipWithError(kernel.status().to_string().c_str());
+  std::unique_ptr<parallel::ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<parallel::ThreadPool>(threads);
+  (*kernel)->set_thread_pool(pool.get());
+  Buffers b = make_buffers(g);
+  if (Status s = (*kernel)->reshape(b.in, b.out); !s.is_ok()) {
+    return state.SkipWithError(s.to_string().c_str());
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    Status s = (*kernel)->run(b.in, b.out);
+    if (!s.is_ok()) return state.SkipWithError(s.to_string().c_str());
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double gflops = layer->flops * static_cast<double>(state.iterations()) / seconds * 1e-9;
+  state.counters["GFLOPs"] = gflops;
+  if (g_peak[threads] > 0) state.counters["peak_pct"] = 100.0 * gflops / g_peak[threads];
+}
+
+void register_all(const std::vector<BenchLayer>& layers, const std::vector<int>& thread_counts) {
+  const CpuFeatureSet features = host_cpu_features();
+  for (const BenchLayer& layer : layers) {
+    const ir::Node& node = layer.graph->nodes.front();
+    const tactics::LayerSpec spec = tactics::make_layer_spec(*layer.graph, node);
+    for (const tactics::Tactic* t : tactics::tactics_for(node.domain, node.op_type)) {
+      if (t->allocates() || (t->required_features() & ~features) != 0 ||
+          !t->why_not(spec).empty()) {
+        continue;
+      }
+      for (int threads : thread_counts) {
+        benchmark::RegisterBenchmark(
+            fmt::format("{}/{}/threads:{}", layer.name, t->name(), threads).c_str(), run_layer,
+            &layer, t, threads)
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::bench
+
+int main(int argc, char** argv) {
+  using namespace kiln;
+  benchmark::Initialize(&argc, argv);
+  const std::vector<int> thread_counts = {1, std::max(2, parallel::default_thread_count())};
+  for (int t : thread_counts) {
+    double best = 0;
+    for (int r = 0; r < 3; ++r) best = std::max(best, bench::fma_peak_gflops(t));
+    bench::g_peak[t] = best;
+    std::fprintf(stderr, "measured FMA peak, %d thread(s): %.1f GFLOP/s (%s)\n", t, best,
+                 cpu_brand_string().c_str());
+  }
+  Result<std::vector<bench::BenchLayer>> layers = bench::bench_layers();
+  if (!layers.is_ok()) {
+    std::fprintf(stderr, "kiln_kernel_bench: %s\n", layers.status().to_string().c_str());
+    return 1;
+  }
+  bench::register_all(*layers, thread_counts);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,24 @@
+#pragma once
+// The layers bench/kernels times: the shapes that carry the time in the model set (ResNet-50's
+// convolutions, MobileNetV2's depthwise convolutions, a transformer encoder's matrix products),
+// each as a one-node graph with its real dims and deterministic weights.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "ir/graph.h"
+
+namespace kiln::bench {
+
+struct BenchLayer {
+  std::string name;                  // "resnet50.conv3x3_64_56"
+  double flops = 0;                  // per run (a multiply-add counts 2)
+  std::unique_ptr<ir::Graph> graph;  // one node; shapes inferred
+};
+
+// Every layer of the suite, or an error if a graph fails to build (a bug: it names the layer).
+Result<std::vector<BenchLayer>> bench_layers();
+
+}  // namespace kiln::bench
