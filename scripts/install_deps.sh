@@ -12,6 +12,8 @@ PACKAGES=(
   libonnx-testdata
   # CLI, JSON, formatting, tests
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+  # images for calibration and accuracy runs
+  libstb-dev
   # kernel benchmarks (bench/kernels)
   libbenchmark-dev
   # model export (PyTorch is the tool that makes the models)

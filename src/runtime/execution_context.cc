@@ -49,6 +49,19 @@ Result<std::unique_ptr<ExecutionContext>> ExecutionContext::create(
   return ctx;
 }
 
+Result<TensorView> ExecutionContext::value_view(ir::ValueId v) const {
+  const ir::Graph& g = engine_->graph();
+  if (v < 0 || static_cast<size_t>(v) >= g.values.size()) {
+    return invalid_argument("value id {} is not in the engine's graph", v);
+  }
+  const auto i = static_cast<size_t>(v);
+  if (shapes_dirty_ || i >= address_.size() || address_[i] == nullptr || !shapes_.dims[i]) {
+    return invalid_argument("value '{}' has no buffer yet: execute the context first",
+                            g.value(v).name);
+  }
+  return TensorView{g.value(v).desc.dtype, *shapes_.dims[i], address_[i]};
+}
+
 Result<ir::ValueId> ExecutionContext::io(std::string_view name) const {
   const ir::ValueId v = engine_->io_value(name);
   if (v == ir::kNoValue) {

@@ -61,6 +61,10 @@ class ExecutionContext {
   // How often the arena had to be re-planned because shapes did not fit the profile's plan.
   int replans() const { return replans_; }
   void set_layer_callback(LayerCallback cb) { layer_callback_ = std::move(cb); }
+  // Any value's dims and memory as of now, for debugging and calibration tools: a layer's outputs
+  // are valid inside the layer callback for that layer (later layers may reuse their memory), the
+  // engine's inputs and outputs after execute(). Constants are not in the arena: refused.
+  Result<TensorView> value_view(ir::ValueId v) const;
 
  private:
   struct RunLayer {

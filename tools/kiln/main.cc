@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "build_command.h"
+#include "calibrate/calibrate_command.h"
 #include "exec/exec_command.h"
 #include "exec/sweep_command.h"
 #include "inspect_command.h"
@@ -64,6 +65,41 @@ void add_build(CLI::App& app, kiln::cli::BuildOptions& o, bool& list_passes) {
   b->add_flag("--listPasses", list_passes, "List the graph passes and exit");
 }
 
+void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
+  auto* c = app.add_subcommand(
+      "calibrate",
+      "Gather INT8 calibration statistics over data: kiln calibrate --onnx=m.onnx "
+      "--data=dir/ -o m.calib");
+  c->add_option("--onnx", o.onnx, "ONNX model file")->required();
+  c->add_option("--data", o.data, "Folder of images (.jpg/.png/.bmp) or .npy files")->required();
+  c->add_option("-o,--output", o.output, "Calibration file to write")->required();
+  c->add_option("--algo", o.algo, "entropy (TensorRT's KL), minmax or percentile")
+      ->check(CLI::IsMember({"entropy", "minmax", "percentile"}))
+      ->capture_default_str();
+  c->add_option("--percentile", o.percentile, "For --algo=percentile: the |x| percentile kept")
+      ->capture_default_str();
+  c->add_option("--batch", o.batch, "Samples per batch (models with a dynamic batch)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  c->add_option("--batches", o.max_batches, "At most this many batches (default: all the data)");
+  c->add_option("--export-trt-cache", o.export_trt_cache,
+                "Also write the scales as a TensorRT calibration cache");
+  c->add_option("--trt-version", o.trt_version,
+                "TensorRT version in the cache header (8601 = 8.6.1, 100300 = 10.3.0)")
+      ->capture_default_str();
+  c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
+  c->add_option("--resize", o.resize,
+                "Images: resize the shorter side to this (default: 256/224 of the input size)");
+  c->add_option("--mean", o.mean,
+                "Images: per-channel mean after scaling, R,G,B "
+                "(default ImageNet's 0.485,0.456,0.406)");
+  c->add_option("--std", o.stddev, "Images: per-channel std, R,G,B (default 0.229,0.224,0.225)");
+  c->add_option("--scale", o.scale, "Images: factor applied to 0..255 first")
+      ->capture_default_str();
+  c->add_option("--channelOrder", o.channel_order, "Images: RGB or BGR")->capture_default_str();
+  c->add_option("--layout", o.layout, "Images: NCHW or NHWC (default: from the input's shape)");
+}
+
 void add_inspect(CLI::App& app, kiln::cli::InspectOptions& o) {
   auto* i = app.add_subcommand("inspect", "Describe an engine: layers, tactics, memory, profiles");
   i->add_option("engine", o.engine, "Engine file")->required();
@@ -108,6 +144,8 @@ int run_cli(int argc, char** argv) {
   add_build(app, build_opts, list_passes);
   kiln::cli::InspectOptions inspect_opts;
   add_inspect(app, inspect_opts);
+  kiln::cli::calibrate::CalibrateOptions calibrate_opts;
+  add_calibrate(app, calibrate_opts);
   app.add_subcommand(
       "exec", "Benchmark an engine like trtexec: kiln exec --onnx=m.onnx (kiln exec --help)");
   std::string list_format = "text";
@@ -127,6 +165,8 @@ int run_cli(int argc, char** argv) {
     } else {
       status = kiln::cli::build_command(build_opts, std::cout);
     }
+  } else if (app.got_subcommand("calibrate")) {
+    status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout, std::cerr);
   } else if (app.got_subcommand("inspect")) {
     status = kiln::cli::inspect_command(inspect_opts, std::cout);
   } else if (app.got_subcommand("list-ops")) {

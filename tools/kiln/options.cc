@@ -110,4 +110,13 @@ Result<std::map<std::string, std::string>> parse_named_values(std::string_view f
   return out;
 }
 
+Result<double> parse_real(std::string_view flag, std::string_view v) {
+  double x = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(x)) {
+    return invalid_argument("{}: '{}' is not a number", flag, v);
+  }
+  return x;
+}
+
 }  // namespace kiln::cli

@@ -15,6 +15,9 @@ namespace kiln::cli {
 // Splits "a:b,c:d" at top-level commas, honouring single/double quotes around names.
 Result<std::vector<std::string>> split_list(std::string_view flag, std::string_view value);
 
+// A finite number, the whole value; the error names the flag.
+Result<double> parse_real(std::string_view flag, std::string_view v);
+
 // "--shapes=input:1x3x224x224,mask:1x128": names may be quoted ('in:0':1x3) as in trtexec.
 Result<std::map<std::string, Dims>> parse_shapes(std::string_view flag, std::string_view value);
 

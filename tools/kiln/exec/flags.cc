@@ -28,16 +28,6 @@ Result<int64_t> parse_int(const FlagUse& u, int64_t lo, int64_t hi) {
   return x;
 }
 
-// A finite number, the whole value.
-Result<double> parse_real(std::string_view flag, std::string_view v) {
-  double x = 0;
-  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (v.empty() || ec != std::errc() || ptr != v.data() + v.size() || !std::isfinite(x)) {
-    return invalid_argument("{}: '{}' is not a number", flag, v);
-  }
-  return x;
-}
-
 Status set_path(const FlagUse& u, std::string& out) {
   if (u.value->empty()) return invalid_argument("{}: empty file name", u.name);
   out = std::string(*u.value);

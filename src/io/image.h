@@ -1,0 +1,44 @@
+#pragma once
+// Images as model inputs: decoding (JPEG, PNG, BMP, via stb_image) and the usual classification
+// preprocessing — resize the shorter side, center crop, scale, per-channel mean/std, RGB or BGR,
+// NCHW or NHWC — spelled out so a calibration or accuracy run can say exactly what it fed.
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/tensor.h"
+
+namespace kiln::io {
+
+struct Image {
+  int width = 0, height = 0;
+  std::vector<uint8_t> rgb;  // height x width x 3
+};
+
+// Any JPEG/PNG/BMP/GIF stb_image reads; grey and RGBA become RGB. The error names the file.
+Result<Image> read_image(const std::filesystem::path& path);
+
+struct ImagePreprocess {
+  int resize_shorter = 0;               // shorter side after resizing (bilinear); 0: no resize
+  int crop_height = 0, crop_width = 0;  // center crop; 0: the resized image
+  float scale = 1.0f / 255.0f;          // applied to the 0..255 values first
+  std::array<float, 3> mean{0, 0, 0};   // subtracted after scaling, in RGB order
+  std::array<float, 3> stddev{1, 1, 1};
+  bool bgr = false;              // channel order of the output
+  bool nhwc = false;             // output layout [H, W, 3]; default [3, H, W]
+  std::string describe() const;  // one line, for logs and the data hash
+};
+
+// The float32 tensor [3, H, W] (or [H, W, 3]) of `image` after `p`; the error says why a crop does
+// not fit.
+Result<Tensor> preprocess_image(const Image& image, const ImagePreprocess& p);
+
+// ImageNet's convention for a model input of `height` x `width`: resize the shorter side to
+// 256/224 of the crop, center crop, torchvision's mean and std, RGB.
+ImagePreprocess imagenet_preprocess(int height, int width, bool nhwc);
+
+}  // namespace kiln::io
