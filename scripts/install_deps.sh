@@ -12,6 +12,8 @@ PACKAGES=(
   libonnx-testdata
   # CLI, JSON, formatting, tests
   libcli11-dev nlohmann-json3-dev libfmt-dev libgtest-dev libgmock-dev
+  # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime)
+  libdnnl-dev
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
 )

@@ -61,6 +61,7 @@ class RefGenericKernel final : public LayerKernel {
 class RefGenericTactic final : public Tactic {
  public:
   std::string_view name() const override { return "ref.generic"; }
+  std::string_view source() const override { return "ref"; }
   std::string_view op_type() const override { return "*"; }
   bool allocates() const override { return true; }
   std::string why_not(const LayerSpec& spec) const override {

@@ -69,6 +69,9 @@ class Tactic {
   virtual ~Tactic() = default;
   // Stable: stored in engines, accepted by --tactics, shown by inspect.
   virtual std::string_view name() const = 0;
+  // The tactic source it belongs to ("kiln" for the builtin kernels, "ref" for the reference
+  // fallback, "onednn"), which a builder may enable or disable as a whole.
+  virtual std::string_view source() const { return "kiln"; }
   // The op this tactic implements ("" domain = ONNX); "*" for the generic reference fallback.
   virtual std::string_view domain() const { return ""; }
   virtual std::string_view op_type() const = 0;
