@@ -2,9 +2,12 @@
 // builtin tactics: outputs pre-poisoned with NaN, a second run() under the allocation counter.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "kernels/tactic_test_util.h"
+#include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
 
 namespace kiln::testing {
@@ -307,6 +310,47 @@ TEST(OnednnTactics, AreRegisteredAfterTheBuiltinOnesWithTheirSource) {
   }
   EXPECT_EQ(tactics::find_tactic("ref.generic")->source(), "ref");
   EXPECT_EQ(tactics::find_tactic("conv.direct.f32")->source(), "kiln");
+}
+
+TEST(OnednnTactics, RunAllocationsStayAFewBookkeepingNodes) {
+  // Per call, not per byte: a layer 170 times larger stays within the same small budget.
+  const ConvGeom small{.cin = 64, .cout = 64, .h = 6, .w = 6, .pad = 1};
+  const ConvGeom large{.batch = 2, .cin = 64, .cout = 64, .h = 56, .w = 56, .pad = 1};
+  auto a = run_tactic(kConv, conv_case(small));
+  auto b = run_tactic(kConv, conv_case(large));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_LE(a->run_allocations, kExecuteAllocations);
+  EXPECT_LE(b->run_allocations, kExecuteAllocations);
+}
+
+// The threads this process has (Linux).
+int thread_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// Runs a convolution big enough to be split on a kernel given a pool of `threads` (none for 1), and
+// exits with the process's thread count: oneDNN's OpenMP threads are created on first use and
+// stay, so a fresh process shows how many it ever used.
+[[noreturn]] void run_conv_and_exit_with_thread_count(int threads) {
+  auto og =
+      build_op_graph(conv_case({.batch = 2, .cin = 32, .cout = 32, .h = 28, .w = 28, .pad = 1}));
+  if (!og.is_ok()) std::exit(100);
+  auto kernel = tactics::find_tactic(kConv)->instantiate(layer_spec(og->graph));
+  if (!kernel.is_ok()) std::exit(101);
+  std::unique_ptr<parallel::ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<parallel::ThreadPool>(threads);
+  (*kernel)->set_thread_pool(pool.get());
+  if (!run_layer_kernel(**kernel, *og).is_ok()) std::exit(102);
+  std::exit(thread_count());
+}
+
+TEST(OnednnTactics, OneThreadContextUsesOneThreadAndTwoUseTwo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no OpenMP threads yet
+  EXPECT_EXIT(run_conv_and_exit_with_thread_count(1), ::testing::ExitedWithCode(1), "");
+  // The caller, kiln's one pool worker (asleep during the layer) and one OpenMP worker.
+  EXPECT_EXIT(run_conv_and_exit_with_thread_count(2), ::testing::ExitedWithCode(3), "");
 }
 
 }  // namespace
