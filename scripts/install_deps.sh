@@ -16,6 +16,8 @@ PACKAGES=(
   libstb-dev
   # kernel benchmarks (bench/kernels)
   libbenchmark-dev
+  # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime)
+  libdnnl-dev
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
 )

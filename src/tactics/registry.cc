@@ -1,16 +1,20 @@
 #include <algorithm>
 
 #include "tactics/builtin.h"
+#include "tactics/onednn/onednn_tactics.h"
 #include "tactics/ref_generic.h"
 #include "tactics/tactic.h"
 
 namespace kiln::tactics {
 
 std::span<const Tactic* const> all_tactics() {
-  // Specific tactics first (per op in preference order), the generic fallback last.
+  // Specific tactics first (per op in preference order: the builtin ones, then oneDNN's), the
+  // generic fallback last.
   static const std::vector<const Tactic*> tactics = [] {
     std::span<const Tactic* const> builtin = builtin::builtin_tactics();
     std::vector<const Tactic*> v(builtin.begin(), builtin.end());
+    std::span<const Tactic* const> onednn = onednn::onednn_tactics();
+    v.insert(v.end(), onednn.begin(), onednn.end());
     v.push_back(&ref_generic_tactic());
     return v;
   }();

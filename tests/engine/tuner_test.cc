@@ -82,7 +82,7 @@ TEST(Tuner, LevelZeroTimesNothing) {
 
 TEST(Tuner, DisabledSourceLeavesTheReferenceAndStillMatches) {
   engine::BuildOptions o;
-  o.tactic_sources = {"-KILN"};  // names are case-insensitive, as trtexec's
+  o.tactic_sources = {"-KILN", "-onednn"};  // names are case-insensitive, as trtexec's
   const auto model = testing::small_cnn(false);
   auto engine = testing::build_engine(model, o);
   ASSERT_NE(engine, nullptr);
@@ -97,6 +97,24 @@ TEST(Tuner, DisabledSourceLeavesTheReferenceAndStillMatches) {
   EXPECT_EQ(testing::compare_tensors((*got)[0], testing::reference_outputs(model, {{"x", x}})[0],
                                      {1e-5, 1e-6}),
             "");
+}
+
+TEST(Tuner, EachSourceCanBeDisabled) {
+  for (const std::string& source : tuner::tactic_sources()) {
+    engine::BuildOptions o;
+    o.tactic_sources = {"-" + source};
+    auto plan = build(o);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    for (const engine::Layer& l : plan->layers) {
+      const tactics::Tactic* t = tactics::find_tactic(l.tactic);
+      if (t != nullptr) EXPECT_NE(t->source(), source) << l.tactic;
+      for (const tactics::TacticTiming& c : l.candidates) {
+        if (tactics::find_tactic(c.tactic)->source() == source) {
+          EXPECT_NE(c.note.find("is disabled"), std::string::npos) << c.tactic << ": " << c.note;
+        }
+      }
+    }
+  }
 }
 
 TEST(Tuner, TacticSourceErrorsNameTheKnownSources) {

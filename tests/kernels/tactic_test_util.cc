@@ -93,7 +93,8 @@ Result<TacticRun> run_layer_kernel(tactics::LayerKernel& kernel, const OpGraph& 
   return run;
 }
 
-void expect_matches_reference(const std::string& tactic, const OpCase& c, Tolerance tol) {
+void expect_matches_reference(const std::string& tactic, const OpCase& c, Tolerance tol,
+                              int64_t max_run_allocations) {
   SCOPED_TRACE(tactic + " on " + case_text(c));
   auto og = build_op_graph(c);
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
@@ -107,7 +108,7 @@ void expect_matches_reference(const std::string& tactic, const OpCase& c, Tolera
   for (size_t i = 0; i < want->size(); ++i) {
     EXPECT_EQ(compare_tensors(got->outputs[i], (*want)[i], tol), "") << "output " << i;
   }
-  EXPECT_EQ(got->run_allocations, 0) << "run() allocated";
+  EXPECT_LE(got->run_allocations, max_run_allocations) << "run() allocated";
 }
 
 void expect_rejected(const std::string& tactic, const OpCase& c, const std::string& fragment) {

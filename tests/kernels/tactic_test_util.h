@@ -43,8 +43,9 @@ Result<TacticRun> run_layer_kernel(tactics::LayerKernel& kernel, const OpGraph& 
                                    const std::vector<Tensor>& extra_inputs = {});
 
 // The tactic accepts the case, its outputs match the reference within `tol`, run() allocates
-// nothing.
-void expect_matches_reference(const std::string& tactic, const OpCase& c, Tolerance tol);
+// nothing (at most `max_run_allocations`: for a library that allocates bookkeeping per call).
+void expect_matches_reference(const std::string& tactic, const OpCase& c, Tolerance tol,
+                              int64_t max_run_allocations = 0);
 
 // The tactic refuses the case with a reason containing `fragment`.
 void expect_rejected(const std::string& tactic, const OpCase& c, const std::string& fragment);

@@ -1,0 +1,218 @@
+// Conv and kiln.FusedConv on oneDNN's convolution primitive: plain NCHW (NCW, NCDHW) source and
+// destination, constant weights reordered once into the primitive's preferred layout, the bias as
+// the primitive's bias, the fused residual as a sum post-op and the activation as eltwise post-ops,
+// in that order: act(conv + bias + residual), as kiln.FusedConv defines it.
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "ops/nn_conv.h"
+#include "tactics/onednn/onednn_common.h"
+#include "tactics/onednn/onednn_tactics.h"
+
+namespace kiln::tactics::onednn {
+namespace {
+
+namespace ref = kernels::ref;
+using dnnl::memory;
+
+// Which inputs feed the epilogue: X and W are inputs 0 and 1.
+struct ConvWiring {
+  int bias_input = 2;       // -1: none
+  int residual_input = -1;  // a tensor of Y's shape added after the bias; -1: none
+  ref::ActivationParams activation;
+};
+
+// The descriptors of one convolution with concrete shapes.
+struct ConvShapes {
+  memory::dims src, weights, bias, dst;
+  memory::dims strides, dilates, pad_l, pad_r;
+};
+
+Result<ConvShapes> conv_shapes(const ir::Node& node, int since_version,
+                               std::span<const int64_t> x_dims, std::span<const int64_t> w_dims) {
+  const ops::NodeContext ctx(node, since_version);
+  const Tensor x =
+      Tensor::borrow(DType::kF32, Dims(x_dims.begin(), x_dims.end()), nullptr, nullptr);
+  const Tensor w =
+      Tensor::borrow(DType::kF32, Dims(w_dims.begin(), w_dims.end()), nullptr, nullptr);
+  KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, ops::conv_kernel_params(ctx, x, w));
+  ConvShapes s;
+  s.src = {p.batch, p.in_channels};
+  s.dst = {p.batch, p.out_channels};
+  if (p.group > 1) {
+    s.weights = {p.group, p.out_channels / p.group, p.in_channels / p.group};
+  } else {
+    s.weights = {p.out_channels, p.in_channels};
+  }
+  s.bias = {p.out_channels};
+  for (size_t d = 0; d < p.in_dims.size(); ++d) {
+    s.src.push_back(p.in_dims[d]);
+    s.dst.push_back(p.out_dims[d]);
+    s.weights.push_back(p.kernel[d]);
+    s.strides.push_back(p.strides[d]);
+    s.dilates.push_back(p.dilations[d] - 1);
+    s.pad_l.push_back(p.pads_begin[d]);
+    // The end pad that gives exactly the output extent (ONNX's may be larger than used).
+    const int64_t extent = (p.kernel[d] - 1) * p.dilations[d] + 1;
+    s.pad_r.push_back((p.out_dims[d] - 1) * p.strides[d] + extent - p.in_dims[d] - p.pads_begin[d]);
+  }
+  return s;
+}
+
+class ConvKernel final : public LayerKernel {
+ public:
+  ConvKernel(const LayerSpec& spec, const ConvWiring& wiring)
+      : node_(*spec.node), since_version_(spec.since_version), wiring_(wiring) {
+    if (const Tensor* w = spec.constant(1)) weights_ = *w;  // shares the engine's storage
+  }
+
+  // Packs constant weights now when the input's shape is static (otherwise at the first
+  // reshape()): the layout the primitive wants depends on the shapes.
+  Status prepare(const LayerSpec& spec) {
+    const ir::TensorDesc& x = spec.inputs[0];
+    if (!weights_.defined() || !x.has_rank()) return Status::ok();
+    for (int i = 0; i < x.rank(); ++i) {
+      if (!x.dim(i).is_known()) return Status::ok();
+    }
+    KILN_ASSIGN_OR_RETURN(ConvShapes s,
+                          conv_shapes(node_, since_version_, x.static_dims(), weights_.dims()));
+    OmpThreads threads(nullptr);
+    try {
+      const auto pd = primitive_desc(s);
+      return packed_.pack(weights_.raw_data(), plain_desc(s.weights), pd.weights_desc());
+    } catch (const dnnl::error& e) {
+      return layer_status(node_, e);
+    }
+  }
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    KILN_ASSIGN_OR_RETURN(shapes_, conv_shapes(node_, since_version_, in[0].dims, in[1].dims));
+    const memory::dims y(out[0].dims.begin(), out[0].dims.end());
+    if (y != shapes_.dst) {
+      return internal_error("node '{}' ({}): output is [{}] but the convolution gives [{}]",
+                            node_.name, node_.op_type, fmt::join(y, ","),
+                            fmt::join(shapes_.dst, ","));
+    }
+    OmpThreads threads(thread_pool());
+    try {
+      const auto pd = primitive_desc(shapes_);
+      if (weights_.defined()) {
+        KILN_RETURN_IF_ERROR(
+            packed_.pack(weights_.raw_data(), plain_desc(shapes_.weights), pd.weights_desc()));
+      }
+      exec_.init(dnnl::convolution_forward(pd), pd.scratchpad_desc());
+      src_ = exec_.add(DNNL_ARG_SRC, pd.src_desc());
+      weights_slot_ = exec_.add(DNNL_ARG_WEIGHTS, pd.weights_desc());
+      if (has_bias()) bias_ = exec_.add(DNNL_ARG_BIAS, pd.bias_desc());
+      dst_ = exec_.add(DNNL_ARG_DST, pd.dst_desc());
+      if (weights_.defined()) exec_.bind(weights_slot_, packed_.data());
+    } catch (const dnnl::error& e) {
+      return layer_status(node_, e);
+    }
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    OmpThreads threads(thread_pool());
+    exec_.bind(src_, in[0].data);
+    if (!weights_.defined()) exec_.bind(weights_slot_, in[1].data);
+    if (has_bias()) exec_.bind(bias_, in[static_cast<size_t>(wiring_.bias_input)].data);
+    exec_.bind(dst_, out[0].data);
+    if (wiring_.residual_input >= 0) {
+      // The sum post-op adds what Y holds: the residual, unless it already is Y (in place).
+      const TensorView& r = in[static_cast<size_t>(wiring_.residual_input)];
+      if (r.data != out[0].data) std::memcpy(out[0].data, r.data, out[0].nbytes());
+    }
+    return exec_.execute();
+  }
+
+ private:
+  bool has_bias() const { return wiring_.bias_input >= 0; }
+
+  dnnl::convolution_forward::primitive_desc primitive_desc(const ConvShapes& s) const {
+    const memory::desc weights_md =
+        weights_.defined()
+            ? memory::desc(s.weights, memory::data_type::f32, memory::format_tag::any)
+            : plain_desc(s.weights);
+    const auto kind = dnnl::prop_kind::forward_inference;
+    const auto alg = dnnl::algorithm::convolution_direct;
+    const auto desc = has_bias() ? dnnl::convolution_forward::desc(
+                                       kind, alg, plain_desc(s.src), weights_md, plain_desc(s.bias),
+                                       plain_desc(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r)
+                                 : dnnl::convolution_forward::desc(
+                                       kind, alg, plain_desc(s.src), weights_md, plain_desc(s.dst),
+                                       s.strides, s.dilates, s.pad_l, s.pad_r);
+    dnnl::post_ops ops;
+    if (wiring_.residual_input >= 0) ops.append_sum(1.0f);
+    append_activation(wiring_.activation, ops);
+    dnnl::primitive_attr attr = base_attr();
+    attr.set_post_ops(ops);
+    return dnnl::convolution_forward::primitive_desc(desc, attr, cpu_engine());
+  }
+
+  const ir::Node& node_;
+  int since_version_;
+  ConvWiring wiring_;
+  Tensor weights_;  // the constant weights, or undefined
+  PackedWeights packed_;
+  ConvShapes shapes_;
+  Exec exec_;
+  int src_ = -1, weights_slot_ = -1, bias_ = -1, dst_ = -1;
+};
+
+std::string conv_why_not(const LayerSpec& spec) {
+  std::string why = require_f32(spec);
+  if (why.empty()) why = require_rank(spec, 0, 3, 5);
+  if (why.empty()) why = require_rank(spec, 1, spec.inputs[0].rank(), spec.inputs[0].rank());
+  return why;
+}
+
+Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec,
+                                                      const ConvWiring& wiring) {
+  auto kernel = std::make_unique<ConvKernel>(spec, wiring);
+  KILN_RETURN_IF_ERROR(kernel->prepare(spec));
+  return std::unique_ptr<LayerKernel>(std::move(kernel));
+}
+
+class ConvTactic final : public OnednnTactic {
+ public:
+  ConvTactic() : OnednnTactic("onednn.conv.f32", "", "Conv") {}
+  std::string why_not(const LayerSpec& spec) const override { return conv_why_not(spec); }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    ConvWiring wiring;
+    wiring.bias_input = spec.has_input(2) ? 2 : -1;
+    return make_conv_kernel(spec, wiring);
+  }
+};
+
+class FusedConvTactic final : public OnednnTactic {
+ public:
+  FusedConvTactic() : OnednnTactic("onednn.fused_conv.f32", "kiln", "FusedConv") {}
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = conv_why_not(spec);
+    return why.empty() ? activation_why_not(*spec.node) : why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    ConvWiring wiring;
+    wiring.bias_input = spec.has_input(2) ? 2 : -1;
+    wiring.residual_input = spec.has_input(3) ? 3 : -1;
+    wiring.activation = activation_of(*spec.node);
+    return make_conv_kernel(spec, wiring);
+  }
+};
+
+}  // namespace
+
+const Tactic& conv_tactic() {
+  static const ConvTactic tactic;
+  return tactic;
+}
+
+const Tactic& fused_conv_tactic() {
+  static const FusedConvTactic tactic;
+  return tactic;
+}
+
+}  // namespace kiln::tactics::onednn

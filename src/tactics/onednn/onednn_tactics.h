@@ -1,0 +1,23 @@
+#pragma once
+// The oneDNN tactic source: Debian's oneDNN 2.6 (libdnnl, OpenMP runtime) behind kiln's tactic
+// interface. Its tactics are named "onednn.<op family>.f32" (one name per op, as the engine stores
+// and looks tactics up by name) and report source() "onednn". They keep kiln's plain row-major
+// layout at their boundaries; constant weights are reordered once into the layout the primitive
+// prefers.
+
+#include <span>
+
+#include "tactics/tactic.h"
+
+namespace kiln::tactics::onednn {
+
+// Every oneDNN tactic (all_tactics() lists them after the builtin ones).
+std::span<const Tactic* const> onednn_tactics();
+
+const Tactic& conv_tactic();        // "onednn.conv.f32"        Conv
+const Tactic& fused_conv_tactic();  // "onednn.fused_conv.f32"  kiln.FusedConv
+const Tactic& matmul_tactic();      // "onednn.matmul.f32"      MatMul
+const Tactic& gemm_tactic();        // "onednn.gemm.f32"        Gemm
+const Tactic& fused_gemm_tactic();  // "onednn.fused_gemm.f32"  kiln.FusedGemm
+
+}  // namespace kiln::tactics::onednn

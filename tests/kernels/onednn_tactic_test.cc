@@ -1,0 +1,357 @@
+// The oneDNN tactics (onednn.*.f32) against the reference kernels, through the same harness as the
+// builtin tactics: outputs pre-poisoned with NaN, a second run() under the allocation counter.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "kernels/tactic_test_util.h"
+#include "parallel/thread_pool.h"
+#include "tactics/tactic.h"
+
+namespace kiln::testing {
+namespace {
+
+constexpr const char* kConv = "onednn.conv.f32";
+constexpr const char* kFusedConv = "onednn.fused_conv.f32";
+constexpr const char* kMatMul = "onednn.matmul.f32";
+constexpr const char* kGemm = "onednn.gemm.f32";
+constexpr const char* kFusedGemm = "onednn.fused_gemm.f32";
+
+// Post-ops use oneDNN's vectorized exp/erf/tanh approximations.
+constexpr Tolerance kActTol{1e-4, 1e-5};
+
+// oneDNN 2.6's primitive execute() builds its argument maps (std::unordered_map) on the heap on
+// every call: a handful of small nodes, the same for every shape (checked below). Nothing the
+// size of a tensor is allocated in run(): the scratchpad and packed weights are made in reshape().
+constexpr int64_t kExecuteAllocations = 32;
+
+void expect_matches(const std::string& tactic, const OpCase& c, Tolerance tol) {
+  expect_matches_reference(tactic, c, tol, kExecuteAllocations);
+}
+
+struct ConvGeom {
+  int64_t batch = 1, cin = 1, cout = 1, group = 1;
+  int64_t h = 5, w = 7;
+  int64_t kh = 3, kw = 3;
+  int64_t stride = 1, pad = 0, dil = 1;
+};
+
+int64_t out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  return (in + 2 * pad - (k - 1) * dil - 1) / stride + 1;
+}
+
+bool fits(const ConvGeom& g) {
+  return out_dim(g.h, g.kh, g.stride, g.pad, g.dil) >= 1 &&
+         out_dim(g.w, g.kw, g.stride, g.pad, g.dil) >= 1;
+}
+
+OpCase conv_case(const ConvGeom& g, bool bias = true, bool const_w = true, uint64_t seed = 1) {
+  OpCase c;
+  c.op_type = "Conv";
+  c.attrs = attrs({{"group", g.group},
+                   {"strides", Ints{g.stride, g.stride}},
+                   {"pads", Ints{g.pad, g.pad, g.pad, g.pad}},
+                   {"dilations", Ints{g.dil, g.dil}}});
+  c.inputs.push_back(in(random_f32({g.batch, g.cin, g.h, g.w}, seed)));
+  Tensor w = random_f32({g.cout, g.cin / g.group, g.kh, g.kw}, seed + 1);
+  c.inputs.push_back(const_w ? constant(w) : in(w));
+  if (bias) c.inputs.push_back(constant(random_f32({g.cout}, seed + 2)));
+  return c;
+}
+
+// kiln.FusedConv over conv_case(g): optional residual Z and activation.
+OpCase fused_conv_case(const ConvGeom& g, bool residual, const std::string& activation,
+                       std::vector<float> params = {}) {
+  OpCase c = conv_case(g);
+  c.op_type = "FusedConv";
+  c.domain = "kiln";
+  c.opset = 1;
+  if (!activation.empty()) c.attrs.set("activation", activation);
+  if (!params.empty()) c.attrs.set("activation_params", params);
+  if (residual) {
+    const Dims y{g.batch, g.cout, out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
+                 out_dim(g.w, g.kw, g.stride, g.pad, g.dil)};
+    c.inputs.push_back(in(random_f32(y, 9)));
+  }
+  return c;
+}
+
+// Channels: 1, 3, 7, 17 and tails of 16-channel blocks, grouped and depthwise (with a multiplier).
+const ConvGeom kChannelCases[] = {
+    {.cin = 1, .cout = 1},
+    {.cin = 3, .cout = 7},
+    {.cin = 7, .cout = 17},
+    {.cin = 17, .cout = 3},
+    {.cin = 33, .cout = 35},
+    {.cin = 6, .cout = 9, .group = 3},
+    {.cin = 32, .cout = 32, .group = 2},
+    {.cin = 7, .cout = 7, .group = 7},
+    {.cin = 17, .cout = 17, .group = 17},
+    {.cin = 16, .cout = 16, .group = 16},
+    {.cin = 3, .cout = 6, .group = 3},
+};
+
+TEST(OnednnConvTactic, MatchesReferenceOverChannelsKernelsStridesPadsDilations) {
+  for (const ConvGeom& base : kChannelCases) {
+    for (int64_t k : {1, 3}) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t pad : {0, 1}) {
+          for (int64_t dil : {1, 2}) {
+            ConvGeom g = base;
+            g.h = 6;
+            g.w = 13;
+            g.kh = g.kw = k;
+            g.stride = stride;
+            g.pad = pad;
+            g.dil = dil;
+            if (!fits(g)) continue;
+            expect_matches(kConv, conv_case(g), kSumTol);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(OnednnConvTactic, RectangularKernelsLargePadsBatchesAndStem) {
+  ConvGeom g{.batch = 3, .cin = 4, .cout = 6, .h = 7, .w = 9, .kh = 2, .kw = 5};
+  g.pad = 2;
+  expect_matches(kConv, conv_case(g), kSumTol);
+  g = ConvGeom{
+      .batch = 2, .cin = 3, .cout = 64, .h = 23, .w = 20, .kh = 7, .kw = 7, .stride = 2, .pad = 3};
+  expect_matches(kConv, conv_case(g), kSumTol);
+  g = ConvGeom{.cin = 64, .cout = 64, .h = 14, .w = 14, .pad = 1};
+  expect_matches(kConv, conv_case(g), kSumTol);
+  g = ConvGeom{.batch = 2, .cin = 256, .cout = 64, .h = 7, .w = 9, .kh = 1, .kw = 1};
+  expect_matches(kConv, conv_case(g), kSumTol);
+}
+
+TEST(OnednnConvTactic, WithoutBiasAndWithRuntimeWeights) {
+  const ConvGeom g{.batch = 2, .cin = 5, .cout = 7, .h = 6, .w = 9, .pad = 1};
+  expect_matches(kConv, conv_case(g, /*bias=*/false), kSumTol);
+  expect_matches(kConv, conv_case(g, /*bias=*/true, /*const_w=*/false), kSumTol);
+  const ConvGeom dw{.cin = 8, .cout = 8, .group = 8, .h = 6, .w = 9, .pad = 1};
+  expect_matches(kConv, conv_case(dw, true, false), kSumTol);
+}
+
+TEST(OnednnConvTactic, AutoPadAsymmetricPadsAndUnusedEndRows) {
+  for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+    for (int64_t stride : {1, 2}) {
+      OpCase c;
+      c.op_type = "Conv";
+      c.attrs = attrs({{"auto_pad", std::string(mode)}, {"strides", Ints{stride, stride}}});
+      c.inputs = {in(random_f32({1, 3, 8, 7}, 3)), constant(random_f32({4, 3, 3, 2}, 4))};
+      expect_matches(kConv, c, kSumTol);
+    }
+  }
+  OpCase c;
+  c.op_type = "Conv";
+  c.attrs = attrs({{"pads", Ints{0, 2, 1, 0}}, {"strides", Ints{1, 2}}});
+  c.inputs = {in(random_f32({1, 3, 6, 9}, 5)), constant(random_f32({2, 3, 3, 3}, 6)),
+              constant(random_f32({2}, 7))};
+  expect_matches(kConv, c, kSumTol);
+  // 6 rows, kernel 3, stride 2, no pad: the last row is never read (a negative end pad).
+  c.attrs = attrs({{"strides", Ints{2, 2}}});
+  c.inputs = {in(random_f32({1, 3, 6, 6}, 5)), constant(random_f32({2, 3, 3, 3}, 6))};
+  expect_matches(kConv, c, kSumTol);
+}
+
+TEST(OnednnConvTactic, OneAndThreeDimensionalConvolution) {
+  for (int64_t stride : {1, 2}) {
+    OpCase c;
+    c.op_type = "Conv";
+    c.attrs = attrs({{"pads", Ints{1, 2}}, {"strides", Ints{stride}}, {"dilations", Ints{2}}});
+    c.inputs = {in(random_f32({2, 5, 17}, 1)), constant(random_f32({3, 5, 3}, 2)),
+                constant(random_f32({3}, 3))};
+    expect_matches(kConv, c, kSumTol);
+  }
+  OpCase c;
+  c.op_type = "Conv";
+  c.attrs = attrs({{"pads", Ints{1, 1, 1, 1, 1, 1}}});
+  c.inputs = {in(random_f32({1, 3, 4, 5, 6}, 1)), constant(random_f32({5, 3, 3, 3, 3}, 2))};
+  expect_matches(kConv, c, kSumTol);
+}
+
+TEST(OnednnConvTactic, RefusesOtherDtypesAndRanks) {
+  OpCase c;
+  c.op_type = "Conv";
+  c.inputs = {in(Tensor(DType::kF16, {1, 1, 4, 4})), constant(Tensor(DType::kF16, {1, 1, 3, 3}))};
+  expect_rejected(kConv, c, "float32");
+}
+
+struct ActCase {
+  std::string name;
+  std::vector<float> params;
+};
+
+const ActCase kActivations[] = {
+    {"", {}},
+    {"Relu", {}},
+    {"Clip", {0.0f, 6.0f}},
+    {"Clip", {-0.5f, 0.25f}},
+    {"LeakyRelu", {0.1f}},
+    {"Sigmoid", {}},
+    {"Silu", {}},
+    {"HardSwish", {}},
+    {"HardSigmoid", {0.2f, 0.5f}},
+    {"Gelu", {}},
+    {"Tanh", {}},
+};
+
+TEST(OnednnFusedConvTactic, EveryActivationWithAndWithoutResidual) {
+  for (const ActCase& act : kActivations) {
+    for (bool residual : {false, true}) {
+      SCOPED_TRACE(act.name + (residual ? " + residual" : ""));
+      const ConvGeom g{.batch = 2, .cin = 7, .cout = 17, .h = 6, .w = 9, .pad = 1};
+      expect_matches(kFusedConv, fused_conv_case(g, residual, act.name, act.params), kActTol);
+      const ConvGeom pw{.cin = 32, .cout = 16, .h = 5, .w = 5, .kh = 1, .kw = 1};
+      expect_matches(kFusedConv, fused_conv_case(pw, residual, act.name, act.params), kActTol);
+    }
+  }
+}
+
+TEST(OnednnFusedConvTactic, DepthwiseStridedWithResidualAndRelu6) {
+  const ConvGeom g{.cin = 17, .cout = 17, .group = 17, .h = 9, .w = 8, .stride = 2, .pad = 1};
+  expect_matches(kFusedConv, fused_conv_case(g, true, "Clip", {0.0f, 6.0f}), kActTol);
+}
+
+// --- MatMul / Gemm / FusedGemm -------------------------------------------------------------------
+
+OpCase matmul_case(const Dims& a, const Dims& b, bool const_b) {
+  OpCase c;
+  c.op_type = "MatMul";
+  c.inputs = {in(random_f32(a, 1)), const_b ? constant(random_f32(b, 2)) : in(random_f32(b, 2))};
+  return c;
+}
+
+TEST(OnednnMatMulTactic, MatchesReferenceOverShapesAndBroadcasts) {
+  const std::pair<Dims, Dims> cases[] = {
+      {{1, 1}, {1, 1}},
+      {{3, 7}, {7, 17}},
+      {{17, 33}, {33, 5}},
+      {{2, 5, 7}, {7, 3}},
+      {{2, 5, 7}, {2, 7, 3}},
+      {{2, 1, 5, 7}, {3, 7, 4}},
+      {{7}, {7, 5}},
+      {{4, 7}, {7}},
+      {{7}, {7}},
+      {{2, 3, 5, 16}, {16, 33}},
+      {{1, 4, 8}, {3, 8, 2}},
+  };
+  for (const auto& [a, b] : cases) {
+    for (bool const_b : {true, false}) {
+      expect_matches(kMatMul, matmul_case(a, b, const_b), kSumTol);
+    }
+  }
+}
+
+OpCase gemm_case(int64_t m, int64_t k, int64_t n, bool ta, bool tb, float alpha, float beta,
+                 const Dims& c_dims, bool const_b = true, bool const_c = true) {
+  OpCase c;
+  c.op_type = "Gemm";
+  c.attrs =
+      attrs({{"transA", int64_t{ta}}, {"transB", int64_t{tb}}, {"alpha", alpha}, {"beta", beta}});
+  Tensor b = random_f32(tb ? Dims{n, k} : Dims{k, n}, 2);
+  c.inputs = {in(random_f32(ta ? Dims{k, m} : Dims{m, k}, 1)), const_b ? constant(b) : in(b)};
+  if (!c_dims.empty() || const_c) {
+    if (c_dims != Dims{-1}) {
+      Tensor cv = random_f32(c_dims, 3);
+      c.inputs.push_back(const_c ? constant(cv) : in(cv));
+    }
+  }
+  return c;
+}
+
+TEST(OnednnGemmTactic, TransposesAlphaBetaAndCBroadcasts) {
+  const Dims c_shapes[] = {{-1}, {}, {1}, {17}, {1, 17}, {5, 1}, {5, 17}};
+  for (bool ta : {false, true}) {
+    for (bool tb : {false, true}) {
+      for (const Dims& cd : c_shapes) {
+        for (auto [alpha, beta] : {std::pair{1.0f, 1.0f}, std::pair{0.5f, 2.0f}}) {
+          expect_matches(kGemm, gemm_case(5, 7, 17, ta, tb, alpha, beta, cd), kSumTol);
+        }
+      }
+      expect_matches(kGemm, gemm_case(5, 7, 17, ta, tb, 1.5f, 1.5f, {17}, false, false), kSumTol);
+    }
+  }
+}
+
+TEST(OnednnGemmTactic, RefusesNonConstantCWithBeta) {
+  expect_rejected(kGemm, gemm_case(5, 7, 17, false, false, 1.0f, 0.5f, {17}, true, false), "beta");
+}
+
+TEST(OnednnFusedGemmTactic, ActivationsAndBatchedA) {
+  for (const ActCase& act : kActivations) {
+    SCOPED_TRACE(act.name);
+    OpCase c = gemm_case(6, 33, 17, false, true, 1.0f, 1.0f, {17});
+    c.op_type = "FusedGemm";
+    c.domain = "kiln";
+    c.opset = 1;
+    if (!act.name.empty()) c.attrs.set("activation", act.name);
+    if (!act.params.empty()) c.attrs.set("activation_params", act.params);
+    expect_matches(kFusedGemm, c, kActTol);
+    c.inputs[0] = in(random_f32({2, 3, 33}, 4));  // batched A, C broadcast to [1, N]
+    expect_matches(kFusedGemm, c, kActTol);
+  }
+}
+
+TEST(OnednnTactics, AreRegisteredAfterTheBuiltinOnesWithTheirSource) {
+  for (const char* name : {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm}) {
+    const tactics::Tactic* t = tactics::find_tactic(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(t->source(), "onednn");
+    const std::vector<const tactics::Tactic*> order =
+        tactics::tactics_for(t->domain(), t->op_type());
+    ASSERT_GE(order.size(), 3u);
+    EXPECT_EQ(order[0]->source(), "kiln") << name;
+    EXPECT_EQ(order[order.size() - 2], t) << name;  // before ref.generic only
+  }
+  EXPECT_EQ(tactics::find_tactic("ref.generic")->source(), "ref");
+  EXPECT_EQ(tactics::find_tactic("conv.direct.f32")->source(), "kiln");
+}
+
+TEST(OnednnTactics, RunAllocationsStayAFewBookkeepingNodes) {
+  // Per call, not per byte: a layer 170 times larger stays within the same small budget.
+  const ConvGeom small{.cin = 64, .cout = 64, .h = 6, .w = 6, .pad = 1};
+  const ConvGeom large{.batch = 2, .cin = 64, .cout = 64, .h = 56, .w = 56, .pad = 1};
+  auto a = run_tactic(kConv, conv_case(small));
+  auto b = run_tactic(kConv, conv_case(large));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_LE(a->run_allocations, kExecuteAllocations);
+  EXPECT_LE(b->run_allocations, kExecuteAllocations);
+}
+
+// The threads this process has (Linux).
+int thread_count() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// Runs a convolution big enough to be split on a kernel given a pool of `threads` (none for 1), and
+// exits with the process's thread count: oneDNN's OpenMP threads are created on first use and
+// stay, so a fresh process shows how many it ever used.
+[[noreturn]] void run_conv_and_exit_with_thread_count(int threads) {
+  auto og =
+      build_op_graph(conv_case({.batch = 2, .cin = 32, .cout = 32, .h = 28, .w = 28, .pad = 1}));
+  if (!og.is_ok()) std::exit(100);
+  auto kernel = tactics::find_tactic(kConv)->instantiate(layer_spec(og->graph));
+  if (!kernel.is_ok()) std::exit(101);
+  std::unique_ptr<parallel::ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<parallel::ThreadPool>(threads);
+  (*kernel)->set_thread_pool(pool.get());
+  if (!run_layer_kernel(**kernel, *og).is_ok()) std::exit(102);
+  std::exit(thread_count());
+}
+
+TEST(OnednnTactics, OneThreadContextUsesOneThreadAndTwoUseTwo) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: no OpenMP threads yet
+  EXPECT_EXIT(run_conv_and_exit_with_thread_count(1), ::testing::ExitedWithCode(1), "");
+  // The caller, kiln's one pool worker (asleep during the layer) and one OpenMP worker.
+  EXPECT_EXIT(run_conv_and_exit_with_thread_count(2), ::testing::ExitedWithCode(3), "");
+}
+
+}  // namespace
+}  // namespace kiln::testing
