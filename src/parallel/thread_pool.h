@@ -10,15 +10,31 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace kiln::parallel {
 
-// fn(begin, end) handles the items [begin, end).
-using RangeFn = std::function<void(int64_t begin, int64_t end)>;
+// fn(begin, end) handles the items [begin, end). A non-owning reference to a callable, so that
+// passing a lambda never allocates (std::function would, for captures beyond its small buffer):
+// parallel_for runs on the hot path and returns before the callable goes out of scope.
+class RangeFn {
+ public:
+  template <typename F>
+  requires(!std::is_same_v<std::decay_t<F>, RangeFn>)
+      RangeFn(F&& f)  // NOLINT(google-explicit-constructor): a lambda converts implicitly
+      : object_(const_cast<void*>(static_cast<const void*>(&f))),
+        call_([](void* o, int64_t b, int64_t e) {
+          (*static_cast<std::remove_reference_t<F>*>(o))(b, e);
+        }) {}
+  void operator()(int64_t begin, int64_t end) const { call_(object_, begin, end); }
+
+ private:
+  void* object_;
+  void (*call_)(void*, int64_t, int64_t);
+};
 
 class ThreadPool {
  public:

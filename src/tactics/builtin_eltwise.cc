@@ -47,7 +47,12 @@ class UnaryKernel final : public LayerKernel {
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    cpu::unary(p_, input_f32(in, 0), static_cast<float*>(out[0].data), n_);
+    const float* x = input_f32(in, 0);
+    auto* y = static_cast<float*>(out[0].data);
+    // Element-wise: any split is exact; chunks of at least 16K elements amortize the dispatch.
+    parallel::parallel_for(thread_pool(), n_, 16384, [&](int64_t b, int64_t e) {
+      cpu::unary(p_, x + b, y + b, e - b);
+    });
     return Status::ok();
   }
 

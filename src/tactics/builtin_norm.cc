@@ -54,7 +54,19 @@ class SoftmaxKernel final : public LayerKernel {
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    cpu::softmax(shape_, input_f32(in, 0), static_cast<float*>(out[0].data), scratch_.data());
+    const float* x = input_f32(in, 0);
+    auto* y = static_cast<float*>(out[0].data);
+    if (shape_.inner > 1) {  // the scratch holds one outer slice's running max and sum
+      cpu::softmax(shape_, x, y, scratch_.data());
+      return Status::ok();
+    }
+    // Rows are independent: split them, at least ~16K elements per chunk.
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(shape_.n, 1));
+    parallel::parallel_for(thread_pool(), shape_.outer, grain, [&](int64_t b, int64_t e) {
+      cpu::SoftmaxShape part = shape_;
+      part.outer = e - b;
+      cpu::softmax(part, x + b * shape_.n, y + b * shape_.n, nullptr);
+    });
     return Status::ok();
   }
 
@@ -148,8 +160,16 @@ class LayerNormKernel final : public LayerKernel {
       return i < out.size() && out[i].dtype != DType::kUndefined ? static_cast<float*>(out[i].data)
                                                                  : nullptr;
     };
-    cpu::layer_norm(outer_, inner_, input_f32(in, 0), scale, bias, epsilon_,
-                    static_cast<float*>(out[0].data), stat(1), stat(2));
+    const float* x = input_f32(in, 0);
+    auto* y = static_cast<float*>(out[0].data);
+    float* mean = stat(1);
+    float* inv_std = stat(2);
+    // Rows are independent: split them, at least ~16K elements per chunk.
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(inner_, 1));
+    parallel::parallel_for(thread_pool(), outer_, grain, [&](int64_t b, int64_t e) {
+      cpu::layer_norm(e - b, inner_, x + b * inner_, scale, bias, epsilon_, y + b * inner_,
+                      mean ? mean + b : nullptr, inv_std ? inv_std + b : nullptr);
+    });
     return Status::ok();
   }
 
