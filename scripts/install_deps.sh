@@ -16,8 +16,9 @@ PACKAGES=(
   libstb-dev
   # kernel benchmarks (bench/kernels)
   libbenchmark-dev
-  # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime)
-  libdnnl-dev
+  # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime); oneDNN's CMake config requires OpenCL's
+  # headers and loader (a recommends, which --no-install-recommends would skip)
+  libdnnl-dev ocl-icd-opencl-dev
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
 )
