@@ -80,7 +80,8 @@ class Tactic {
   virtual std::string_view op_type() const = 0;
   // The CPU features run() needs, as a CpuFeatureSet bitmask (base/cpu_features.h).
   virtual uint64_t required_features() const { return 0; }
-  // True when run() may allocate (the reference fallback): the builder prefers tactics that do not.
+  // True when run() may heap-allocate (the reference fallback, oneDNN's primitives). Shown by
+  // inspect; --tacticSources=-onednn gives an allocation-free hot path.
   virtual bool allocates() const { return false; }
   // Empty when the tactic can run the layer; otherwise why not ("group convolution", "float16").
   virtual std::string why_not(const LayerSpec& spec) const = 0;

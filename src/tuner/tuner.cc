@@ -112,14 +112,14 @@ std::vector<Tuner::Applicable> Tuner::screen(const tactics::LayerSpec& spec,
     }
     choice.candidates.push_back(std::move(c));
   }
-  // The reference fallback allocates on every run: it competes only when nothing else applies.
-  const bool any_fast =
-      std::any_of(ok.begin(), ok.end(), [](const Applicable& a) { return !a.tactic->allocates(); });
-  if (any_fast) {
+  // The reference fallback is the oracle, not an implementation: it competes only when nothing
+  // else applies.
+  const auto is_ref = [](const Applicable& a) { return a.tactic->source() == "ref"; };
+  if (!std::all_of(ok.begin(), ok.end(), is_ref)) {
     std::erase_if(ok, [&](const Applicable& a) {
-      if (!a.tactic->allocates()) return false;
+      if (!is_ref(a)) return false;
       choice.candidates[a.candidate].note =
-          "rejected: allocates while running; a faster tactic applies";
+          "rejected: the reference fallback; a faster tactic applies";
       return true;
     });
   }

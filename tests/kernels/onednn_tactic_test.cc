@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "kernels/tactic_test_util.h"
@@ -22,10 +23,11 @@ constexpr const char* kFusedGemm = "onednn.fused_gemm.f32";
 // Post-ops use oneDNN's vectorized exp/erf/tanh approximations.
 constexpr Tolerance kActTol{1e-4, 1e-5};
 
-// oneDNN 2.6's primitive execute() builds its argument maps (std::unordered_map) on the heap on
-// every call: a handful of small nodes, the same for every shape (checked below). Nothing the
-// size of a tensor is allocated in run(): the scratchpad and packed weights are made in reshape().
-constexpr int64_t kExecuteAllocations = 32;
+// oneDNN 2.6's execute() heap-allocates on every call: its argument maps, and in the gemm-based
+// convolution one std::function per work item, so the count grows with the layer (a 64->64 3x3
+// conv: 8 allocations at 6x6, 105 at 112x112). The tactics say so through allocates(); these
+// tests do not bound the count.
+constexpr int64_t kExecuteAllocations = std::numeric_limits<int64_t>::max();
 
 void expect_matches(const std::string& tactic, const OpCase& c, Tolerance tol) {
   expect_matches_reference(tactic, c, tol, kExecuteAllocations);
@@ -312,15 +314,15 @@ TEST(OnednnTactics, AreRegisteredAfterTheBuiltinOnesWithTheirSource) {
   EXPECT_EQ(tactics::find_tactic("conv.direct.f32")->source(), "kiln");
 }
 
-TEST(OnednnTactics, RunAllocationsStayAFewBookkeepingNodes) {
-  // Per call, not per byte: a layer 170 times larger stays within the same small budget.
-  const ConvGeom small{.cin = 64, .cout = 64, .h = 6, .w = 6, .pad = 1};
+TEST(OnednnTactics, SayTheyAllocateWhileRunning) {
+  // The claim allocates() makes is true: a large layer's run() allocates.
   const ConvGeom large{.batch = 2, .cin = 64, .cout = 64, .h = 56, .w = 56, .pad = 1};
-  auto a = run_tactic(kConv, conv_case(small));
   auto b = run_tactic(kConv, conv_case(large));
-  ASSERT_TRUE(a.is_ok() && b.is_ok());
-  EXPECT_LE(a->run_allocations, kExecuteAllocations);
-  EXPECT_LE(b->run_allocations, kExecuteAllocations);
+  ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+  EXPECT_GT(b->run_allocations, 0);
+  for (const char* name : {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm}) {
+    EXPECT_TRUE(tactics::find_tactic(name)->allocates()) << name;
+  }
 }
 
 // The threads this process has (Linux).

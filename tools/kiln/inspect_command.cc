@@ -54,6 +54,7 @@ json layer_json(const engine::Plan& plan, size_t n) {
                           {"note", c.note},
                           {"chosen", c.tactic == layer.tactic}});
   }
+  const tactics::Tactic* tactic = tactics::find_tactic(layer.tactic);
   return {{"index", n},
           {"name", node.name},
           {"op", node.domain.empty() ? node.op_type : node.domain + "." + node.op_type},
@@ -61,6 +62,7 @@ json layer_json(const engine::Plan& plan, size_t n) {
           {"kind", layer.kind == engine::LayerKind::kShape ? "shape" : "run"},
           {"tactic", layer.tactic},
           {"precision", layer.precision},
+          {"allocates", tactic != nullptr && tactic->allocates()},
           {"inputs", io_json(g, node.inputs)},
           {"outputs", io_json(g, node.outputs)},
           {"weight_bytes", weight_bytes},
@@ -125,10 +127,11 @@ void print_text(const json& j, std::ostream& out) {
   fmt::print(out, "layers ({}):\n", j["layers"].size());
   for (const json& l : j["layers"]) {
     const bool shape = l["kind"] == "shape";
-    fmt::print(out, "  [{}] {} ({}) {} {}\n", l["index"].get<size_t>(),
+    fmt::print(out, "  [{}] {} ({}) {} {}{}\n", l["index"].get<size_t>(),
                l["name"].get<std::string>(), l["op"].get<std::string>(),
                shape ? "shape layer" : l["tactic"].get<std::string>(),
-               shape ? "" : l["precision"].get<std::string>());
+               shape ? "" : l["precision"].get<std::string>(),
+               !shape && l["allocates"].get<bool>() ? " (allocates while running)" : "");
     if (l["onnx_nodes"].size() > 1) {
       fmt::print(out, "      fused: {}\n",
                  fmt::join(l["onnx_nodes"].get<std::vector<std::string>>(), " + "));

@@ -29,6 +29,9 @@ class OnednnTactic : public Tactic {
       : name_(name), domain_(domain), op_(op_type) {}
   std::string_view name() const override { return name_; }
   std::string_view source() const override { return "onednn"; }
+  // oneDNN 2.6's execute() heap-allocates: its argument map, and per work item in the gemm-based
+  // convolution (growing with the layer), so the hot path is allocation-free only without it.
+  bool allocates() const override { return true; }
   std::string_view domain() const override { return domain_; }
   std::string_view op_type() const override { return op_; }
 
