@@ -17,7 +17,12 @@
 namespace {
 
 [[noreturn]] void fail(const peers::Args& a, const std::string& stage, const std::string& why) {
-  std::string first_line = why.substr(0, why.find('\n'));
+  // OpenCV's messages span lines ("... in function 'handleNode'\n> Node [Expand] ..."): keep all.
+  std::string first_line = why;
+  for (char& c : first_line) {
+    if (c == '\n') c = ' ';
+  }
+  if (first_line.size() > 400) first_line.resize(400);
   std::printf(
       "{\"engine\": \"opencv\", \"model\": \"%s\", \"batch\": %d, \"threads\": %d, \"version\": "
       "\"opencv %s\", \"error\": \"%s: %s\"}\n",
@@ -59,7 +64,10 @@ int main(int argc, char** argv) {
     net.setInput(blob);
     out = net.forward();
   });
+  const std::string check = out.type() == CV_32F && out.isContinuous()
+                                ? peers::check_output(args, out.ptr<float>())
+                                : std::string();
   peers::print_result("opencv", args, t,
-                      std::string("opencv ") + CV_VERSION + " (DNN_BACKEND_OPENCV, CPU)");
+                      std::string("opencv ") + CV_VERSION + " (DNN_BACKEND_OPENCV, CPU)", check);
   return 0;
 }

@@ -56,7 +56,10 @@ int main(int argc, char** argv) {
       check(ctx.set_tensor_address(name, out_buffers.back().data()), "bind output");
     }
     const peers::Timing t = peers::time_runs(args, [&] { check(ctx.execute(), "execute"); });
-    peers::print_result("kiln", args, t, fmt::format("kiln {} ({})", kiln::kVersion, kiln::kGitCommit));
+    const std::string check = peers::check_output(
+        args, reinterpret_cast<const float*>(out_buffers.front().data()));
+    peers::print_result("kiln", args, t,
+                        fmt::format("kiln {} ({})", kiln::kVersion, kiln::kGitCommit), check);
   }
   return 0;
 }

@@ -54,6 +54,7 @@ enum Slot : int {
   kSessionGetInputName = 36,
   kSessionGetOutputName = 37,
   kCreateTensorWithDataAsOrtValue = 49,
+  kGetTensorMutableData = 51,
   kCreateCpuMemoryInfo = 69,
   kGetAllocatorWithDefaultOptions = 78,
   kReleaseValue = 96,
@@ -74,6 +75,7 @@ using GetNameFn = Status* (*)(const Session*, size_t index, Allocator*, char** o
 using CreateTensorWithDataFn = Status* (*)(const MemoryInfo*, void* data, size_t bytes,
                                            const int64_t* shape, size_t rank, int element_type,
                                            Value** out);
+using GetTensorMutableDataFn = Status* (*)(Value*, void** out);
 using CreateCpuMemoryInfoFn = Status* (*)(int allocator_type, int mem_type, MemoryInfo** out);
 using GetAllocatorFn = Status* (*)(Allocator** out);
 using ReleaseValueFn = void (*)(Value*);  // returns nothing

@@ -62,10 +62,12 @@ def markdown(rows, meta):
         lines += ["", f"PyTorch's BLAS: `{torch_blas['blas'].split(',')[-1].strip()}` "
                       f"(a 512x512 matmul ran at {torch_blas['matmul512_gflops']:.0f} GFLOP/s in the "
                       "runner; the reference BLAS would be about 100x slower)."]
-    lines += ["", "p50/p99 in ms, img/s = batch x runs / timed seconds; kiln/peer = kiln's p50 over "
-                  "the peer's (below 1: kiln is faster).", "",
-              "| model | batch | threads | engine | p50 | p99 | img/s | spread | runs | kiln/peer p50 |",
-              "|---|---:|---:|---|---:|---:|---:|---:|---|---:|"]
+    lines += ["", "p50/p99 in ms, img/s = batch x runs / timed seconds; runs = timed runs per "
+                  "repeat; max err = largest |output - PyTorch's reference output| (first batch "
+                  "row, all repeats; outputs are of order 1); kiln/peer = kiln's p50 over the "
+                  "peer's (below 1: kiln is faster).", "",
+              "| model | batch | threads | engine | p50 | p99 | img/s | spread | runs | max err | kiln/peer p50 |",
+              "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|"]
     failures = []
     for (m, b, t) in aggregate.cells(agg):
         for e in engines:
@@ -76,15 +78,16 @@ def markdown(rows, meta):
             if e == "pytorch" and s.get("layout"):
                 name += f" ({s['layout']})"
             if "p50_ms" not in s:
-                lines.append(f"| {m} | {b} | {t} | {name} | — | — | — | — | 0/{len(s['errors'])} | — |")
+                lines.append(f"| {m} | {b} | {t} | {name} | — | — | — | — | 0/{len(s['errors'])} | — | — |")
                 failures.append((m, b, t, e, s["errors"]))
                 continue
             r = rat.get((m, b, t, e))
             ratio = f"{r['p50']:.2f}x" if r else "—"
             runs = "/".join(str(i) for i in s["iters"])
+            err = f"{s['max_abs_err']:.0e}" if "max_abs_err" in s else "—"
             lines.append(f"| {m} | {b} | {t} | {e if e == 'kiln' else name} | {_fmt(s['p50_ms'])} | "
                          f"{_fmt(s['p99_ms'])} | {_fmt(s['images_per_s'], 1)} | "
-                         f"{s['spread_pct']:.0f}% | {runs} | {ratio} |")
+                         f"{s['spread_pct']:.0f}% | {runs} | {err} | {ratio} |")
             if s["errors"]:
                 failures.append((m, b, t, e, s["errors"]))
     lines += ["", "kiln's p50 relative to each peer (median p50 over median p50; below 1: kiln is "

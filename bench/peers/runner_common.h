@@ -122,6 +122,30 @@ inline Npy tile_batch(const Npy& one, int batch) {
   return out;
 }
 
+// Compares the first batch row of a float32 output with the model set's reference output (PyTorch's,
+// <model>.output.npy next to the input) and returns the JSON fields for print_result: a runner that
+// is fast because it computes something else must show here. "" when there is no reference.
+inline std::string check_output(const Args& a, const float* out) {
+  const std::string suffix = ".input.npy";
+  if (a.input.size() <= suffix.size() ||
+      a.input.compare(a.input.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return "";
+  }
+  const std::string path = a.input.substr(0, a.input.size() - suffix.size()) + ".output.npy";
+  if (!std::ifstream(path)) return "";
+  const Npy ref = read_npy(path);
+  if (ref.dtype != "float32") return "";
+  const float* r = reinterpret_cast<const float*>(ref.bytes.data());
+  double err = 0, mag = 0;
+  for (size_t i = 0; i < ref.bytes.size() / 4; ++i) {
+    err = std::max(err, static_cast<double>(std::fabs(out[i] - r[i])));
+    mag = std::max(mag, static_cast<double>(std::fabs(r[i])));
+  }
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "\"max_abs_err\": %.3g, \"ref_max_abs\": %.3g", err, mag);
+  return buf;
+}
+
 struct Timing {
   int warmup_runs = 0;
   std::vector<double> ms;  // one per timed run

@@ -110,6 +110,14 @@ def main():
         with torch.inference_mode():
             warm, ms, total = time_runs(args, lambda: m(xi))
         layouts[layout] = {"warmup_runs": warm, "ms": ms, "total_s": total}
+    ref_path = args.input[: -len(".input.npy")] + ".output.npy"
+    check = {}
+    if args.input.endswith(".input.npy") and os.path.exists(ref_path):
+        ref = np.load(ref_path)
+        with torch.inference_mode():
+            y = model(x).float().numpy()[:1]
+        check = {"max_abs_err": float(np.max(np.abs(y - ref))),
+                 "ref_max_abs": float(np.max(np.abs(ref)))}
     best = min(layouts, key=lambda k: percentile(layouts[k]["ms"], 50))
     ms, total = layouts[best]["ms"], layouts[best]["total_s"]
     row = {
@@ -124,6 +132,7 @@ def main():
                     for k, v in layouts.items()},
         "blas": blas, "matmul512_gflops": round(gflops, 1),
     }
+    row.update(check)
     print(json.dumps(row), flush=True)
     return 0
 
