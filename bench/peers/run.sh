@@ -27,23 +27,22 @@ for ((i = 0; i < ${#args[@]}; i++)); do
   esac
 done
 all_models="$models"
-all_batches="$batches"
+extras=()  # MODEL:BATCH pairs of --extra
 for ((i = 0; i < ${#args[@]}; i++)); do
   if [ "${args[$i]}" = "--extra" ]; then
     IFS=: read -r m b _ <<<"${args[$((i + 1))]}"
     all_models="$all_models,$m"
-    all_batches="$all_batches,$b"
+    extras+=("$m:$b")
   fi
 done
 all_models="$(tr ',' '\n' <<<"$all_models" | awk 'NF && !seen[$0]++' | paste -sd, -)"
-all_batches="$(tr ',' '\n' <<<"$all_batches" | awk 'NF && !seen[$0]++' | paste -sd, -)"
 
 # 1. Peers. OpenCV DNN and OpenBLAS from Debian; Debian's torch links the reference BLAS through
 #    the libblas.so.3 alternative, which libopenblas0-pthread takes over (about 100x faster
 #    matmuls). ONNX Runtime from npm: onnxruntime-node carries libonnxruntime.so.1.
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then
   need=()
-  for p in libopencv-dnn-dev libopenblas0-pthread python3-onnx python3-torch python3-torchvision npm; do
+  for p in libopencv-dnn-dev libopenblas0-pthread python3-onnx python3-torch python3-torchvision; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
   done
   if [ ${#need[@]} -gt 0 ]; then
@@ -52,6 +51,7 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then
     echo "[peers] installing ${need[*]}"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
+  command -v npm >/dev/null || { echo "[peers] npm is needed (apt-get install npm)" >&2; exit 1; }
   if [ ! -f "$CACHE/node_modules/onnxruntime-node/package.json" ] ||
      ! grep -q "\"version\": \"$ORT_VERSION\"" "$CACHE/node_modules/onnxruntime-node/package.json"; then
     mkdir -p "$CACHE"
@@ -70,8 +70,13 @@ cmake --build "$BUILD_DIR" -j2 --target kiln_peers_runners
 # 3. Models: kiln's exports (also ONNX Runtime's) and OpenCV's static-batch copies.
 IFS=, read -r -a model_list <<<"$all_models"
 KILN_MODEL_DIR="$MODEL_DIR" /usr/bin/python3 "$ROOT/models/export.py" --out "$MODEL_DIR" "${model_list[@]}"
-/usr/bin/python3 "$HERE/cv_export.py" --out "$CACHE/cv" --batches "$all_batches" "${model_list[@]}" ||
-  echo "[peers] some OpenCV exports failed: those cells report why"
+IFS=, read -r -a main_models <<<"$models"
+cv_ok=1
+/usr/bin/python3 "$HERE/cv_export.py" --out "$CACHE/cv" --batches "$batches" "${main_models[@]}" || cv_ok=0
+for e in "${extras[@]+"${extras[@]}"}"; do
+  /usr/bin/python3 "$HERE/cv_export.py" --out "$CACHE/cv" --batches "${e#*:}" "${e%%:*}" || cv_ok=0
+done
+[ "$cv_ok" = 1 ] || echo "[peers] some OpenCV exports failed: those cells report why"
 
 # 4. Measure.
 exec /usr/bin/python3 "$HERE/run.py" --model-dir "$MODEL_DIR" --build-dir "$BUILD_DIR" \
