@@ -4,11 +4,10 @@
 // OpenCV cannot load or run a model the runner prints a JSON line with "error" (the reason) and
 // exits 3, so the run goes on and the report can say why. Protocol and output: runner_common.h.
 
+#include <cstdio>
 #include <opencv2/core.hpp>
 #include <opencv2/core/utility.hpp>
 #include <opencv2/dnn.hpp>
-
-#include <cstdio>
 #include <string>
 #include <vector>
 

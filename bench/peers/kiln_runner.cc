@@ -42,8 +42,10 @@ int main(int argc, char** argv) {
     config.profiles.push_back({{"input", range}});
     kiln::Engine engine = check(kiln::Builder::build(network, config), "build");
     for (const kiln::TensorInfo& t : engine.io_tensors()) {
-      if (t.is_input) input_name = t.name;
-      else outputs.push_back(t.name);
+      if (t.is_input)
+        input_name = t.name;
+      else
+        outputs.push_back(t.name);
     }
     kiln::ExecutionContext ctx = check(engine.create_execution_context(args.threads), "context");
     check(ctx.set_input_shape(input_name, input.shape), "set_input_shape");
@@ -56,8 +58,8 @@ int main(int argc, char** argv) {
       check(ctx.set_tensor_address(name, out_buffers.back().data()), "bind output");
     }
     const peers::Timing t = peers::time_runs(args, [&] { check(ctx.execute(), "execute"); });
-    const std::string check = peers::check_output(
-        args, reinterpret_cast<const float*>(out_buffers.front().data()));
+    const std::string check =
+        peers::check_output(args, reinterpret_cast<const float*>(out_buffers.front().data()));
     peers::print_result("kiln", args, t,
                         fmt::format("kiln {} ({})", kiln::kVersion, kiln::kGitCommit), check);
   }

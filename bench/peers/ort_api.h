@@ -23,14 +23,14 @@ struct RunOptions;
 struct Allocator;
 
 // Enum values from the C API.
-constexpr int kLoggingWarning = 2;        // OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING
-constexpr int kEnableAll = 99;            // GraphOptimizationLevel::ORT_ENABLE_ALL
-constexpr int kSequential = 0;            // ExecutionMode::ORT_SEQUENTIAL
-constexpr int kArenaAllocator = 1;        // OrtAllocatorType::OrtArenaAllocator
-constexpr int kMemTypeDefault = 0;        // OrtMemType::OrtMemTypeDefault
-constexpr int kElementFloat = 1;          // ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
-constexpr int kElementInt64 = 7;          // ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64
-constexpr uint32_t kApiVersion = 17;      // any version <= the library's own is served
+constexpr int kLoggingWarning = 2;    // OrtLoggingLevel::ORT_LOGGING_LEVEL_WARNING
+constexpr int kEnableAll = 99;        // GraphOptimizationLevel::ORT_ENABLE_ALL
+constexpr int kSequential = 0;        // ExecutionMode::ORT_SEQUENTIAL
+constexpr int kArenaAllocator = 1;    // OrtAllocatorType::OrtArenaAllocator
+constexpr int kMemTypeDefault = 0;    // OrtMemType::OrtMemTypeDefault
+constexpr int kElementFloat = 1;      // ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT
+constexpr int kElementInt64 = 7;      // ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64
+constexpr uint32_t kApiVersion = 17;  // any version <= the library's own is served
 
 struct ApiBase {
   const void* (*GetApi)(uint32_t version);

@@ -44,7 +44,8 @@ int main(int argc, char** argv) {
   g_api = &api;
 
   ort::Env* env = nullptr;
-  check(api.get<ort::CreateEnvFn>(ort::kCreateEnv)(ort::kLoggingWarning, "peers", &env), "CreateEnv");
+  check(api.get<ort::CreateEnvFn>(ort::kCreateEnv)(ort::kLoggingWarning, "peers", &env),
+        "CreateEnv");
   ort::SessionOptions* so = nullptr;
   check(api.get<ort::CreateSessionOptionsFn>(ort::kCreateSessionOptions)(&so), "SessionOptions");
   auto set = [&](ort::Slot slot, int v, const char* what) {

@@ -28,27 +28,37 @@ namespace peers {
 struct Args {
   std::string model, onnx, input;
   int batch = 1, threads = 1;
-  int warmup_runs = 10;     // warm up for this many runs ...
-  double warmup_s = 1.0;    // ... or until this much time has passed, whichever comes first
-  int iters = 100;          // time this many runs ...
-  double budget_s = 5.0;    // ... or fewer if they would take longer than this,
-  int min_iters = 10;       // but never fewer than this
+  int warmup_runs = 10;   // warm up for this many runs ...
+  double warmup_s = 1.0;  // ... or until this much time has passed, whichever comes first
+  int iters = 100;        // time this many runs ...
+  double budget_s = 5.0;  // ... or fewer if they would take longer than this,
+  int min_iters = 10;     // but never fewer than this
 };
 
 inline Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
-    if (k == "--model") a.model = v;
-    else if (k == "--onnx") a.onnx = v;
-    else if (k == "--input") a.input = v;
-    else if (k == "--batch") a.batch = std::atoi(v.c_str());
-    else if (k == "--threads") a.threads = std::atoi(v.c_str());
-    else if (k == "--warmup-runs") a.warmup_runs = std::atoi(v.c_str());
-    else if (k == "--warmup-s") a.warmup_s = std::atof(v.c_str());
-    else if (k == "--iters") a.iters = std::atoi(v.c_str());
-    else if (k == "--budget-s") a.budget_s = std::atof(v.c_str());
-    else if (k == "--min-iters") a.min_iters = std::atoi(v.c_str());
+    if (k == "--model")
+      a.model = v;
+    else if (k == "--onnx")
+      a.onnx = v;
+    else if (k == "--input")
+      a.input = v;
+    else if (k == "--batch")
+      a.batch = std::atoi(v.c_str());
+    else if (k == "--threads")
+      a.threads = std::atoi(v.c_str());
+    else if (k == "--warmup-runs")
+      a.warmup_runs = std::atoi(v.c_str());
+    else if (k == "--warmup-s")
+      a.warmup_s = std::atof(v.c_str());
+    else if (k == "--iters")
+      a.iters = std::atoi(v.c_str());
+    else if (k == "--budget-s")
+      a.budget_s = std::atof(v.c_str());
+    else if (k == "--min-iters")
+      a.min_iters = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       std::exit(2);
@@ -62,7 +72,8 @@ inline Args parse_args(int argc, char** argv) {
   return a;
 }
 
-// A little-endian C-order .npy file: float32 ('<f4') or int64 ('<i8') only (all the model set uses).
+// A little-endian C-order .npy file: float32 ('<f4') or int64 ('<i8') only (all the model set
+// uses).
 struct Npy {
   std::string dtype;  // "float32" or "int64"
   std::vector<int64_t> shape;
@@ -92,9 +103,12 @@ inline Npy read_npy(const std::string& path) {
   std::string header(header_len, '\0');
   f.read(header.data(), header_len);
   Npy out;
-  if (header.find("'<f4'") != std::string::npos) out.dtype = "float32";
-  else if (header.find("'<i8'") != std::string::npos) out.dtype = "int64";
-  else die(path + ": only float32 and int64 .npy files are supported: " + header);
+  if (header.find("'<f4'") != std::string::npos)
+    out.dtype = "float32";
+  else if (header.find("'<i8'") != std::string::npos)
+    out.dtype = "int64";
+  else
+    die(path + ": only float32 and int64 .npy files are supported: " + header);
   if (header.find("'fortran_order': True") != std::string::npos) die(path + ": Fortran order");
   const size_t lp = header.find('(', header.find("'shape'"));
   const size_t rp = header.find(')', lp);
@@ -118,13 +132,15 @@ inline Npy tile_batch(const Npy& one, int batch) {
   Npy out = one;
   out.shape[0] = batch;
   out.bytes.clear();
-  for (int b = 0; b < batch; ++b) out.bytes.insert(out.bytes.end(), one.bytes.begin(), one.bytes.end());
+  for (int b = 0; b < batch; ++b)
+    out.bytes.insert(out.bytes.end(), one.bytes.begin(), one.bytes.end());
   return out;
 }
 
-// Compares the first batch row of a float32 output with the model set's reference output (PyTorch's,
-// <model>.output.npy next to the input) and returns the JSON fields for print_result: a runner that
-// is fast because it computes something else must show here. "" when there is no reference.
+// Compares the first batch row of a float32 output with the model set's reference output
+// (PyTorch's, <model>.output.npy next to the input) and returns the JSON fields for print_result: a
+// runner that is fast because it computes something else must show here. "" when there is no
+// reference.
 inline std::string check_output(const Args& a, const float* out) {
   const std::string suffix = ".input.npy";
   if (a.input.size() <= suffix.size() ||
