@@ -58,6 +58,14 @@ def markdown(rows, meta):
         "under `inference_mode`, best of the default and channels_last layouts (named per row). "
         "OpenCV reads static-batch opset-11 re-exports of the same models (`cv_export.py`).",
     ]
+    loads = sorted(r["loadavg1"] for r in rows if r.get("loadavg1") is not None)
+    if loads:
+        mid = loads[len(loads) // 2]
+        lines += ["", f"Machine load (1-minute load average when each measurement started): median "
+                      f"{mid:.1f}, range {loads[0]:.1f}–{loads[-1]:.1f}, on {meta['cores']} cores. "
+                      "Above the core count, other processes were competing for the cores: "
+                      "multi-threaded runs suffer most, since every thread of a parallel region "
+                      "waits for the slowest."]
     if torch_blas:
         lines += ["", f"PyTorch's BLAS: `{torch_blas['blas'].split(',')[-1].strip()}` "
                       f"(a 512x512 matmul ran at {torch_blas['matmul512_gflops']:.0f} GFLOP/s in the "

@@ -115,6 +115,7 @@ def measure(args, engine, model, batch, threads):
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     env["ORT_LIB"] = args.ort_lib
+    load = loadavg()
     t0 = time.time()
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
@@ -131,7 +132,16 @@ def measure(args, engine, model, batch, threads):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         row = dict(base, error=f"exit {proc.returncode}: {tail[:300]}")
     row["wall_s"] = round(time.time() - t0, 2)
+    row["loadavg1"] = load  # other processes on the machine: the noise this row ran in
     return row
+
+
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def machine():
