@@ -32,7 +32,7 @@ def aggregate(rows):
     for key, rs in groups.items():
         ok = [r for r in rs if "error" not in r]
         errors = sorted({r["error"] for r in rs if "error" in r})
-        s = {"n": len(ok), "errors": errors}
+        s = {"n": len(ok), "errors": errors, "n_errors": len(rs) - len(ok)}
         if ok:
             p50 = [r["p50_ms"] for r in ok]
             s.update(p50_ms=statistics.median(p50), p99_ms=statistics.median(r["p99_ms"] for r in ok),

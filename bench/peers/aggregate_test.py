@@ -36,6 +36,7 @@ class AggregateTest(unittest.TestCase):
         s = aggregate.aggregate(rows)[("resnet50", 1, 2, "opencv")]
         self.assertEqual(s["n"], 1)
         self.assertEqual(s["errors"], ["load: Mul shapes"])
+        self.assertEqual(s["n_errors"], 1)
         only_error = aggregate.aggregate(rows[1:])[("resnet50", 1, 2, "opencv")]
         self.assertNotIn("p50_ms", only_error)
 
@@ -85,6 +86,7 @@ class ReportTest(unittest.TestCase):
         self.assertIn("| resnet50 | 1 | 2 | kiln | 30.00", md)
         self.assertIn("0.73x", md)  # kiln / onnxruntime p50: 30 / 41
         self.assertIn("load: bad opset", md)
+        self.assertIn("failed x1", md)
         with tempfile.TemporaryDirectory() as d:
             doc = os.path.join(d, "performance.md")
             with open(doc, "w") as f:

@@ -86,7 +86,7 @@ def markdown(rows, meta):
             if e == "pytorch" and s.get("layout"):
                 name += f" ({s['layout']})"
             if "p50_ms" not in s:
-                lines.append(f"| {m} | {b} | {t} | {name} | — | — | — | — | 0/{len(s['errors'])} | — | — |")
+                lines.append(f"| {m} | {b} | {t} | {name} | — | — | — | — | failed x{s['n_errors']} | — | — |")
                 failures.append((m, b, t, e, s["errors"]))
                 continue
             r = rat.get((m, b, t, e))
