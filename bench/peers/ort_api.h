@@ -5,8 +5,9 @@
 // The C API is a table of function pointers (OrtApi) returned by OrtApiBase::GetApi(version). The
 // table only ever grows at its end, so a slot's index is stable across releases: we read slots by
 // index. The indices below were checked against include/onnxruntime/core/session/
-// onnxruntime_c_api.h (struct OrtApi, counting its members from 0); a wrong index would call the
-// wrong function, so the runner checks the version string and fails loudly on any error status.
+// onnxruntime_c_api.h (struct OrtApi, counting its members from 0). GetApi returns null for a
+// version the library does not serve, every call's status is checked, and each runner checks its
+// output against PyTorch's reference: a wrong slot cannot go unnoticed.
 
 #include <cstddef>
 #include <cstdint>
