@@ -16,9 +16,9 @@ PACKAGES=(
   libstb-dev
   # kernel benchmarks (bench/kernels)
   libbenchmark-dev
-  # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime); oneDNN's CMake config requires OpenCL's
-  # headers and loader (a recommends, which --no-install-recommends would skip)
-  libdnnl-dev ocl-icd-opencl-dev
+  # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime). Debian's dnnl-config.cmake asks for
+  # OpenCL (its GPU runtime) at configure time, and --no-install-recommends leaves it out.
+  libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
 )

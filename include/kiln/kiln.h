@@ -44,6 +44,10 @@ struct BuilderConfig {
   // Receives the build log line by line: warnings, each fusion named by its ONNX nodes, each
   // layer's tactic.
   std::function<void(std::string_view)> log;
+  // Threads the tuner times each layer's candidate tactics with (0: one per available core). Use
+  // the count the engine will run with: the fastest tactic on 1 thread is not always the fastest
+  // on 2.
+  int threads = 0;
 };
 
 // An imported, checked ONNX model (TensorRT's INetworkDefinition filled by its ONNX parser).

@@ -61,6 +61,7 @@ Result<Engine> Builder::build(const Network& network, const BuilderConfig& confi
   engine::BuildOptions options;
   options.profiles = config.profiles;
   options.passes.disabled = config.disabled_passes;
+  options.threads = config.threads;
   Result<engine::Plan> plan = engine::build_plan(network.graph(), options);
   if (!plan.is_ok()) return plan.status();
   if (config.log) {

@@ -1,0 +1,92 @@
+#!/usr/bin/python3
+"""Summarises raw.jsonl rows: per (model, batch, threads, engine) the medians over repeats and
+their spread, and per cell kiln's p50 (and img/s) relative to each peer.
+
+spread = (max - min) / median of the per-repeat p50s, in percent: with 3 repeats it is the whole
+range, so a ratio is only meaningful when it is further from 1 than the spreads of both rows.
+"""
+import json
+import statistics
+import sys
+
+KEY = ("model", "batch", "threads", "engine")
+
+
+def load(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def _spread(values):
+    med = statistics.median(values)
+    return 100.0 * (max(values) - min(values)) / med if med > 0 else 0.0
+
+
+def aggregate(rows):
+    """{(model, batch, threads, engine): summary}; a summary has p50/p99/img_s medians, spread_pct,
+    n (repeats that measured), version, extra fields, and errors (distinct messages of the rest)."""
+    groups = {}
+    for r in rows:
+        groups.setdefault(tuple(r[k] for k in KEY), []).append(r)
+    out = {}
+    for key, rs in groups.items():
+        ok = [r for r in rs if "error" not in r]
+        errors = sorted({r["error"] for r in rs if "error" in r})
+        s = {"n": len(ok), "errors": errors, "n_errors": len(rs) - len(ok)}
+        if ok:
+            p50 = [r["p50_ms"] for r in ok]
+            s.update(p50_ms=statistics.median(p50), p99_ms=statistics.median(r["p99_ms"] for r in ok),
+                     images_per_s=statistics.median(r["images_per_s"] for r in ok),
+                     spread_pct=_spread(p50), p50_min=min(p50), p50_max=max(p50),
+                     iters=sorted(r.get("iters", 0) for r in ok),
+                     version=ok[0].get("version", ""))
+            errs = [r["max_abs_err"] for r in ok if "max_abs_err" in r]
+            if errs:  # the output check: max |output - PyTorch's reference| over the repeats
+                s["max_abs_err"] = max(errs)
+            layouts = sorted({r["layout"] for r in ok if "layout" in r})
+            if layouts:
+                s["layout"] = "/".join(layouts)
+            if "blas" in ok[0]:
+                s["blas"] = ok[0]["blas"]
+                s["matmul512_gflops"] = statistics.median(r.get("matmul512_gflops", 0) for r in ok)
+        out[key] = s
+    return out
+
+
+def ratios(agg, base="kiln"):
+    """{(model, batch, threads, peer): {"p50": kiln p50 / peer p50, "img_s": kiln img/s / peer img/s}}
+    for every cell where both kiln and the peer measured. p50 ratio < 1: kiln is faster."""
+    out = {}
+    for (m, b, t, e), s in agg.items():
+        if e == base or "p50_ms" not in s:
+            continue
+        k = agg.get((m, b, t, base))
+        if not k or "p50_ms" not in k:
+            continue
+        out[(m, b, t, e)] = {"p50": k["p50_ms"] / s["p50_ms"],
+                             "img_s": k["images_per_s"] / s["images_per_s"]}
+    return out
+
+
+def cells(agg):
+    """The (model, batch, threads) cells in first-seen order of models, then batch, then threads."""
+    models = []
+    for (m, _, _, _) in agg:
+        if m not in models:
+            models.append(m)
+    keys = {(m, b, t) for (m, b, t, _) in agg}
+    return sorted(keys, key=lambda c: (models.index(c[0]), c[1], c[2]))
+
+
+def main():
+    rows = load(sys.argv[1])
+    agg = aggregate(rows)
+    rat = ratios(agg)
+    for key in sorted(agg, key=str):
+        print(key, json.dumps(agg[key]))
+    for key in sorted(rat, key=str):
+        print("kiln/" + key[3], key[:3], json.dumps(rat[key]))
+
+
+if __name__ == "__main__":
+    main()

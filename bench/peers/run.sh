@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Runs the peers comparison end to end: installs what it needs (idempotent), builds the runners,
+# exports the models (and OpenCV's copies), then run.py. Every argument goes to run.py, e.g.
+#   bash bench/peers/run.sh --quick
+#   bash bench/peers/run.sh --models resnet50,mobilenet_v2 --batches 1 --extra resnet50:8:2 --update-docs
+# Environment: BUILD_DIR (default build/release), KILN_MODEL_DIR (default models/cache),
+# SKIP_INSTALL=1 to skip the apt/npm step.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CACHE="$ROOT/bench/.cache"
+BUILD_DIR="${BUILD_DIR:-$ROOT/build/release}"
+MODEL_DIR="${KILN_MODEL_DIR:-$ROOT/models/cache}"
+ORT_VERSION=1.30.0
+
+# The models run.py will touch: --models (default set) and the models named by --extra.
+models="resnet50,mobilenet_v2,efficientnet_b0,vit_tiny"
+batches="1,8"
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[$i]}" in
+    --models) models="${args[$((i + 1))]}" ;;
+    --models=*) models="${args[$i]#--models=}" ;;
+    --batches) batches="${args[$((i + 1))]}" ;;
+    --batches=*) batches="${args[$i]#--batches=}" ;;
+  esac
+done
+all_models="$models"
+extras=()  # MODEL:BATCH pairs of --extra
+for ((i = 0; i < ${#args[@]}; i++)); do
+  if [ "${args[$i]}" = "--extra" ]; then
+    IFS=: read -r m b _ <<<"${args[$((i + 1))]}"
+    all_models="$all_models,$m"
+    extras+=("$m:$b")
+  fi
+done
+all_models="$(tr ',' '\n' <<<"$all_models" | awk 'NF && !seen[$0]++' | paste -sd, -)"
+
+# 1. Peers. OpenCV DNN and OpenBLAS from Debian; Debian's torch links the reference BLAS through
+#    the libblas.so.3 alternative, which libopenblas0-pthread takes over (about 100x faster
+#    matmuls). ONNX Runtime from npm: onnxruntime-node carries libonnxruntime.so.1.
+if [ "${SKIP_INSTALL:-0}" != 1 ]; then
+  need=()
+  for p in libopencv-dnn-dev libopenblas0-pthread python3-onnx python3-torch python3-torchvision; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+  done
+  if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    echo "[peers] installing ${need[*]}"
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+  command -v npm >/dev/null || { echo "[peers] npm is needed (apt-get install npm)" >&2; exit 1; }
+  if [ ! -f "$CACHE/node_modules/onnxruntime-node/package.json" ] ||
+     ! grep -q "\"version\": \"$ORT_VERSION\"" "$CACHE/node_modules/onnxruntime-node/package.json"; then
+    mkdir -p "$CACHE"
+    echo "[peers] npm install onnxruntime-node@$ORT_VERSION into $CACHE"
+    (cd "$CACHE" && npm install --ignore-scripts --no-audit --no-fund "onnxruntime-node@$ORT_VERSION" >/dev/null)
+  fi
+fi
+ORT_LIB="$(find "$CACHE/node_modules/onnxruntime-node/bin" -path '*linux/x64/*' -name 'libonnxruntime.so.1*' | head -n1)"
+[ -n "$ORT_LIB" ] || { echo "[peers] libonnxruntime.so.1 not found under $CACHE" >&2; exit 1; }
+export ORT_LIB
+
+# 2. Runners (bench targets are EXCLUDE_FROM_ALL: build them by name).
+[ -f "$BUILD_DIR/build.ninja" ] || cmake --preset release
+cmake --build "$BUILD_DIR" -j2 --target kiln_peers_runners
+
+# 3. Models: kiln's exports (also ONNX Runtime's) and OpenCV's static-batch copies.
+IFS=, read -r -a model_list <<<"$all_models"
+KILN_MODEL_DIR="$MODEL_DIR" /usr/bin/python3 "$ROOT/models/export.py" --out "$MODEL_DIR" "${model_list[@]}"
+IFS=, read -r -a main_models <<<"$models"
+cv_ok=1
+/usr/bin/python3 "$HERE/cv_export.py" --out "$CACHE/cv" --batches "$batches" "${main_models[@]}" || cv_ok=0
+for e in "${extras[@]+"${extras[@]}"}"; do
+  /usr/bin/python3 "$HERE/cv_export.py" --out "$CACHE/cv" --batches "${e#*:}" "${e%%:*}" || cv_ok=0
+done
+[ "$cv_ok" = 1 ] || echo "[peers] some OpenCV exports failed: those cells report why"
+
+# 4. Measure.
+exec /usr/bin/python3 "$HERE/run.py" --model-dir "$MODEL_DIR" --build-dir "$BUILD_DIR" \
+  --ort-lib "$ORT_LIB" "$@"
