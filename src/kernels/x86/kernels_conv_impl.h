@@ -1,0 +1,232 @@
+#pragma once
+// The convolutions behind kernels.h over a vector-traits type T: the implicit-GEMM convolution
+// (patches packed straight into the microkernel's B panels) and the depthwise convolution.
+// Included after kernels_impl.h by each ISA's translation unit; anonymous namespace as there.
+
+#include "kernels/x86/kernels_impl.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+// The input and output geometry the patch packer walks. A "flat" plan (1x1, stride 1, no pad)
+// sees each channel as one row of H*W pixels, so a panel is one contiguous copy.
+struct PatchGeom {
+  int64_t in_h, in_w, out_w, k_h, k_w, s_h, s_w, d_h, d_w, pad_t, pad_l;
+};
+
+inline PatchGeom patch_geom(const ConvGemmPlan& pl) {
+  const cpu::Conv2DParams& p = pl.p;
+  if (pl.flat) return {1, p.in_h * p.in_w, pl.n, 1, 1, 1, 1, 1, 1, 0, 0};
+  return {p.in_h,     p.in_w,  p.out_w, p.k_h,     p.k_w,     p.stride_h,
+          p.stride_w, p.dil_h, p.dil_w, p.pad_top, p.pad_left};
+}
+
+// dst[0, len) = row[iw0 + q] for q < len, zero where iw0 + q is outside [0, w).
+template <class T>
+void copy_row_segment(const float* row, int64_t iw0, int64_t w, float* dst, int64_t len) {
+  constexpr int64_t kL = T::kLanes;
+  for (int64_t q = 0; q < len; q += kL) {
+    const int64_t cnt = min64(kL, len - q);
+    const int64_t lo = min64(max64(-(iw0 + q), 0), cnt);
+    const int64_t hi = max64(min64(w - (iw0 + q), cnt), lo);
+    typename T::V v;
+    if (lo == 0 && hi == kL) {
+      v = T::loadu(row + iw0 + q);
+    } else if (lo == hi) {
+      v = T::zero();
+    } else {
+      v = T::load_range(row + iw0 + q, static_cast<int>(lo), static_cast<int>(hi));
+    }
+    if (cnt == kL) {
+      T::storeu(dst + q, v);
+    } else {
+      T::store_n(dst + q, v, static_cast<int>(cnt));
+    }
+  }
+}
+
+// One B panel: patch rows [k0, k0 + kc) x output pixels [n0, n0 + cols) of one image and group
+// (xg: its first input channel), NR floats per row, columns past `cols` zero. The panel's pixels
+// are split once into runs within one output row; each patch row then copies each run.
+template <class T>
+void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t kc, int64_t n0,
+                      int64_t cols, float* dst) {
+  constexpr int64_t kNr = T::kNv * T::kLanes;
+  struct Run {
+    int64_t at, len, oh, ow;
+  };
+  Run runs[kNr];
+  int nruns = 0;
+  for (int64_t t = 0, oh = n0 / g.out_w, ow = n0 % g.out_w; t < cols; ++oh, ow = 0) {
+    const int64_t len = min64(cols - t, g.out_w - ow);
+    runs[nruns++] = Run{t, len, oh, ow};
+    t += len;
+  }
+  const int64_t khw = g.k_h * g.k_w;
+  int64_t c = k0 / khw, kh = (k0 % khw) / g.k_w, kw = k0 % g.k_w;
+  for (int64_t p = 0; p < kc; ++p, dst += kNr) {
+    const float* xc = xg + c * g.in_h * g.in_w;
+    for (int i = 0; i < nruns; ++i) {
+      const Run& r = runs[i];
+      float* d = dst + r.at;
+      const int64_t ih = r.oh * g.s_h - g.pad_t + kh * g.d_h;
+      const int64_t iw0 = r.ow * g.s_w - g.pad_l + kw * g.d_w;
+      if (ih < 0 || ih >= g.in_h) {
+        std::memset(d, 0, static_cast<size_t>(r.len) * sizeof(float));
+      } else if (g.s_w == 1) {
+        copy_row_segment<T>(xc + ih * g.in_w, iw0, g.in_w, d, r.len);
+      } else {
+        const float* row = xc + ih * g.in_w;
+        for (int64_t q = 0; q < r.len; ++q) {
+          const int64_t iw = iw0 + q * g.s_w;
+          d[q] = iw >= 0 && iw < g.in_w ? row[iw] : 0.0f;
+        }
+      }
+    }
+    if (cols < kNr) std::memset(dst + cols, 0, static_cast<size_t>(kNr - cols) * sizeof(float));
+    if (++kw == g.k_w) {
+      kw = 0;
+      if (++kh == g.k_h) {
+        kh = 0;
+        ++c;
+      }
+    }
+  }
+}
+
+// Weights [out_c, Cg * kh * kw] per group into MR-row panels over the whole depth.
+template <class T>
+void conv_pack_weights_impl(const cpu::Conv2DParams& p, const float* w, float* packed) {
+  const int64_t mg = p.out_c / p.group;
+  const int64_t kdim = p.in_c / p.group * p.k_h * p.k_w;
+  const int64_t panels = (mg + T::kMr - 1) / T::kMr;
+  for (int64_t g = 0; g < p.group; ++g) {
+    pack_a_panels<T>(w + g * mg * kdim, kdim, 1, mg, 0, kdim, packed + g * panels * kdim * T::kMr);
+  }
+}
+
+// A task is one (image, group, pixel block, channel block); per depth block and column panel the
+// patches are packed into this thread's scratch (L1) and every weight panel runs against them.
+template <class T>
+void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed_w,
+                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end) {
+  constexpr int64_t kMr = T::kMr;
+  constexpr int64_t kNr = T::kNv * T::kLanes;
+  const FlushDenormals ftz;
+  const cpu::Conv2DParams& p = pl.p;
+  const PatchGeom geom = patch_geom(pl);
+  const int64_t cg = p.in_c / p.group;
+  const int64_t w_group = (pl.mg + kMr - 1) / kMr * pl.kdim * kMr;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t mb = t % pl.m_blocks;
+    const int64_t nb = (t / pl.m_blocks) % pl.n_blocks;
+    const int64_t g = (t / (pl.m_blocks * pl.n_blocks)) % p.group;
+    const int64_t b = t / (pl.m_blocks * pl.n_blocks * p.group);
+    const int64_t m0 = mb * pl.mc, n0 = nb * pl.nc;
+    const int64_t rows = min64(pl.mc, pl.mg - m0), cols = min64(pl.nc, pl.n - n0);
+    const float* xg = x + (b * p.in_c + g * cg) * p.in_h * p.in_w;
+    float* yg = y + (b * p.out_c + g * pl.mg) * pl.n;
+    Epilogue e = ep;
+    if (e.row_bias != nullptr) e.row_bias += g * pl.mg;
+    if (e.addend != nullptr) e.addend += (b * p.out_c + g * pl.mg) * e.addend_rs;
+    const float* wg = packed_w + g * w_group + (m0 / kMr) * pl.kdim * kMr;
+    for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += pl.bl.kc) {
+      const int64_t kc = min64(pl.bl.kc, pl.kdim - k0);
+      const bool last = k0 + kc >= pl.kdim;
+      for (int64_t j = 0; j < cols; j += kNr) {
+        const int64_t w = min64(kNr, cols - j);
+        pack_patch_panel<T>(geom, xg, k0, kc, n0 + j, w, scratch);
+        column_panel<T>(kc, rows, w, wg + k0 * kMr, pl.kdim * kMr, scratch, yg + m0 * pl.n + n0 + j,
+                        pl.n, k0 > 0, last ? &e : nullptr, m0, n0 + j);
+      }
+    }
+  }
+}
+
+// --- depthwise -----------------------------------------------------------------------------------
+
+// The input plane into the zero-padded plane [hp x wp] (plus slack the strided loads may read).
+inline void pad_plane(const cpu::Conv2DParams& p, int64_t hp, int64_t wp, size_t floats,
+                      const float* src, float* plane) {
+  std::memset(plane, 0, static_cast<size_t>(p.pad_top * wp) * sizeof(float));
+  for (int64_t ih = 0; ih < p.in_h; ++ih) {
+    float* row = plane + (ih + p.pad_top) * wp;
+    std::memset(row, 0, static_cast<size_t>(p.pad_left) * sizeof(float));
+    std::memcpy(row + p.pad_left, src + ih * p.in_w, static_cast<size_t>(p.in_w) * sizeof(float));
+    std::memset(row + p.pad_left + p.in_w, 0,
+                static_cast<size_t>(wp - p.pad_left - p.in_w) * sizeof(float));
+  }
+  const size_t done = static_cast<size_t>((p.in_h + p.pad_top) * wp);
+  std::memset(plane + done, 0, (floats - done) * sizeof(float));
+}
+
+// One output row of one plane, `U` vectors of output columns at a time (independent
+// accumulators hide the FMA latency).
+template <class T, int U>
+int64_t depthwise_row_block(const cpu::Conv2DParams& p, int64_t wp, const float* plane,
+                            const float* wk, int64_t oh, int64_t ow, typename T::V* acc) {
+  constexpr int64_t kL = T::kLanes;
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) acc[u] = T::zero();
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    const float* row = plane + (oh * p.stride_h + kh * p.dil_h) * wp + ow * p.stride_w;
+    for (int64_t kw = 0; kw < p.k_w; ++kw) {
+      const typename T::V wv = T::set1(wk[kh * p.k_w + kw]);
+      const float* src = row + kw * p.dil_w;
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        acc[u] = T::fmadd(wv, T::load_strided(src + u * kL * p.stride_w, p.stride_w), acc[u]);
+      }
+    }
+  }
+  return U * kL;
+}
+
+template <class T>
+void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, const Epilogue& ep,
+                     float* y, float* scratch, int64_t begin, int64_t end) {
+  constexpr int64_t kL = T::kLanes;
+  const FlushDenormals ftz;
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t mult = p.out_c / p.in_c;
+  const int64_t n = p.out_h * p.out_w;
+  const size_t plane_floats = depthwise_scratch_floats(pl);
+  int64_t padded_channel = -1;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t oc = t % p.out_c, b = t / p.out_c;
+    const int64_t channel = b * p.in_c + oc / mult;
+    if (channel != padded_channel) {  // a multiplier reuses the padded plane
+      pad_plane(p, pl.hp, pl.wp, plane_floats, x + channel * p.in_h * p.in_w, scratch);
+      padded_channel = channel;
+    }
+    Epilogue e = ep;
+    if (e.addend != nullptr) e.addend += b * p.out_c * e.addend_rs;
+    const float* wk = w + oc * p.k_h * p.k_w;
+    float* yo = y + (b * p.out_c + oc) * n;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      typename T::V acc[4];
+      int64_t ow = 0;
+      while (ow < p.out_w) {
+        const int64_t left = p.out_w - ow;
+        const int64_t done =
+            left > 2 * kL ? depthwise_row_block<T, 4>(p, pl.wp, scratch, wk, oh, ow, acc)
+            : left > kL   ? depthwise_row_block<T, 2>(p, pl.wp, scratch, wk, oh, ow, acc)
+                          : depthwise_row_block<T, 1>(p, pl.wp, scratch, wk, oh, ow, acc);
+        for (int64_t u = 0; u * kL < done && ow + u * kL < p.out_w; ++u) {
+          const int64_t col = oh * p.out_w + ow + u * kL;
+          const int lanes = static_cast<int>(min64(kL, p.out_w - ow - u * kL));
+          const typename T::V v = finish_v<T>(e, acc[u], oc, col, lanes);
+          if (lanes == kL) {
+            T::storeu(yo + col, v);
+          } else {
+            T::store_n(yo + col, v, lanes);
+          }
+        }
+        ow += done;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86
