@@ -58,10 +58,11 @@ struct Blocking {
   int64_t mr = 0;     // rows of the register tile
   int64_t nr = 0;     // columns (a multiple of the vector width)
   int64_t lanes = 0;  // floats per vector
-  int64_t kc = 0;     // depth block
+  int64_t kc = 0;     // depth block (the largest; plans even out the blocks of a depth)
 };
-// AVX-512: 8 rows x 2 zmm = 16 accumulators; a 256-deep 32-column B panel is 32 KiB (L1).
-inline constexpr Blocking kAvx512Blocking{8, 32, 16, 256};
+// The depth block keeps one B panel (kc x nr floats) at 16 KiB, half of L1, so that the A panel
+// and C tile streaming past it do not evict it. AVX-512: 8 rows x 2 zmm = 16 accumulators.
+inline constexpr Blocking kAvx512Blocking{8, 32, 16, 128};
 // AVX2: 6 rows x 2 ymm = 12 accumulators of the 16 registers.
 inline constexpr Blocking kAvx2Blocking{6, 16, 8, 256};
 inline constexpr Blocking blocking(Isa isa) {
@@ -85,6 +86,12 @@ struct ConvGemmPlan {
   int64_t mc = 0;     // rows per task (a multiple of mr)
   int64_t n_blocks = 0, m_blocks = 0;
   int64_t tasks = 0;  // batch * group * n_blocks * m_blocks
+  // Loop order within a task: column panel outside the depth blocks when the task's weights fit
+  // in L2 (they are re-read per panel, while the C tiles stay in L1), else depth block outside.
+  bool depth_inner = true;
+  // Flat plans pack B a block of flat_cols columns (a multiple of nr) at a time, one channel's
+  // pixels in one pass (conv_gemm_scratch_floats sizes the block).
+  int64_t flat_cols = 0;
 };
 
 ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads);

@@ -94,6 +94,25 @@ void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t k
   }
 }
 
+// A flat (1x1, stride 1, unpadded) B block: channels [k0, k0 + kc) x pixels [n0, n0 + cols) into
+// consecutive NR-column panels (panel stride kc * NR). Each channel's pixels are copied in one
+// pass, a contiguous stream, instead of a few cache lines of every channel per panel: with
+// hundreds of channels the latter defeats the hardware prefetchers.
+template <class T>
+void pack_flat_block(const float* xg, int64_t hw, int64_t k0, int64_t kc, int64_t n0, int64_t cols,
+                     float* dst) {
+  constexpr int64_t kNr = T::kNv * T::kLanes;
+  for (int64_t p = 0; p < kc; ++p) {
+    const float* src = xg + (k0 + p) * hw + n0;
+    float* d = dst + p * kNr;
+    for (int64_t j = 0; j < cols; j += kNr, d += kc * kNr) {
+      const int64_t w = min64(kNr, cols - j);
+      copy_row_segment<T>(src + j, 0, w, d, w);
+      if (w < kNr) std::memset(d + w, 0, static_cast<size_t>(kNr - w) * sizeof(float));
+    }
+  }
+}
+
 // Weights [out_c, Cg * kh * kw] per group into MR-row panels over the whole depth.
 template <class T>
 void conv_pack_weights_impl(const cpu::Conv2DParams& p, const float* w, float* packed) {
@@ -130,14 +149,35 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
     if (e.row_bias != nullptr) e.row_bias += g * pl.mg;
     if (e.addend != nullptr) e.addend += (b * p.out_c + g * pl.mg) * e.addend_rs;
     const float* wg = packed_w + g * w_group + (m0 / kMr) * pl.kdim * kMr;
-    for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += pl.bl.kc) {
+    if (pl.flat) {  // per column sub-block: per depth step, pack the block, run its panels
+      for (int64_t j0 = 0; j0 < cols; j0 += pl.flat_cols) {
+        const int64_t jw = min64(pl.flat_cols, cols - j0);
+        for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += pl.bl.kc) {
+          const int64_t kc = min64(pl.bl.kc, pl.kdim - k0);
+          pack_flat_block<T>(xg, pl.n, k0, kc, n0 + j0, jw, scratch);
+          for (int64_t j = 0; j < jw; j += kNr) {
+            column_panel<T>(kc, rows, min64(kNr, jw - j), wg + k0 * kMr, pl.kdim * kMr,
+                            scratch + (j / kNr) * kc * kNr, yg + m0 * pl.n + n0 + j0 + j, pl.n,
+                            k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, m0, n0 + j0 + j);
+          }
+        }
+      }
+      continue;
+    }
+    auto step = [&](int64_t k0, int64_t j) {
       const int64_t kc = min64(pl.bl.kc, pl.kdim - k0);
-      const bool last = k0 + kc >= pl.kdim;
+      const int64_t w = min64(kNr, cols - j);
+      pack_patch_panel<T>(geom, xg, k0, kc, n0 + j, w, scratch);
+      column_panel<T>(kc, rows, w, wg + k0 * kMr, pl.kdim * kMr, scratch, yg + m0 * pl.n + n0 + j,
+                      pl.n, k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, m0, n0 + j);
+    };
+    if (pl.depth_inner) {  // a column panel's C tiles stay in L1 over the whole depth
       for (int64_t j = 0; j < cols; j += kNr) {
-        const int64_t w = min64(kNr, cols - j);
-        pack_patch_panel<T>(geom, xg, k0, kc, n0 + j, w, scratch);
-        column_panel<T>(kc, rows, w, wg + k0 * kMr, pl.kdim * kMr, scratch, yg + m0 * pl.n + n0 + j,
-                        pl.n, k0 > 0, last ? &e : nullptr, m0, n0 + j);
+        for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += pl.bl.kc) step(k0, j);
+      }
+    } else {  // the A block of a depth step stays in L2 over every column panel
+      for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += pl.bl.kc) {
+        for (int64_t j = 0; j < cols; j += kNr) step(k0, j);
       }
     }
   }
