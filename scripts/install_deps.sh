@@ -18,8 +18,6 @@ PACKAGES=(
   libbenchmark-dev
   # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime)
   libdnnl-dev
-  # Debian's dnnl-config.cmake (GPU runtime OCL) finds OpenCL: configure fails without it
-  ocl-icd-opencl-dev
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
 )
