@@ -201,25 +201,59 @@ inline void pad_plane(const cpu::Conv2DParams& p, int64_t hp, int64_t wp, size_t
 }
 
 // One output row of one plane, `U` vectors of output columns at a time (independent
-// accumulators hide the FMA latency).
-template <class T, int U>
+// accumulators hide the FMA latency). S is the column stride and K the kernel's extent when known
+// at compile time (1 or 2, and 3x3: MobileNet's and EfficientNet's layers), 0 for "read p".
+template <class T, int U, int S, int K>
 int64_t depthwise_row_block(const cpu::Conv2DParams& p, int64_t wp, const float* plane,
                             const float* wk, int64_t oh, int64_t ow, typename T::V* acc) {
   constexpr int64_t kL = T::kLanes;
+  const int64_t sw = S != 0 ? S : p.stride_w;
+  const int64_t kh_n = K != 0 ? K : p.k_h, kw_n = K != 0 ? K : p.k_w;
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) acc[u] = T::zero();
-  for (int64_t kh = 0; kh < p.k_h; ++kh) {
-    const float* row = plane + (oh * p.stride_h + kh * p.dil_h) * wp + ow * p.stride_w;
-    for (int64_t kw = 0; kw < p.k_w; ++kw) {
-      const typename T::V wv = T::set1(wk[kh * p.k_w + kw]);
+#pragma GCC unroll 3
+  for (int64_t kh = 0; kh < kh_n; ++kh) {
+    const float* row = plane + (oh * p.stride_h + kh * p.dil_h) * wp + ow * sw;
+#pragma GCC unroll 3
+    for (int64_t kw = 0; kw < kw_n; ++kw) {
+      const typename T::V wv = T::set1(wk[kh * kw_n + kw]);
       const float* src = row + kw * p.dil_w;
 #pragma GCC unroll 4
       for (int u = 0; u < U; ++u) {
-        acc[u] = T::fmadd(wv, T::load_strided(src + u * kL * p.stride_w, p.stride_w), acc[u]);
+        const float* at = src + u * kL * sw;
+        const typename T::V x = S == 1 ? T::loadu(at) : T::load_strided(at, sw);
+        acc[u] = T::fmadd(wv, x, acc[u]);
       }
     }
   }
   return U * kL;
+}
+
+// A row block of up to four vectors, the widest that the row still needs.
+template <class T, int S, int K>
+int64_t depthwise_row(const cpu::Conv2DParams& p, int64_t wp, const float* plane, const float* wk,
+                      int64_t oh, int64_t ow, typename T::V* acc) {
+  const int64_t left = p.out_w - ow;
+  if (left > 2 * T::kLanes) return depthwise_row_block<T, 4, S, K>(p, wp, plane, wk, oh, ow, acc);
+  if (left > T::kLanes) return depthwise_row_block<T, 2, S, K>(p, wp, plane, wk, oh, ow, acc);
+  return depthwise_row_block<T, 1, S, K>(p, wp, plane, wk, oh, ow, acc);
+}
+
+using DepthwiseRowFn = int64_t (*)(const cpu::Conv2DParams&, int64_t, const float*, const float*,
+                                   int64_t, int64_t, void*);
+
+template <class T, int S, int K>
+int64_t depthwise_row_erased(const cpu::Conv2DParams& p, int64_t wp, const float* plane,
+                             const float* wk, int64_t oh, int64_t ow, void* acc) {
+  return depthwise_row<T, S, K>(p, wp, plane, wk, oh, ow, static_cast<typename T::V*>(acc));
+}
+
+template <class T>
+DepthwiseRowFn pick_depthwise_row(const cpu::Conv2DParams& p) {
+  const bool k3 = p.k_h == 3 && p.k_w == 3;
+  if (p.stride_w == 1) return k3 ? &depthwise_row_erased<T, 1, 3> : &depthwise_row_erased<T, 1, 0>;
+  if (p.stride_w == 2) return k3 ? &depthwise_row_erased<T, 2, 3> : &depthwise_row_erased<T, 2, 0>;
+  return &depthwise_row_erased<T, 0, 0>;
 }
 
 template <class T>
@@ -232,6 +266,7 @@ void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, co
   const int64_t n = p.out_h * p.out_w;
   const size_t plane_floats = depthwise_scratch_floats(pl);
   int64_t padded_channel = -1;
+  const DepthwiseRowFn row_fn = pick_depthwise_row<T>(p);
   for (int64_t t = begin; t < end; ++t) {
     const int64_t oc = t % p.out_c, b = t / p.out_c;
     const int64_t channel = b * p.in_c + oc / mult;
@@ -247,11 +282,7 @@ void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, co
       typename T::V acc[4];
       int64_t ow = 0;
       while (ow < p.out_w) {
-        const int64_t left = p.out_w - ow;
-        const int64_t done =
-            left > 2 * kL ? depthwise_row_block<T, 4>(p, pl.wp, scratch, wk, oh, ow, acc)
-            : left > kL   ? depthwise_row_block<T, 2>(p, pl.wp, scratch, wk, oh, ow, acc)
-                          : depthwise_row_block<T, 1>(p, pl.wp, scratch, wk, oh, ow, acc);
+        const int64_t done = row_fn(p, pl.wp, scratch, wk, oh, ow, acc);
         for (int64_t u = 0; u * kL < done && ow + u * kL < p.out_w; ++u) {
           const int64_t col = oh * p.out_w + ow + u * kL;
           const int lanes = static_cast<int>(min64(kL, p.out_w - ow - u * kL));
