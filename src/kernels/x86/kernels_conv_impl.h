@@ -25,6 +25,16 @@ inline PatchGeom patch_geom(const ConvGemmPlan& pl) {
 template <class T>
 void copy_row_segment(const float* row, int64_t iw0, int64_t w, float* dst, int64_t len) {
   constexpr int64_t kL = T::kLanes;
+  if (iw0 >= 0 && iw0 + len <= w) {  // the usual case: the run is inside the row
+    const float* src = row + iw0;
+    int64_t q = 0;
+    for (; q + kL <= len; q += kL) T::storeu(dst + q, T::loadu(src + q));
+    if (q < len) {
+      const int n = static_cast<int>(len - q);
+      T::store_n(dst + q, T::load_n(src + q, n), n);
+    }
+    return;
+  }
   for (int64_t q = 0; q < len; q += kL) {
     const int64_t cnt = min64(kL, len - q);
     const int64_t lo = min64(max64(-(iw0 + q), 0), cnt);
@@ -41,6 +51,33 @@ void copy_row_segment(const float* row, int64_t iw0, int64_t w, float* dst, int6
       T::storeu(dst + q, v);
     } else {
       T::store_n(dst + q, v, static_cast<int>(cnt));
+    }
+  }
+}
+
+// The floats of [at, at + kL) that lie in [0, w), as a load_range of row + at.
+template <class T>
+typename T::V load_row_lanes(const float* row, int64_t at, int64_t w) {
+  constexpr int64_t kL = T::kLanes;
+  const int64_t lo = min64(max64(-at, 0), kL);
+  const int64_t hi = max64(min64(w - at, kL), lo);
+  if (lo == 0 && hi == kL) return T::loadu(row + at);
+  if (lo == hi) return T::zero();
+  return T::load_range(row + at, static_cast<int>(lo), static_cast<int>(hi));
+}
+
+// dst[0, len) = row[iw0 + 2q], zero outside [0, w): two vectors of the row, even lanes kept.
+template <class T>
+void copy_row_segment_s2(const float* row, int64_t iw0, int64_t w, float* dst, int64_t len) {
+  constexpr int64_t kL = T::kLanes;
+  for (int64_t q = 0; q < len; q += kL) {
+    const int64_t at = iw0 + 2 * q;
+    const typename T::V v =
+        T::even(load_row_lanes<T>(row, at, w), load_row_lanes<T>(row, at + kL, w));
+    if (q + kL <= len) {
+      T::storeu(dst + q, v);
+    } else {
+      T::store_n(dst + q, v, static_cast<int>(len - q));
     }
   }
 }
@@ -75,6 +112,8 @@ void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t k
         std::memset(d, 0, static_cast<size_t>(r.len) * sizeof(float));
       } else if (g.s_w == 1) {
         copy_row_segment<T>(xc + ih * g.in_w, iw0, g.in_w, d, r.len);
+      } else if (g.s_w == 2) {
+        copy_row_segment_s2<T>(xc + ih * g.in_w, iw0, g.in_w, d, r.len);
       } else {
         const float* row = xc + ih * g.in_w;
         for (int64_t q = 0; q < r.len; ++q) {

@@ -34,12 +34,14 @@ struct VecAvx2 {
   }
   static V load_n(const float* p, int n) { return _mm256_maskload_ps(p, lanes(0, n)); }
   static void store_n(float* p, V v, int n) { _mm256_maskstore_ps(p, lanes(0, n), v); }
+  // Lanes 0, 2, 4, ... of the 16 floats a then b.
+  static V even(V a, V b) {
+    const __m256 s = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 a4 a6 b4 b6
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
+  }
   static V load_strided(const float* p, int64_t stride) {
     if (stride == 1) return loadu(p);
-    if (stride == 2) {
-      const __m256 s = _mm256_shuffle_ps(loadu(p), loadu(p + 8), 0x88);  // a0 a2 b0 b2 a4 a6 b4 b6
-      return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
-    }
+    if (stride == 2) return even(loadu(p), loadu(p + 8));
     const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
                                            _mm256_set1_epi32(static_cast<int32_t>(stride)));
     return _mm256_i32gather_ps(p, idx, 4);

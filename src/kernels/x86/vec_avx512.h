@@ -33,14 +33,15 @@ struct VecAvx512 {
   }
   static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(lanes(0, n), p); }
   static void store_n(float* p, V v, int n) { _mm512_mask_storeu_ps(p, lanes(0, n), v); }
+  // Lanes 0, 2, 4, ... of the 32 floats a then b.
+  static V even(V a, V b) {
+    const __m512i idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_ps(a, idx, b);
+  }
   // Lane i from p[i * stride] (stride >= 1); reads up to p[(kLanes - 1) * stride].
   static V load_strided(const float* p, int64_t stride) {
     if (stride == 1) return loadu(p);
-    if (stride == 2) {
-      const __m512i even =
-          _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
-      return _mm512_permutex2var_ps(loadu(p), even, loadu(p + 16));
-    }
+    if (stride == 2) return even(loadu(p), loadu(p + 16));
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                            _mm512_set1_epi32(static_cast<int32_t>(stride)));
