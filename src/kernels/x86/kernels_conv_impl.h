@@ -295,6 +295,50 @@ DepthwiseRowFn pick_depthwise_row(const cpu::Conv2DParams& p) {
   return &depthwise_row_erased<T, 0, 0>;
 }
 
+// Output rows oh and oh + 1 of a 3x3 depthwise convolution with unit strides and no height
+// dilation: the four input rows they share are loaded once (12 loads for 18 FMAs, not 18).
+template <class T, int U>
+void depthwise_pair_block(const cpu::Conv2DParams& p, int64_t wp, const float* plane,
+                          const float* wk, int64_t oh, int64_t ow, typename T::V* acc0,
+                          typename T::V* acc1) {
+  constexpr int64_t kL = T::kLanes;
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) acc0[u] = acc1[u] = T::zero();
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    const float* row = plane + (oh + r) * wp + ow;
+#pragma GCC unroll 3
+    for (int kw = 0; kw < 3; ++kw) {
+      const float* src = row + kw * p.dil_w;
+      const typename T::V w0 = T::set1(r < 3 ? wk[r * 3 + kw] : 0.0f);
+      const typename T::V w1 = T::set1(r > 0 ? wk[(r - 1) * 3 + kw] : 0.0f);
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        const typename T::V x = T::loadu(src + u * kL);
+        if (r < 3) acc0[u] = T::fmadd(w0, x, acc0[u]);
+        if (r > 0) acc1[u] = T::fmadd(w1, x, acc1[u]);
+      }
+    }
+  }
+}
+
+// The epilogue and store of `count` columns of output row oh from `acc` (one vector per kLanes).
+template <class T>
+void depthwise_store(const Epilogue& e, const cpu::Conv2DParams& p, float* yo, int64_t oc,
+                     int64_t oh, int64_t ow, int64_t count, const typename T::V* acc) {
+  constexpr int64_t kL = T::kLanes;
+  for (int64_t u = 0; u * kL < count && ow + u * kL < p.out_w; ++u) {
+    const int64_t col = oh * p.out_w + ow + u * kL;
+    const int lanes = static_cast<int>(min64(kL, p.out_w - ow - u * kL));
+    const typename T::V v = finish_v<T>(e, acc[u], oc, col, lanes);
+    if (lanes == kL) {
+      T::storeu(yo + col, v);
+    } else {
+      T::store_n(yo + col, v, lanes);
+    }
+  }
+}
+
 template <class T>
 void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, const Epilogue& ep,
                      float* y, float* scratch, int64_t begin, int64_t end) {
@@ -306,6 +350,7 @@ void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, co
   const size_t plane_floats = depthwise_scratch_floats(pl);
   int64_t padded_channel = -1;
   const DepthwiseRowFn row_fn = pick_depthwise_row<T>(p);
+  const bool pairs = p.k_h == 3 && p.k_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t oc = t % p.out_c, b = t / p.out_c;
     const int64_t channel = b * p.in_c + oc / mult;
@@ -317,23 +362,32 @@ void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, co
     if (e.addend != nullptr) e.addend += b * p.out_c * e.addend_rs;
     const float* wk = w + oc * p.k_h * p.k_w;
     float* yo = y + (b * p.out_c + oc) * n;
-    for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      typename T::V acc[4];
-      int64_t ow = 0;
-      while (ow < p.out_w) {
-        const int64_t done = row_fn(p, pl.wp, scratch, wk, oh, ow, acc);
-        for (int64_t u = 0; u * kL < done && ow + u * kL < p.out_w; ++u) {
-          const int64_t col = oh * p.out_w + ow + u * kL;
-          const int lanes = static_cast<int>(min64(kL, p.out_w - ow - u * kL));
-          const typename T::V v = finish_v<T>(e, acc[u], oc, col, lanes);
-          if (lanes == kL) {
-            T::storeu(yo + col, v);
+    for (int64_t oh = 0; oh < p.out_h;) {
+      typename T::V acc[4], acc1[4];
+      if (pairs && oh + 1 < p.out_h) {
+        for (int64_t ow = 0; ow < p.out_w;) {
+          const int64_t left = p.out_w - ow;
+          const int64_t u = left > 2 * kL ? 4 : left > kL ? 2 : 1;
+          if (u == 4) {
+            depthwise_pair_block<T, 4>(p, pl.wp, scratch, wk, oh, ow, acc, acc1);
+          } else if (u == 2) {
+            depthwise_pair_block<T, 2>(p, pl.wp, scratch, wk, oh, ow, acc, acc1);
           } else {
-            T::store_n(yo + col, v, lanes);
+            depthwise_pair_block<T, 1>(p, pl.wp, scratch, wk, oh, ow, acc, acc1);
           }
+          depthwise_store<T>(e, p, yo, oc, oh, ow, u * kL, acc);
+          depthwise_store<T>(e, p, yo, oc, oh + 1, ow, u * kL, acc1);
+          ow += u * kL;
         }
+        oh += 2;
+        continue;
+      }
+      for (int64_t ow = 0; ow < p.out_w;) {
+        const int64_t done = row_fn(p, pl.wp, scratch, wk, oh, ow, acc);
+        depthwise_store<T>(e, p, yo, oc, oh, ow, done, acc);
         ow += done;
       }
+      ++oh;
     }
   }
 }
