@@ -45,36 +45,6 @@ std::string pointwise_why_not(const LayerSpec& spec) {
   return "";
 }
 
-// Conv2DParams for concrete X and W dims (pads resolved as the shape function does).
-Result<cpu::Conv2DParams> conv2d_params(const ir::Node& node, int since_version,
-                                        const TensorView& x, const TensorView& w) {
-  const ops::NodeContext ctx(node, since_version);
-  KILN_ASSIGN_OR_RETURN(kernels::ref::ConvParams rp,
-                        ops::conv_kernel_params(ctx, shape_only(x), shape_only(w)));
-  cpu::Conv2DParams p;
-  p.batch = rp.batch;
-  p.in_c = rp.in_channels;
-  p.out_c = rp.out_channels;
-  p.group = rp.group;
-  const size_t h = rp.in_dims.size() == 2 ? 0 : 1;  // 1-D: the width is the only spatial axis
-  const size_t wd = rp.in_dims.size() - 1;
-  if (h == 0) {
-    p.in_h = rp.in_dims[0];
-    p.out_h = rp.out_dims[0];
-    p.k_h = rp.kernel[0];
-    p.stride_h = rp.strides[0];
-    p.dil_h = rp.dilations[0];
-    p.pad_top = rp.pads_begin[0];
-  }
-  p.in_w = rp.in_dims[wd];
-  p.out_w = rp.out_dims[wd];
-  p.k_w = rp.kernel[wd];
-  p.stride_w = rp.strides[wd];
-  p.dil_w = rp.dilations[wd];
-  p.pad_left = rp.pads_begin[wd];
-  return p;
-}
-
 class ConvKernel final : public LayerKernel {
  public:
   ConvKernel(const LayerSpec& spec, ConvAlgo algo, const ConvEpilogueSpec& ep)
@@ -182,6 +152,35 @@ class ConvTactic final : public BuiltinTactic {
 };
 
 }  // namespace
+
+Result<cpu::Conv2DParams> conv2d_params(const ir::Node& node, int since_version,
+                                        const TensorView& x, const TensorView& w) {
+  const ops::NodeContext ctx(node, since_version);
+  KILN_ASSIGN_OR_RETURN(kernels::ref::ConvParams rp,
+                        ops::conv_kernel_params(ctx, shape_only(x), shape_only(w)));
+  cpu::Conv2DParams p;
+  p.batch = rp.batch;
+  p.in_c = rp.in_channels;
+  p.out_c = rp.out_channels;
+  p.group = rp.group;
+  const size_t h = rp.in_dims.size() == 2 ? 0 : 1;  // 1-D: the width is the only spatial axis
+  const size_t wd = rp.in_dims.size() - 1;
+  if (h == 0) {
+    p.in_h = rp.in_dims[0];
+    p.out_h = rp.out_dims[0];
+    p.k_h = rp.kernel[0];
+    p.stride_h = rp.strides[0];
+    p.dil_h = rp.dilations[0];
+    p.pad_top = rp.pads_begin[0];
+  }
+  p.in_w = rp.in_dims[wd];
+  p.out_w = rp.out_dims[wd];
+  p.k_w = rp.kernel[wd];
+  p.stride_w = rp.strides[wd];
+  p.dil_w = rp.dilations[wd];
+  p.pad_left = rp.pads_begin[wd];
+  return p;
+}
 
 std::string conv_why_not(const LayerSpec& spec, ConvAlgo algo) {
   std::string why = require_f32(spec);

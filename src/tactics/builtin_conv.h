@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "tactics/tactic.h"
 
@@ -31,6 +32,11 @@ std::string conv_why_not(const LayerSpec& spec, ConvAlgo algo);
 // The kernel object for a layer conv_why_not() accepted.
 Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec, ConvAlgo algo,
                                                       const ConvEpilogueSpec& epilogue);
+
+// Conv2DParams for concrete X and W dims (pads and auto_pad resolved as the shape function does;
+// a 1-D convolution has in_h = out_h = k_h = 1). Shared with the x86 tactics (tactics/x86).
+Result<kernels::cpu::Conv2DParams> conv2d_params(const ir::Node& node, int since_version,
+                                                 const TensorView& x, const TensorView& w);
 
 const Tactic& conv_pointwise_tactic();  // "conv.1x1_gemm.f32"
 const Tactic& conv_direct_tactic();     // "conv.direct.f32"

@@ -4,15 +4,18 @@
 #include "tactics/onednn/onednn_tactics.h"
 #include "tactics/ref_generic.h"
 #include "tactics/tactic.h"
+#include "tactics/x86/x86_common.h"
 
 namespace kiln::tactics {
 
 std::span<const Tactic* const> all_tactics() {
-  // Specific tactics first (per op in preference order: the builtin ones, then oneDNN's), the
-  // generic fallback last.
+  // Specific tactics first (per op in preference order: kiln's x86 SIMD ones, the portable builtin
+  // ones, then oneDNN's), the generic fallback last.
   static const std::vector<const Tactic*> tactics = [] {
+    std::span<const Tactic* const> simd = x86::x86_tactics();
+    std::vector<const Tactic*> v(simd.begin(), simd.end());
     std::span<const Tactic* const> builtin = builtin::builtin_tactics();
-    std::vector<const Tactic*> v(builtin.begin(), builtin.end());
+    v.insert(v.end(), builtin.begin(), builtin.end());
     std::span<const Tactic* const> onednn = onednn::onednn_tactics();
     v.insert(v.end(), onednn.begin(), onednn.end());
     v.push_back(&ref_generic_tactic());

@@ -1,0 +1,22 @@
+#pragma once
+// The entry points each ISA's translation unit defines (kernels_avx512.cc, kernels_avx2.cc);
+// kernels_dispatch.cc calls the one the plan's Isa names.
+
+#include "kernels/x86/kernels.h"
+
+#define KILN_X86_DECLARE_ISA(ns)                                                                 \
+  namespace ns {                                                                                 \
+  void conv_gemm_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);        \
+  void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed_w,            \
+                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end);  \
+  void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w,                  \
+                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end);  \
+  void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* packed); \
+  void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep, \
+                float* c, float* scratch, int64_t begin, int64_t end);                           \
+  }
+
+namespace kiln::kernels::x86 {
+KILN_X86_DECLARE_ISA(avx512)
+KILN_X86_DECLARE_ISA(avx2)
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,150 @@
+#pragma once
+// kiln's x86 SIMD kernels (AVX-512 and AVX2 + FMA), float32, NCHW: an implicit-GEMM convolution
+// (1x1 and kxk, any stride, dilation, padding and group), a depthwise convolution and a GEMM with
+// constant, prepacked B, all with a fused epilogue (scale, bias, addend, activation) applied to
+// each register tile before it is stored.
+//
+// This header is ISA-neutral: the code behind it is one template (kernels_impl.h) instantiated in
+// one translation unit per ISA (kernels_avx512.cc, kernels_avx2.cc), and these functions pick the
+// instantiation by `Isa`. Callers must check the CPU (host_cpu_features()) before asking for an
+// ISA.
+//
+// Like kernels/cpu, the kernels know parameter structs and pointers, never graphs; they are
+// single-threaded and take task ranges: a plan splits the work into independent tasks, and the
+// caller spreads [0, plan.tasks) over threads, giving each thread its own scratch. run functions
+// never allocate, and flush denormals (FTZ/DAZ) while they run.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/conv.h"
+
+namespace kiln::kernels::x86 {
+
+enum class Isa { kAvx2, kAvx512 };
+
+enum class Act : int32_t {
+  kNone,
+  kRelu,
+  kClip,       // min(max(x, alpha), beta)
+  kLeakyRelu,  // x < 0 ? alpha * x : x
+  kSigmoid,
+  kSilu,         // x * sigmoid(x)
+  kHardSwish,    // x * max(0, min(1, x / 6 + 0.5))
+  kHardSigmoid,  // max(0, min(1, alpha * x + beta))
+  kGelu,         // 0.5 * x * (1 + erf(x / sqrt(2)))
+  kTanh,
+};
+
+// y[i, j] = act(alpha * acc[i, j] + row_bias[i] + col_bias[j] + addend_scale * addend(i, j)), with
+// addend(i, j) = addend[i * addend_rs + j * addend_cs] (addend_cs is 0 or 1). Indices are the
+// whole output's: a convolution's rows are output channels, its columns output pixels, its
+// images follow each other (the conv kernels offset the pointers per image and group).
+struct Epilogue {
+  float alpha = 1.0f;
+  const float* row_bias = nullptr;
+  const float* col_bias = nullptr;
+  const float* addend = nullptr;
+  int64_t addend_rs = 0;
+  int64_t addend_cs = 0;
+  float addend_scale = 1.0f;
+  Act act = Act::kNone;
+  float act_alpha = 0.0f;
+  float act_beta = 0.0f;
+};
+
+// The register tile and depth block of an ISA's GEMM microkernel.
+struct Blocking {
+  int64_t mr = 0;     // rows of the register tile
+  int64_t nr = 0;     // columns (a multiple of the vector width)
+  int64_t lanes = 0;  // floats per vector
+  int64_t kc = 0;     // depth block (the largest; plans even out the blocks of a depth)
+};
+// The depth block keeps one B panel (kc x nr floats) at 16 KiB, half of L1, so that the A panel
+// and C tile streaming past it do not evict it. AVX-512: 8 rows x 2 zmm = 16 accumulators.
+inline constexpr Blocking kAvx512Blocking{8, 32, 16, 128};
+// AVX2: 6 rows x 2 ymm = 12 accumulators of the 16 registers.
+inline constexpr Blocking kAvx2Blocking{6, 16, 8, 256};
+inline constexpr Blocking blocking(Isa isa) {
+  return isa == Isa::kAvx512 ? kAvx512Blocking : kAvx2Blocking;
+}
+
+// --- implicit-GEMM convolution ---------------------------------------------------------------
+// Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x Cg*kh*kw] * patches [Cg*kh*kw x OH*OW]. The
+// weights are packed once into MR-row panels; the patches are packed per depth block straight
+// from the input into NR-column panels (no im2col buffer), zero where the window leaves the input.
+
+struct ConvGemmPlan {
+  Isa isa = Isa::kAvx512;
+  Blocking bl;
+  cpu::Conv2DParams p;
+  bool flat = false;  // 1x1, stride 1, no padding: each channel is one contiguous row of pixels
+  int64_t mg = 0;     // output channels per group
+  int64_t kdim = 0;   // Cg * kh * kw
+  int64_t n = 0;      // output pixels per image
+  int64_t nc = 0;     // columns per task (a multiple of nr)
+  int64_t mc = 0;     // rows per task (a multiple of mr)
+  int64_t n_blocks = 0, m_blocks = 0;
+  int64_t tasks = 0;  // batch * group * n_blocks * m_blocks
+  // Loop order within a task: column panel outside the depth blocks when the task's weights fit
+  // in L2 (they are re-read per panel, while the C tiles stay in L1), else depth block outside.
+  bool depth_inner = true;
+  // Flat plans pack B a block of flat_cols columns (a multiple of nr) at a time, one channel's
+  // pixels in one pass (conv_gemm_scratch_floats sizes the block).
+  int64_t flat_cols = 0;
+};
+
+ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads);
+// The packed weights depend on out_c, in_c, group, k_h and k_w only.
+size_t conv_gemm_packed_weights_floats(Isa isa, const cpu::Conv2DParams& p);
+// w: [out_c, in_c / group, k_h, k_w].
+void conv_gemm_pack_weights(Isa isa, const cpu::Conv2DParams& p, const float* w, float* packed);
+size_t conv_gemm_scratch_floats(const ConvGemmPlan& plan);  // per thread, 64-byte aligned
+// ep: row_bias [out_c]; addend = the residual of Y's shape (addend_rs = OH*OW, addend_cs = 1).
+void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed_w,
+                   const Epilogue& ep, float* y, float* scratch, int64_t task_begin,
+                   int64_t task_end);
+
+// --- depthwise convolution -------------------------------------------------------------------
+// group == in_c and one input channel per group (out_c = in_c * multiplier). Each task is one
+// output plane: the input plane is copied into a zero-padded scratch plane, then output rows are
+// computed a vector of output columns at a time (strided loads for stride 2).
+
+struct DepthwisePlan {
+  Isa isa = Isa::kAvx512;
+  cpu::Conv2DParams p;
+  int64_t hp = 0, wp = 0;  // the padded plane
+  int64_t tasks = 0;       // batch * out_c
+};
+bool is_depthwise(const cpu::Conv2DParams& p);
+DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p);
+size_t depthwise_scratch_floats(const DepthwisePlan& plan);  // per thread
+// w: [out_c, 1, k_h, k_w] as it is; ep as for conv_gemm_run.
+void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w, const Epilogue& ep,
+                   float* y, float* scratch, int64_t task_begin, int64_t task_end);
+
+// --- GEMM with constant B --------------------------------------------------------------------
+// C [m x n] (row stride ldc) = epilogue(A * B); A(i, p) = a[i * a_rs + p * a_cs]. B is packed once
+// into NR-column panels over its whole depth.
+
+struct GemmPlan {
+  Isa isa = Isa::kAvx512;
+  Blocking bl;
+  int64_t m = 0, n = 0, k = 0;
+  int64_t a_rs = 0, a_cs = 1, ldc = 0;
+  int64_t mc = 0, nc = 0;
+  int64_t m_blocks = 0, n_blocks = 0;
+  int64_t tasks = 0;
+};
+
+GemmPlan plan_gemm(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                   int64_t ldc, int threads);
+size_t gemm_packed_b_floats(Isa isa, int64_t k, int64_t n);
+// B(p, j) = b[p * rs + j * cs].
+void gemm_pack_b(Isa isa, const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n,
+                 float* packed);
+size_t gemm_scratch_floats(const GemmPlan& plan);  // per thread
+void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep,
+              float* c, float* scratch, int64_t task_begin, int64_t task_end);
+
+}  // namespace kiln::kernels::x86

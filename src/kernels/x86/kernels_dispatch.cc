@@ -1,0 +1,187 @@
+// The ISA-neutral half of kernels.h: plans (blocking and the split into tasks) and the dispatch
+// to the instantiation the plan's Isa names. Built without ISA flags.
+#include <algorithm>
+
+#include "kernels/x86/isa_entry.h"
+#include "kernels/x86/kernels.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+// Floats of one L2-resident block: the A block of a depth step and the C block a task revisits
+// per depth step each stay within ~512 KiB of Cascade Lake's 1 MiB L2.
+constexpr int64_t kL2BlockFloats = 128 * 1024;
+// A flat convolution's packed B block (per thread): 128 KiB, a quarter of L2.
+constexpr int64_t kFlatBlockFloats = 32 * 1024;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Rows and columns per task: as large as the L2 budget allows, then split further until the
+// tasks spread evenly over `threads` (a whole multiple of them, or many per thread), with blocks
+// equalized so no task is left with a sliver.
+struct Split {
+  int64_t mc, nc, m_blocks, n_blocks;
+};
+
+Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int threads) {
+  Split s;
+  const int64_t m_cap = std::max(bl.mr, kL2BlockFloats / bl.kc / bl.mr * bl.mr);
+  s.m_blocks = ceil_div(std::max<int64_t>(m, 1), m_cap);
+  s.mc = round_up(ceil_div(std::max<int64_t>(m, 1), s.m_blocks), bl.mr);
+  const int64_t n_cap = std::max(bl.nr, kL2BlockFloats / s.mc / bl.nr * bl.nr);
+  s.n_blocks = ceil_div(std::max<int64_t>(n, 1), n_cap);
+  s.nc = round_up(ceil_div(std::max<int64_t>(n, 1), s.n_blocks), bl.nr);
+  for (int iter = 0; iter < 64 && threads > 1; ++iter) {
+    const int64_t tasks = units * s.m_blocks * s.n_blocks;
+    if (tasks >= threads && (tasks % threads == 0 || tasks >= 4 * threads)) break;
+    if (s.nc > bl.nr) {
+      s.n_blocks += 1;
+      s.nc = round_up(ceil_div(n, s.n_blocks), bl.nr);
+      s.n_blocks = ceil_div(n, s.nc);
+    } else if (s.mc > bl.mr) {
+      s.m_blocks += 1;
+      s.mc = round_up(ceil_div(m, s.m_blocks), bl.mr);
+      s.m_blocks = ceil_div(m, s.mc);
+    } else {
+      break;
+    }
+  }
+  return s;
+}
+
+// The depth blocks of a depth k: as few as the largest block allows, of equal size (a 600-deep
+// product runs as 5 x 120, not 4 x 128 + 88).
+Blocking even_depth(Blocking bl, int64_t k) {
+  if (k > 0) bl.kc = ceil_div(k, ceil_div(k, bl.kc));
+  return bl;
+}
+
+}  // namespace
+
+// --- implicit-GEMM convolution ---------------------------------------------------------------
+
+ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads) {
+  ConvGemmPlan pl;
+  pl.isa = isa;
+  pl.p = p;
+  pl.flat = p.k_h == 1 && p.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+            p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+  pl.mg = p.out_c / p.group;
+  pl.kdim = p.in_c / p.group * p.k_h * p.k_w;
+  pl.n = p.out_h * p.out_w;
+  pl.bl = even_depth(blocking(isa), pl.kdim);
+  const Split s = split_work(pl.mg, pl.n, p.batch * p.group, pl.bl, threads);
+  pl.mc = s.mc;
+  pl.nc = s.nc;
+  pl.m_blocks = s.m_blocks;
+  pl.n_blocks = s.n_blocks;
+  pl.tasks = pl.mg == 0 || pl.n == 0 ? 0 : p.batch * p.group * pl.m_blocks * pl.n_blocks;
+  pl.depth_inner = pl.mc * pl.kdim <= kL2BlockFloats;
+  pl.flat_cols =
+      std::min(pl.nc, std::max(pl.bl.nr, kFlatBlockFloats / pl.bl.kc / pl.bl.nr * pl.bl.nr));
+  return pl;
+}
+
+size_t conv_gemm_packed_weights_floats(Isa isa, const cpu::Conv2DParams& p) {
+  const Blocking bl = blocking(isa);
+  const int64_t mg = p.out_c / p.group;
+  const int64_t kdim = p.in_c / p.group * p.k_h * p.k_w;
+  return static_cast<size_t>(p.group * round_up(mg, bl.mr) * kdim);
+}
+
+void conv_gemm_pack_weights(Isa isa, const cpu::Conv2DParams& p, const float* w, float* packed) {
+  if (isa == Isa::kAvx512) return avx512::conv_gemm_pack_weights(p, w, packed);
+  return avx2::conv_gemm_pack_weights(p, w, packed);
+}
+
+size_t conv_gemm_scratch_floats(const ConvGemmPlan& plan) {
+  // One B panel, or a flat plan's block of panels.
+  return static_cast<size_t>(plan.bl.kc * std::max(plan.bl.nr, plan.flat_cols));
+}
+
+void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed_w,
+                   const Epilogue& ep, float* y, float* scratch, int64_t task_begin,
+                   int64_t task_end) {
+  if (plan.isa == Isa::kAvx512) {
+    return avx512::conv_gemm_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+  }
+  return avx2::conv_gemm_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+}
+
+// --- depthwise -------------------------------------------------------------------------------
+
+bool is_depthwise(const cpu::Conv2DParams& p) {
+  return p.group > 1 && p.group == p.in_c && p.out_c % p.group == 0;
+}
+
+DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p) {
+  DepthwisePlan pl;
+  pl.isa = isa;
+  pl.p = p;
+  pl.hp = std::max(p.in_h + p.pad_top, (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1);
+  pl.wp = std::max(p.in_w + p.pad_left, (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  pl.tasks = p.out_h * p.out_w == 0 ? 0 : p.batch * p.out_c;
+  return pl;
+}
+
+size_t depthwise_scratch_floats(const DepthwisePlan& plan) {
+  // Slack for the last row's loads: up to 4 vectors of output columns past the last one, each
+  // reading up to 2 vectors' worth of input at stride 2 (a gather reads less).
+  const int64_t lanes = blocking(plan.isa).lanes;
+  return static_cast<size_t>(plan.hp * plan.wp + 6 * lanes * std::max<int64_t>(plan.p.stride_w, 2));
+}
+
+void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w, const Epilogue& ep,
+                   float* y, float* scratch, int64_t task_begin, int64_t task_end) {
+  if (plan.isa == Isa::kAvx512) {
+    return avx512::depthwise_run(plan, x, w, ep, y, scratch, task_begin, task_end);
+  }
+  return avx2::depthwise_run(plan, x, w, ep, y, scratch, task_begin, task_end);
+}
+
+// --- GEMM ------------------------------------------------------------------------------------
+
+GemmPlan plan_gemm(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                   int64_t ldc, int threads) {
+  GemmPlan pl;
+  pl.isa = isa;
+  pl.bl = even_depth(blocking(isa), k);
+  pl.m = m;
+  pl.n = n;
+  pl.k = k;
+  pl.a_rs = a_rs;
+  pl.a_cs = a_cs;
+  pl.ldc = ldc;
+  const Split s = split_work(m, n, 1, pl.bl, threads);
+  pl.mc = s.mc;
+  pl.nc = s.nc;
+  pl.m_blocks = s.m_blocks;
+  pl.n_blocks = s.n_blocks;
+  pl.tasks = m == 0 || n == 0 ? 0 : pl.m_blocks * pl.n_blocks;
+  return pl;
+}
+
+size_t gemm_packed_b_floats(Isa isa, int64_t k, int64_t n) {
+  return static_cast<size_t>(round_up(std::max<int64_t>(n, 1), blocking(isa).nr) * k);
+}
+
+void gemm_pack_b(Isa isa, const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n,
+                 float* packed) {
+  if (isa == Isa::kAvx512) return avx512::gemm_pack_b(b, rs, cs, k, n, packed);
+  return avx2::gemm_pack_b(b, rs, cs, k, n, packed);
+}
+
+size_t gemm_scratch_floats(const GemmPlan& plan) {
+  return static_cast<size_t>(plan.mc * plan.bl.kc);  // the packed A block of a depth step
+}
+
+void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep,
+              float* c, float* scratch, int64_t task_begin, int64_t task_end) {
+  if (plan.isa == Isa::kAvx512) {
+    return avx512::gemm_run(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
+  }
+  return avx2::gemm_run(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
+}
+
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,193 @@
+#pragma once
+// The ISA-generic kernels behind kernels.h, written over a vector-traits type T (vec_avx512.h,
+// vec_avx2.h) and instantiated once per ISA. Everything here sits in an anonymous namespace: each
+// ISA's translation unit gets its own private copy, so the linker can never hand one ISA's code to
+// another (the hazard of inline functions compiled under different -m flags).
+//
+// The GEMM core is an MR x (NV vectors) register tile (ukernel) reading an MR-row panel of A
+// (k-major, MR floats per step) and an NR-column panel of B (NR floats per step). Tails in M and N
+// use the same code: a table holds one instantiation per (rows, vectors) and the last vector's
+// store is masked. The epilogue (kernels_math.h) runs on the accumulators before the only store.
+
+#include <immintrin.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "kernels/x86/kernels.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+#include "kernels/x86/kernels_math.h"
+
+inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+inline int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+// Flush denormals to zero (FTZ) and treat denormal inputs as zero (DAZ) while a kernel runs: a
+// denormal operand costs ~100 cycles per FMA. MXCSR is per thread, so every task range sets it.
+class FlushDenormals {
+ public:
+  FlushDenormals() : saved_(_mm_getcsr()) { _mm_setcsr(saved_ | 0x8040u); }
+  ~FlushDenormals() { _mm_setcsr(saved_); }
+
+ private:
+  unsigned saved_;
+};
+
+// --- the register tile ---------------------------------------------------------------------------
+
+using UkernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+                           int last_lanes, bool accumulate, const Epilogue* ep, int64_t row,
+                           int64_t col);
+
+// c[R x NV vectors] (+)= a-panel x b-panel over kc steps; on the last depth block (ep != null) the
+// epilogue runs before the store. Only `last_lanes` lanes of the last vector are read or written.
+template <class T, int R, int NV>
+void ukernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int last_lanes,
+             bool accumulate, const Epilogue* ep, int64_t row, int64_t col) {
+  using V = typename T::V;
+  constexpr int kL = T::kLanes;
+  constexpr int kMr = T::kMr;
+  constexpr int kNr = T::kNv * kL;
+  V s[R][NV];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) s[r][v] = T::zero();
+  }
+#pragma GCC unroll 2
+  for (int64_t p = 0; p < kc; ++p) {
+    V bv[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) bv[v] = T::loadu(b + v * kL);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+      const V av = T::set1(a[r]);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) s[r][v] = T::fmadd(av, bv[v], s[r][v]);
+    }
+    a += kMr;
+    b += kNr;
+  }
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const int lanes = v == NV - 1 ? last_lanes : kL;
+      float* cp = c + r * ldc + v * kL;
+      V x = s[r][v];
+      if (accumulate) x = T::add(x, lanes == kL ? T::loadu(cp) : T::load_n(cp, lanes));
+      if (ep != nullptr) x = finish_v<T>(*ep, x, row + r, col + v * kL, lanes);
+      if (lanes == kL) {
+        T::storeu(cp, x);
+      } else {
+        T::store_n(cp, x, lanes);
+      }
+    }
+  }
+}
+
+template <class T, int... I>
+constexpr auto make_ukernel_table(std::integer_sequence<int, I...>) {
+  return std::array<UkernelFn, sizeof...(I)>{&ukernel<T, I / T::kNv + 1, I % T::kNv + 1>...};
+}
+
+template <class T>
+inline constexpr auto kUkernels =
+    make_ukernel_table<T>(std::make_integer_sequence<int, T::kMr * T::kNv>{});
+
+// One NR-column panel of C (+)= every MR-row panel of A x the B panel `b`, for one depth block:
+// the B panel stays in L1 while the A panels stream from L2. (row0, col0) is C's origin in the
+// epilogue's index space.
+template <class T>
+void column_panel(int64_t kc, int64_t m, int64_t cols, const float* pa, int64_t pa_stride,
+                  const float* b, float* c, int64_t ldc, bool accumulate, const Epilogue* ep,
+                  int64_t row0, int64_t col0) {
+  constexpr int64_t kMr = T::kMr;
+  const int64_t nv = (cols + T::kLanes - 1) / T::kLanes;
+  const int last = static_cast<int>(cols - (nv - 1) * T::kLanes);
+  const UkernelFn full = kUkernels<T>[(kMr - 1) * T::kNv + (nv - 1)];
+  int64_t i = 0;
+  for (; i + kMr <= m; i += kMr) {
+    full(kc, pa + (i / kMr) * pa_stride, b, c + i * ldc, ldc, last, accumulate, ep, row0 + i, col0);
+  }
+  if (i < m) {
+    kUkernels<T>[(m - i - 1) * T::kNv + (nv - 1)](kc, pa + (i / kMr) * pa_stride, b, c + i * ldc,
+                                                  ldc, last, accumulate, ep, row0 + i, col0);
+  }
+}
+
+// --- packing -------------------------------------------------------------------------------------
+
+// A(i, p) = a[i * rs + p * cs] for rows [0, m) and depths [k0, k0 + kc) into MR-row panels of kc
+// steps (panel stride kc * MR), rows past m zero.
+template <class T>
+void pack_a_panels(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k0, int64_t kc,
+                   float* out) {
+  constexpr int64_t kMr = T::kMr;
+  for (int64_t i = 0; i < m; i += kMr) {
+    const int64_t rows = min64(kMr, m - i);
+    float* d = out + (i / kMr) * kc * kMr;
+    for (int64_t p = 0; p < kc; ++p, d += kMr) {
+      const float* src = a + i * rs + (k0 + p) * cs;
+      int64_t r = 0;
+      for (; r < rows; ++r) d[r] = src[r * rs];
+      for (; r < kMr; ++r) d[r] = 0.0f;
+    }
+  }
+}
+
+// B(p, j) = b[p * rs + j * cs] for all k depths into NR-column panels (panel stride k * NR),
+// columns past n zero.
+template <class T>
+void pack_b_panels(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* out) {
+  constexpr int64_t kNr = T::kNv * T::kLanes;
+  for (int64_t j = 0; j < n; j += kNr) {
+    const int64_t cols = min64(kNr, n - j);
+    float* d = out + (j / kNr) * k * kNr;
+    for (int64_t p = 0; p < k; ++p, d += kNr) {
+      const float* src = b + p * rs + j * cs;
+      int64_t q = 0;
+      if (cs == 1) {
+        std::memcpy(d, src, static_cast<size_t>(cols) * sizeof(float));
+        q = cols;
+      }
+      for (; q < cols; ++q) d[q] = src[q * cs];
+      for (; q < kNr; ++q) d[q] = 0.0f;
+    }
+  }
+}
+
+// --- GEMM with prepacked B -----------------------------------------------------------------------
+
+// A task is one (row block, column block) of C; for each depth block its rows of A are packed
+// into this thread's scratch, then every column panel runs against them.
+template <class T>
+void gemm_tasks(const GemmPlan& pl, const float* a, const float* packed_b, const Epilogue& ep,
+                float* c, float* scratch, int64_t begin, int64_t end) {
+  constexpr int64_t kMr = T::kMr;
+  constexpr int64_t kNr = T::kNv * T::kLanes;
+  const FlushDenormals ftz;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t m0 = (t / pl.n_blocks) * pl.mc;
+    const int64_t n0 = (t % pl.n_blocks) * pl.nc;
+    const int64_t rows = min64(pl.mc, pl.m - m0);
+    const int64_t cols = min64(pl.nc, pl.n - n0);
+    for (int64_t k0 = 0; k0 == 0 || k0 < pl.k; k0 += pl.bl.kc) {  // k = 0: one empty block
+      const int64_t kc = min64(pl.bl.kc, pl.k - k0);
+      const bool last = k0 + kc >= pl.k;
+      pack_a_panels<T>(a + m0 * pl.a_rs, pl.a_rs, pl.a_cs, rows, k0, kc, scratch);
+      for (int64_t j = 0; j < cols; j += kNr) {
+        const float* b = packed_b + ((n0 + j) / kNr) * pl.k * kNr + k0 * kNr;
+        column_panel<T>(kc, rows, min64(kNr, cols - j), scratch, kc * kMr, b,
+                        c + m0 * pl.ldc + n0 + j, pl.ldc, k0 > 0, last ? &ep : nullptr, m0, n0 + j);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,127 @@
+#pragma once
+// The epilogue's math over a vector-traits type T (vec_avx512.h, vec_avx2.h): exp, the activations
+// and the per-tile epilogue itself. Included only by kernels_impl.h, inside its anonymous
+// namespace, so each ISA's copy stays in its own translation unit.
+//
+// Accuracy against the reference (double-free float math with std::exp, std::tanh, std::erf):
+// exp within ~2 ulp (vec_util.h's algorithm), tanh within ~1e-7 relative, erf (Abramowitz and
+// Stegun 7.1.26) within 1.5e-7 absolute, well inside the fused-kernel tolerances.
+
+// --- exp and the activations ---------------------------------------------------------------------
+
+template <class T>
+typename T::V exp_v(typename T::V x) {
+  using V = typename T::V;
+  const V xc = T::min(T::max(x, T::set1(-103.972084f)), T::set1(88.72283935f));
+  const V n = T::round(T::mul(xc, T::set1(1.44269504088896341f)));
+  V r = T::fmadd(n, T::set1(-0.693359375f), xc);  // n * ln2 split in two: exact high part
+  r = T::fmadd(n, T::set1(2.12194440e-4f), r);
+  V p = T::set1(1.0f / 5040.0f);
+  p = T::fmadd(p, r, T::set1(1.0f / 720.0f));
+  p = T::fmadd(p, r, T::set1(1.0f / 120.0f));
+  p = T::fmadd(p, r, T::set1(1.0f / 24.0f));
+  p = T::fmadd(p, r, T::set1(1.0f / 6.0f));
+  p = T::fmadd(p, r, T::set1(0.5f));
+  p = T::fmadd(p, r, T::set1(1.0f));
+  p = T::fmadd(p, r, T::set1(1.0f));
+  // 2^n as two factors so that neither leaves the normal range (n is in [-150, 128]).
+  const V n1 = T::round(T::mul(n, T::set1(0.5f)));
+  V e = T::mul(T::mul(p, T::pow2i(n1)), T::pow2i(T::sub(n, n1)));
+  e = T::select(T::lt(T::set1(88.72283935f), x), T::set1(__builtin_inff()), e);
+  e = T::select(T::lt(x, T::set1(-103.972084f)), T::zero(), e);
+  return T::select(T::is_nan(x), x, e);
+}
+
+template <class T>
+typename T::V sigmoid_v(typename T::V x) {
+  const typename T::V one = T::set1(1.0f);
+  return T::div(one, T::add(one, exp_v<T>(T::sub(T::zero(), x))));
+}
+
+// tanh: a Taylor polynomial below |x| = 0.5 (where 1 - 2 / (e^2x + 1) would cancel), that form
+// above.
+template <class T>
+typename T::V tanh_v(typename T::V x) {
+  using V = typename T::V;
+  const V ax = T::abs(x);
+  const V x2 = T::mul(x, x);
+  V p = T::set1(21844.0f / 6081075.0f);
+  p = T::fmadd(p, x2, T::set1(-1382.0f / 155925.0f));
+  p = T::fmadd(p, x2, T::set1(62.0f / 2835.0f));
+  p = T::fmadd(p, x2, T::set1(-17.0f / 315.0f));
+  p = T::fmadd(p, x2, T::set1(2.0f / 15.0f));
+  p = T::fmadd(p, x2, T::set1(-1.0f / 3.0f));
+  const V small = T::fmadd(T::mul(p, x2), x, x);
+  const V e = exp_v<T>(T::add(ax, ax));
+  const V big = T::sub(T::set1(1.0f), T::div(T::set1(2.0f), T::add(e, T::set1(1.0f))));
+  const V r = T::select(T::lt(ax, T::set1(0.5f)), small, T::xor_sign(big, x));
+  return T::select(T::is_nan(x), x, r);
+}
+
+// 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(-z) computed as erfc(z) so that it does not cancel.
+template <class T>
+typename T::V gelu_v(typename T::V x) {
+  using V = typename T::V;
+  const V z = T::mul(T::abs(x), T::set1(0.70710678118654752f));
+  const V t = T::div(T::set1(1.0f), T::fmadd(z, T::set1(0.3275911f), T::set1(1.0f)));
+  V p = T::set1(1.061405429f);
+  p = T::fmadd(p, t, T::set1(-1.453152027f));
+  p = T::fmadd(p, t, T::set1(1.421413741f));
+  p = T::fmadd(p, t, T::set1(-0.284496736f));
+  p = T::fmadd(p, t, T::set1(0.254829592f));
+  const V erfc = T::mul(T::mul(p, t), exp_v<T>(T::sub(T::zero(), T::mul(z, z))));
+  const V one_plus_erf = T::select(T::lt(x, T::zero()), erfc, T::sub(T::set1(2.0f), erfc));
+  return T::mul(T::mul(T::set1(0.5f), x), one_plus_erf);
+}
+
+template <class T>
+typename T::V activate_v(const Epilogue& ep, typename T::V x) {
+  using V = typename T::V;
+  switch (ep.act) {
+    case Act::kNone:
+      return x;
+    case Act::kRelu:
+      return T::max(T::zero(), x);
+    case Act::kClip:  // max(lo, x) keeps a NaN x (x86 max returns its second operand on NaN)
+      return T::min(T::set1(ep.act_beta), T::max(T::set1(ep.act_alpha), x));
+    case Act::kLeakyRelu:
+      return T::select(T::lt(x, T::zero()), T::mul(x, T::set1(ep.act_alpha)), x);
+    case Act::kSigmoid:
+      return sigmoid_v<T>(x);
+    case Act::kSilu:
+      return T::mul(x, sigmoid_v<T>(x));
+    case Act::kHardSwish: {
+      const V h = T::fmadd(x, T::set1(1.0f / 6.0f), T::set1(0.5f));
+      return T::mul(x, T::min(T::set1(1.0f), T::max(T::zero(), h)));
+    }
+    case Act::kHardSigmoid: {
+      const V h = T::fmadd(x, T::set1(ep.act_alpha), T::set1(ep.act_beta));
+      return T::min(T::set1(1.0f), T::max(T::zero(), h));
+    }
+    case Act::kGelu:
+      return gelu_v<T>(x);
+    case Act::kTanh:
+      return tanh_v<T>(x);
+  }
+  return x;
+}
+
+// The epilogue of one vector of output row `row`, columns [col, col + lanes): scale, biases,
+// addend, activation.
+template <class T>
+typename T::V finish_v(const Epilogue& ep, typename T::V x, int64_t row, int64_t col, int lanes) {
+  if (ep.alpha != 1.0f) x = T::mul(x, T::set1(ep.alpha));
+  if (ep.row_bias != nullptr) x = T::add(x, T::set1(ep.row_bias[row]));
+  if (ep.col_bias != nullptr) {
+    x = T::add(
+        x, lanes == T::kLanes ? T::loadu(ep.col_bias + col) : T::load_n(ep.col_bias + col, lanes));
+  }
+  if (ep.addend != nullptr) {
+    const float* a = ep.addend + row * ep.addend_rs;
+    const typename T::V v = ep.addend_cs == 0    ? T::set1(a[0])
+                            : lanes == T::kLanes ? T::loadu(a + col)
+                                                 : T::load_n(a + col, lanes);
+    x = T::fmadd(v, T::set1(ep.addend_scale), x);
+  }
+  return activate_v<T>(ep, x);
+}

@@ -1,0 +1,71 @@
+#pragma once
+// The vector-traits layer for AVX2 + FMA (8 float lanes, 16 ymm registers). Included only by
+// kernels_avx2.cc, the one translation unit compiled with AVX2 flags.
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/x86/kernels.h"
+
+namespace kiln::kernels::x86 {
+
+struct VecAvx2 {
+  using V = __m256;
+  using Mask = __m256;  // all-ones lanes where a comparison held
+  static constexpr int kLanes = 8;
+  static_assert(kAvx2Blocking.lanes == kLanes);
+  static constexpr int kMr = kAvx2Blocking.mr;
+  static constexpr int kNv = kAvx2Blocking.nr / kAvx2Blocking.lanes;
+
+  static V zero() { return _mm256_setzero_ps(); }
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V loadu(const float* p) { return _mm256_loadu_ps(p); }
+  static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  static __m256i lanes(int lo, int hi) {
+    const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i ge_lo = _mm256_cmpgt_epi32(i, _mm256_set1_epi32(lo - 1));
+    const __m256i lt_hi = _mm256_cmpgt_epi32(_mm256_set1_epi32(hi), i);
+    return _mm256_and_si256(ge_lo, lt_hi);
+  }
+  // Lanes [lo, hi) from p[lo..hi), zero elsewhere; masked addresses are never touched.
+  static V load_range(const float* p, int lo, int hi) {
+    return _mm256_maskload_ps(p, lanes(lo, hi));
+  }
+  static V load_n(const float* p, int n) { return _mm256_maskload_ps(p, lanes(0, n)); }
+  static void store_n(float* p, V v, int n) { _mm256_maskstore_ps(p, lanes(0, n), v); }
+  // Lanes 0, 2, 4, ... of the 16 floats a then b.
+  static V even(V a, V b) {
+    const __m256 s = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 a4 a6 b4 b6
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
+  }
+  static V load_strided(const float* p, int64_t stride) {
+    if (stride == 1) return loadu(p);
+    if (stride == 2) return even(loadu(p), loadu(p + 8));
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                           _mm256_set1_epi32(static_cast<int32_t>(stride)));
+    return _mm256_i32gather_ps(p, idx, 4);
+  }
+
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static V xor_sign(V mag, V sign_src) {
+    return _mm256_or_ps(mag, _mm256_and_ps(sign_src, _mm256_set1_ps(-0.0f)));
+  }
+  static Mask lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static Mask is_nan(V a) { return _mm256_cmp_ps(a, a, _CMP_UNORD_Q); }
+  static V select(Mask m, V if_true, V if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+  static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static V pow2i(V n) {
+    const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+  }
+};
+
+}  // namespace kiln::kernels::x86

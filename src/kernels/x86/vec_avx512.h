@@ -1,0 +1,80 @@
+#pragma once
+// The vector-traits layer for AVX-512 (16 float lanes, 32 zmm registers). Included only by
+// kernels_avx512.cc, the one translation unit compiled with AVX-512 flags.
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/x86/kernels.h"
+
+namespace kiln::kernels::x86 {
+
+struct VecAvx512 {
+  using V = __m512;
+  using Mask = __mmask16;  // a comparison result, for select()
+  static constexpr int kLanes = 16;
+  static_assert(kAvx512Blocking.lanes == kLanes);
+  static constexpr int kMr = kAvx512Blocking.mr;
+  static constexpr int kNv = kAvx512Blocking.nr / kAvx512Blocking.lanes;
+
+  static V zero() { return _mm512_setzero_ps(); }
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V loadu(const float* p) { return _mm512_loadu_ps(p); }
+  static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static __mmask16 lanes(int lo, int hi) {  // lanes [lo, hi), 0 <= lo <= hi <= 16
+    const uint32_t all = (1u << hi) - 1u;
+    return static_cast<__mmask16>(all & ~((1u << lo) - 1u));
+  }
+  // Lanes [lo, hi) from p[lo..hi), zero elsewhere; the other addresses are never touched (masked
+  // lanes do not fault), so p may point before or past the data.
+  static V load_range(const float* p, int lo, int hi) {
+    return _mm512_maskz_loadu_ps(lanes(lo, hi), p);
+  }
+  static V load_n(const float* p, int n) { return _mm512_maskz_loadu_ps(lanes(0, n), p); }
+  static void store_n(float* p, V v, int n) { _mm512_mask_storeu_ps(p, lanes(0, n), v); }
+  // Lanes 0, 2, 4, ... of the 32 floats a then b.
+  static V even(V a, V b) {
+    const __m512i idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    return _mm512_permutex2var_ps(a, idx, b);
+  }
+  // Lane i from p[i * stride] (stride >= 1); reads up to p[(kLanes - 1) * stride].
+  static V load_strided(const float* p, int64_t stride) {
+    if (stride == 1) return loadu(p);
+    if (stride == 2) return even(loadu(p), loadu(p + 16));
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                           _mm512_set1_epi32(static_cast<int32_t>(stride)));
+    return _mm512_i32gather_ps(idx, p, 4);
+  }
+
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  // max/min return the second operand when either is NaN (the x86 rule): max(lo, x) keeps a NaN x.
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V abs(V a) { return _mm512_abs_ps(a); }
+  static V xor_sign(V mag, V sign_src) {  // |mag| with the sign of sign_src (mag >= 0)
+    const __m512i sign =
+        _mm512_and_si512(_mm512_castps_si512(sign_src), _mm512_set1_epi32(INT32_MIN));
+    return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(mag), sign));
+  }
+  static Mask lt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static Mask is_nan(V a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
+  static V select(Mask m, V if_true, V if_false) {
+    return _mm512_mask_blend_ps(m, if_false, if_true);
+  }
+  static V round(V a) {
+    return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
+  // 2^n for integral n in [-126, 127].
+  static V pow2i(V n) {
+    const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+  }
+};
+
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,83 @@
+#include "tactics/x86/x86_common.h"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+
+#include "kernels/ref/activation.h"
+
+namespace kiln::tactics::x86 {
+
+namespace ref = kernels::ref;
+
+CpuFeatureSet isa_features(kx::Isa isa) { return isa == kx::Isa::kAvx512 ? kIsaAvx512 : kIsaAvx2; }
+
+std::string_view isa_suffix(kx::Isa isa) { return isa == kx::Isa::kAvx512 ? "avx512" : "avx2"; }
+
+std::string activation_why_not(const ir::Node& node) {
+  const std::string name = node.attrs.get_string("activation", "");
+  if (!name.empty() && !ref::parse_activation(name)) {
+    return fmt::format("unknown activation '{}'", name);
+  }
+  return "";
+}
+
+void set_activation(const ir::Node& node, kx::Epilogue& ep) {
+  const std::optional<ref::Activation> kind =
+      ref::parse_activation(node.attrs.get_string("activation", ""));
+  const std::vector<float> p = node.attrs.get_floats("activation_params");
+  ep.act_alpha = p.size() > 0 ? p[0] : 0.0f;
+  ep.act_beta = p.size() > 1 ? p[1] : 0.0f;
+  switch (kind.value_or(ref::Activation::kNone)) {
+    case ref::Activation::kNone:
+      ep.act = kx::Act::kNone;
+      return;
+    case ref::Activation::kRelu:
+      ep.act = kx::Act::kRelu;
+      return;
+    case ref::Activation::kClip:
+      ep.act = kx::Act::kClip;
+      return;
+    case ref::Activation::kLeakyRelu:
+      ep.act = kx::Act::kLeakyRelu;
+      return;
+    case ref::Activation::kSigmoid:
+      ep.act = kx::Act::kSigmoid;
+      return;
+    case ref::Activation::kSilu:
+      ep.act = kx::Act::kSilu;
+      return;
+    case ref::Activation::kHardSwish:
+      ep.act = kx::Act::kHardSwish;
+      return;
+    case ref::Activation::kHardSigmoid:
+      ep.act = kx::Act::kHardSigmoid;
+      return;
+    case ref::Activation::kGelu:
+      ep.act = kx::Act::kGelu;
+      return;
+    case ref::Activation::kTanh:
+      ep.act = kx::Act::kTanh;
+      return;
+  }
+}
+
+void ThreadScratch::resize(size_t floats_per_thread, int threads) {
+  stride_ = (floats_per_thread + 15) / 16 * 16;  // whole cache lines per slot
+  const size_t want = stride_ * static_cast<size_t>(threads) + 16;
+  if (data_.size() != want) data_.assign(want, 0.0f);
+  const auto addr = reinterpret_cast<uintptr_t>(data_.data());
+  base_ = data_.data() + ((64 - addr % 64) % 64) / sizeof(float);
+}
+
+std::span<const Tactic* const> x86_tactics() {
+  static const std::vector<const Tactic*> tactics = [] {
+    std::vector<const Tactic*> v;
+    append_x86_conv_tactics(v);
+    append_x86_gemm_tactics(v);
+    return v;
+  }();
+  return tactics;
+}
+
+}  // namespace kiln::tactics::x86

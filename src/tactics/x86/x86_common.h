@@ -1,0 +1,88 @@
+#pragma once
+// What the x86 tactics (x86_conv.cc, x86_gemm.cc) share: the ISA a tactic targets and the CPU
+// features that implies, the fused activation as a kernel epilogue, per-thread scratch, and
+// spreading a plan's tasks over the context's pool.
+
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "kernels/x86/kernels.h"
+#include "parallel/thread_pool.h"
+#include "tactics/tactic.h"
+
+namespace kiln::tactics::x86 {
+
+namespace kx = kernels::x86;
+
+// The features the ISA's translation unit was compiled for: AVX-512 F/BW/VL/DQ (and the AVX2
+// level below it), or AVX2 + FMA + F16C.
+CpuFeatureSet isa_features(kx::Isa isa);
+std::string_view isa_suffix(kx::Isa isa);  // "avx512", "avx2"
+
+// A tactic with a fixed name, op and ISA; source "kiln".
+class X86Tactic : public Tactic {
+ public:
+  X86Tactic(std::string name, std::string_view domain, std::string_view op, kx::Isa isa)
+      : name_(std::move(name)), domain_(domain), op_(op), isa_(isa) {}
+  std::string_view name() const override { return name_; }
+  std::string_view domain() const override { return domain_; }
+  std::string_view op_type() const override { return op_; }
+  uint64_t required_features() const override { return isa_features(isa_); }
+  kx::Isa isa() const { return isa_; }
+
+ private:
+  std::string name_;
+  std::string_view domain_;
+  std::string_view op_;
+  kx::Isa isa_;
+};
+
+// The node's `activation` / `activation_params` as epilogue fields (Act::kNone when absent).
+// "" when the kernels run it, else why not (an unknown name: the op's shape check refuses it too).
+std::string activation_why_not(const ir::Node& node);
+void set_activation(const ir::Node& node, kx::Epilogue& ep);
+
+// 64-byte aligned float scratch, one slot per thread; sized in reshape(), used in run().
+class ThreadScratch {
+ public:
+  void resize(size_t floats_per_thread, int threads);
+  float* slot(int64_t i) { return base_ + static_cast<size_t>(i) * stride_; }
+
+ private:
+  std::vector<float> data_;
+  float* base_ = nullptr;
+  size_t stride_ = 0;
+};
+
+inline int pool_threads(parallel::ThreadPool* pool) { return pool == nullptr ? 1 : pool->size(); }
+
+// Runs fn(slot, begin, end) over [0, tasks) split into at most pool_threads() contiguous parts,
+// one per thread; slot is the part's index (its scratch slot). Never allocates.
+template <typename F>
+void run_tasks(parallel::ThreadPool* pool, int64_t tasks, F&& fn) {
+  const int64_t parts = std::min<int64_t>(pool_threads(pool), tasks);
+  if (parts <= 1) {
+    if (tasks > 0) fn(int64_t{0}, int64_t{0}, tasks);
+    return;
+  }
+  auto body = [&](int64_t b, int64_t e) {
+    for (int64_t s = b; s < e; ++s) fn(s, s * tasks / parts, (s + 1) * tasks / parts);
+  };
+  parallel::parallel_for(pool, parts, 1, body);
+}
+
+// A zeroed 1-D float32 tensor of n floats, for prepack()'s result.
+inline Tensor packed_tensor(size_t n) { return Tensor(DType::kF32, {static_cast<int64_t>(n)}); }
+
+void append_x86_conv_tactics(std::vector<const Tactic*>& out);  // x86_conv.cc
+void append_x86_gemm_tactics(std::vector<const Tactic*>& out);  // x86_gemm.cc
+
+// Every x86 tactic, in preference order (registry.cc puts them before the builtin ones).
+std::span<const Tactic* const> x86_tactics();
+
+}  // namespace kiln::tactics::x86

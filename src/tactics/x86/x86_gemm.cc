@@ -1,0 +1,184 @@
+// Gemm, MatMul and kiln.FusedGemm with a constant B on kiln's x86 GEMM (kernels/x86): B is packed
+// into the microkernel's column panels when the engine is built (prepack); alpha, C (any
+// broadcast, scaled by beta) and the activation run in the epilogue. A batched A (MatMul,
+// FusedGemm) is one tall matrix of rows against the single B.
+#include <fmt/format.h>
+
+#include "tactics/builtin_util.h"
+#include "tactics/x86/x86_common.h"
+
+namespace kiln::tactics::x86 {
+namespace {
+
+using builtin::input_f32;
+using builtin::layer_error;
+using builtin::optional_input;
+
+enum class GemmOp { kGemm, kMatMul, kFusedGemm };
+
+std::string gemm_why_not(const LayerSpec& spec, GemmOp op) {
+  std::string why = builtin::require_f32(spec);
+  if (!why.empty()) return why;
+  if (op == GemmOp::kGemm) {
+    why = builtin::require_rank(spec, 0, 2, 2);
+  } else {
+    why = builtin::require_rank(spec, 0, 2, 64);
+  }
+  if (why.empty()) why = builtin::require_rank(spec, 1, 2, 2);
+  if (!why.empty()) {
+    return op == GemmOp::kMatMul ? why + " (this tactic multiplies by one constant 2-D B)" : why;
+  }
+  if (op != GemmOp::kMatMul && spec.has_input(2)) {
+    why = builtin::require_rank(spec, 2, 0, 2);
+    if (!why.empty()) return why;
+  }
+  if (op == GemmOp::kFusedGemm) why = activation_why_not(*spec.node);
+  if (!why.empty()) return why;
+  if (spec.constant(1) == nullptr) {
+    return "input 1 (B) is not a constant: this tactic packs it when the engine is built";
+  }
+  return "";
+}
+
+class X86GemmKernel final : public LayerKernel {
+ public:
+  X86GemmKernel(const LayerSpec& spec, GemmOp op, kx::Isa isa)
+      : node_(*spec.node), op_(op), isa_(isa) {
+    if (op != GemmOp::kMatMul) {
+      trans_a_ = node_.attrs.get_int("transA", 0) != 0;
+      trans_b_ = node_.attrs.get_int("transB", 0) != 0;
+      epilogue_.alpha = node_.attrs.get_float("alpha", 1.0f);
+      beta_ = node_.attrs.get_float("beta", 1.0f);
+    }
+    if (op == GemmOp::kFusedGemm) set_activation(node_, epilogue_);
+  }
+
+  // The engine's prepacked B when it has the size this ISA's layout needs, else packed here.
+  void set_weights(const LayerSpec& spec) {
+    const Tensor& b = *spec.constant(1);
+    k_ = b.dim(trans_b_ ? 1 : 0);
+    n_ = b.dim(trans_b_ ? 0 : 1);
+    const size_t floats = kx::gemm_packed_b_floats(isa_, k_, n_);
+    const Tensor* pre = spec.prepacked;
+    if (pre != nullptr && pre->dtype() == DType::kF32 &&
+        static_cast<size_t>(pre->numel()) == floats) {
+      packed_ = pre->data<float>();
+      return;
+    }
+    own_.assign(floats, 0.0f);
+    kx::gemm_pack_b(isa_, b.data<float>(), trans_b_ ? 1 : n_, trans_b_ ? k_ : 1, k_, n_,
+                    own_.data());
+    packed_ = own_.data();
+  }
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const TensorView& a = in[0];
+    const bool batched = a.rank() > 2;
+    const int64_t k = trans_a_ ? a.dim(0) : a.dim(a.rank() - 1);
+    const int64_t m = trans_a_ ? a.dim(1) : (k == 0 ? 0 : a.numel() / k);
+    if (k != k_) {
+      return layer_error(node_, "A [{}] has K = {} but B has K = {}", dims_to_string(a.dims), k,
+                         k_);
+    }
+    const TensorView& y = out[0];
+    if (y.numel() != m * n_ || y.rank() < 1 || y.dim(y.rank() - 1) != n_) {
+      return layer_error(node_, "output is [{}] but A x B is {} x {}", dims_to_string(y.dims), m,
+                         n_);
+    }
+    epilogue_.addend_rs = epilogue_.addend_cs = 0;
+    epilogue_.addend_scale = beta_;
+    if (const TensorView* c = optional_input(in, 2); c != nullptr && op_ != GemmOp::kMatMul) {
+      const int64_t cn = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
+      const int64_t cm = c->rank() == 2 ? c->dim(0) : 1;
+      if (c->rank() > 2 || (cn != 1 && cn != n_) || (cm != 1 && (cm != m || batched))) {
+        return layer_error(node_, "C [{}] does not broadcast to [{}, {}]", dims_to_string(c->dims),
+                           batched ? 1 : m, n_);
+      }
+      epilogue_.addend_cs = cn == 1 ? 0 : 1;
+      epilogue_.addend_rs = cm == 1 ? 0 : cn;
+    }
+    plan_ = kx::plan_gemm(isa_, m, n_, k, trans_a_ ? 1 : k, trans_a_ ? m : 1, n_,
+                          pool_threads(thread_pool()));
+    scratch_.resize(kx::gemm_scratch_floats(plan_), pool_threads(thread_pool()));
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    kx::Epilogue ep = epilogue_;
+    if (op_ != GemmOp::kMatMul) ep.addend = input_f32(in, 2);
+    const float* a = input_f32(in, 0);
+    auto* c = static_cast<float*>(out[0].data);
+    auto body = [&](int64_t slot, int64_t b, int64_t e) {
+      kx::gemm_run(plan_, a, packed_, ep, c, scratch_.slot(slot), b, e);
+    };
+    run_tasks(thread_pool(), plan_.tasks, body);
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  GemmOp op_;
+  kx::Isa isa_;
+  bool trans_a_ = false;
+  bool trans_b_ = false;
+  float beta_ = 1.0f;
+  int64_t k_ = 0, n_ = 0;
+  kx::Epilogue epilogue_;          // alpha, C's strides and scale, the activation
+  const float* packed_ = nullptr;  // into own_ or the engine's prepacked tensor
+  std::vector<float> own_;
+  kx::GemmPlan plan_;
+  ThreadScratch scratch_;
+};
+
+std::string_view op_prefix(GemmOp op) {
+  return op == GemmOp::kGemm ? "gemm" : op == GemmOp::kMatMul ? "matmul" : "fused_gemm";
+}
+
+class X86GemmTactic final : public X86Tactic {
+ public:
+  X86GemmTactic(GemmOp op, kx::Isa isa)
+      : X86Tactic(fmt::format("{}.packed.f32.{}", op_prefix(op), isa_suffix(isa)),
+                  op == GemmOp::kFusedGemm ? "kiln" : "",
+                  op == GemmOp::kGemm     ? "Gemm"
+                  : op == GemmOp::kMatMul ? "MatMul"
+                                          : "FusedGemm",
+                  isa),
+        op_(op) {}
+
+  std::string why_not(const LayerSpec& spec) const override { return gemm_why_not(spec, op_); }
+
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    auto kernel = std::make_unique<X86GemmKernel>(spec, op_, isa());
+    kernel->set_weights(spec);
+    return std::unique_ptr<LayerKernel>(std::move(kernel));
+  }
+
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    const Tensor* b = spec.constant(1);
+    if (b == nullptr) return Tensor();
+    const bool tb = op_ != GemmOp::kMatMul && spec.node->attrs.get_int("transB", 0) != 0;
+    const int64_t k = b->dim(tb ? 1 : 0), n = b->dim(tb ? 0 : 1);
+    Tensor packed = packed_tensor(kx::gemm_packed_b_floats(isa(), k, n));
+    kx::gemm_pack_b(isa(), b->data<float>(), tb ? 1 : n, tb ? k : 1, k, n, packed.data<float>());
+    return packed;
+  }
+
+ private:
+  GemmOp op_;
+};
+
+}  // namespace
+
+void append_x86_gemm_tactics(std::vector<const Tactic*>& out) {
+  static const std::vector<X86GemmTactic> tactics = [] {
+    std::vector<X86GemmTactic> v;
+    for (kx::Isa isa : {kx::Isa::kAvx512, kx::Isa::kAvx2}) {
+      for (GemmOp op : {GemmOp::kGemm, GemmOp::kMatMul, GemmOp::kFusedGemm})
+        v.emplace_back(op, isa);
+    }
+    return v;
+  }();
+  for (const X86GemmTactic& t : tactics) out.push_back(&t);
+}
+
+}  // namespace kiln::tactics::x86

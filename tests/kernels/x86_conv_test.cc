@@ -1,0 +1,343 @@
+// conv.{gemm1x1,im2col,depthwise}.f32.{avx512,avx2} and their fused_conv twins against the
+// reference Conv / kiln.FusedConv: channel, pixel and depth tails of the register tile and
+// blocks, strides, dilations, symmetric and asymmetric padding, groups, depthwise with a
+// multiplier, 1-D convolution, every activation with and without bias and residual, batches,
+// threads, and the prepacked (engine) path. Skipped where the host lacks the ISA.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "base/cpu_features.h"
+#include "kernels/x86_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// Sums of a few hundred products in float against the reference's double.
+constexpr Tolerance kConvTol{1e-4, 5e-5};
+// The epilogue's exp / erf / tanh approximations on top.
+constexpr Tolerance kActTol{1e-4, 1e-4};
+
+struct ConvGeom {
+  int64_t batch = 1, cin = 1, cout = 1, group = 1;
+  int64_t h = 5, w = 7;
+  int64_t kh = 3, kw = 3;
+  int64_t stride = 1, pad = 0, dil = 1;
+};
+
+int64_t out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  return (in + 2 * pad - (k - 1) * dil - 1) / stride + 1;
+}
+
+bool fits(const ConvGeom& g) {
+  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;  // the window, dilated
+  if (g.h + 2 * g.pad < span || g.w + 2 * g.pad < span) return false;
+  return out_dim(g.h, g.kh, g.stride, g.pad, g.dil) >= 1 &&
+         out_dim(g.w, g.kw, g.stride, g.pad, g.dil) >= 1;
+}
+
+OpCase conv_case(const ConvGeom& g, bool bias = true, bool const_w = true, uint64_t seed = 1) {
+  OpCase c;
+  c.op_type = "Conv";
+  c.attrs = attrs({{"group", g.group},
+                   {"strides", Ints{g.stride, g.stride}},
+                   {"pads", Ints{g.pad, g.pad, g.pad, g.pad}},
+                   {"dilations", Ints{g.dil, g.dil}}});
+  c.inputs.push_back(in(random_f32({g.batch, g.cin, g.h, g.w}, seed)));
+  Tensor w = random_f32({g.cout, g.cin / g.group, g.kh, g.kw}, seed + 1);
+  c.inputs.push_back(const_w ? constant(w) : in(w));
+  c.inputs.push_back(bias ? constant(random_f32({g.cout}, seed + 2)) : absent());
+  return c;
+}
+
+OpCase fused_case(const ConvGeom& g, bool bias, bool residual, const std::string& act,
+                  std::vector<float> params = {}) {
+  OpCase c = conv_case(g, bias);
+  c.op_type = "FusedConv";
+  c.domain = "kiln";
+  c.opset = 1;
+  if (!act.empty()) c.attrs.set("activation", act);
+  if (!params.empty()) c.attrs.set("activation_params", params);
+  if (residual) {
+    const Dims y{g.batch, g.cout, out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
+                 out_dim(g.w, g.kw, g.stride, g.pad, g.dil)};
+    c.inputs.push_back(in(random_f32(y, 9)));
+  }
+  if (!bias && !residual) c.inputs.pop_back();
+  return c;
+}
+
+std::string name(const std::string& kind, const std::string& isa, bool fused = false) {
+  return (fused ? "fused_conv." : "conv.") + kind + ".f32." + isa;
+}
+
+const ConvGeom kChannelCases[] = {
+    {.cin = 1, .cout = 1},
+    {.cin = 3, .cout = 7},
+    {.cin = 7, .cout = 17},
+    {.cin = 17, .cout = 3},
+    {.cin = 33, .cout = 35},
+    {.cin = 6, .cout = 9, .group = 3},
+    {.cin = 32, .cout = 32, .group = 2},
+};
+
+TEST(X86ConvTactic, Im2colOverChannelsKernelsStridesPadsDilations) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& base : kChannelCases) {
+      for (int64_t k : {2, 3}) {
+        for (int64_t stride : {1, 2}) {
+          for (int64_t pad : {0, 1}) {
+            for (int64_t dil : {1, 2}) {
+              ConvGeom g = base;
+              g.h = 6;
+              g.w = 13;
+              g.kh = g.kw = k;
+              g.stride = stride;
+              g.pad = pad;
+              g.dil = dil;
+              if (fits(g)) expect_matches_reference(name("im2col", isa), conv_case(g), kConvTol);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(X86ConvTactic, Im2colOverPixelAndDepthBlocks) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom cases[] = {
+      // Many column panels, rows split across panels, a depth above one block (40 * 9 = 360).
+      {.batch = 2, .cin = 40, .cout = 70, .h = 11, .w = 37, .pad = 1},
+      {.cin = 5, .cout = 20, .h = 23, .w = 3, .stride = 1, .pad = 2},
+      {.cin = 3, .cout = 8, .h = 17, .w = 19, .kh = 7, .kw = 7, .stride = 2, .pad = 3},  // a stem
+      {.cin = 2, .cout = 4, .h = 5, .w = 6, .kh = 5, .kw = 1, .pad = 2},
+      {.cin = 16, .cout = 16, .h = 1, .w = 1, .pad = 1},
+  };
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : cases) {
+      expect_matches_reference(name("im2col", isa), conv_case(g), kConvTol);
+      expect_matches_reference(name("im2col", isa), conv_case(g, false), kConvTol);
+    }
+  }
+}
+
+TEST(X86ConvTactic, Gemm1x1OverChannelsPixelsStridesAndPads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (int64_t cin : {1, 3, 17, 300}) {
+      for (int64_t cout : {1, 7, 33}) {
+        for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {7, 7}, {13, 29}}) {
+          for (int64_t stride : {1, 2}) {
+            const ConvGeom g{.batch = 2,
+                             .cin = cin,
+                             .cout = cout,
+                             .h = h,
+                             .w = w,
+                             .kh = 1,
+                             .kw = 1,
+                             .stride = stride};
+            expect_matches_reference(name("gemm1x1", isa), conv_case(g), kConvTol);
+          }
+        }
+      }
+    }
+    expect_matches_reference(
+        name("gemm1x1", isa),
+        conv_case({.cin = 12, .cout = 8, .group = 4, .h = 5, .w = 6, .kh = 1, .kw = 1}), kConvTol);
+    expect_matches_reference(
+        name("gemm1x1", isa),
+        conv_case({.cin = 5, .cout = 9, .h = 6, .w = 7, .kh = 1, .kw = 1, .stride = 3, .pad = 1}),
+        kConvTol);
+    expect_matches_reference(name("gemm1x1", isa),
+                             conv_case({.cin = 64, .cout = 80, .h = 16, .w = 40, .kh = 1, .kw = 1}),
+                             kConvTol);
+  }
+}
+
+TEST(X86ConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (auto [c, mult] : {std::pair<int64_t, int64_t>{3, 1}, {7, 1}, {17, 1}, {4, 2}}) {
+      for (int64_t k : {3, 5}) {
+        for (int64_t stride : {1, 2}) {
+          for (int64_t pad : {0, 1, 2}) {
+            for (int64_t dil : {1, 2}) {
+              for (int64_t w : {1, 7, 19, 70}) {
+                // Heights 6 and 7: odd output heights leave a row after the row pairs.
+                ConvGeom g{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
+                g.kh = g.kw = k;
+                g.stride = stride;
+                g.pad = pad;
+                g.dil = dil;
+                if (fits(g)) {
+                  expect_matches_reference(name("depthwise", isa), conv_case(g), kConvTol);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    const ConvGeom g{.batch = 2, .cin = 5, .cout = 5, .group = 5, .h = 9, .w = 8, .pad = 1};
+    expect_matches_reference(name("depthwise", isa), conv_case(g, false, false), kConvTol);
+  }
+}
+
+TEST(X86ConvTactic, AutoPadAsymmetricPadsAndOneDimensional) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+      for (int64_t stride : {1, 2}) {
+        OpCase c;
+        c.op_type = "Conv";
+        c.attrs = attrs({{"auto_pad", std::string(mode)}, {"strides", Ints{stride, stride}}});
+        c.inputs = {in(random_f32({1, 3, 8, 7}, 3)), constant(random_f32({4, 3, 3, 2}, 4))};
+        expect_matches_reference(name("im2col", isa), c, kConvTol);
+      }
+    }
+    OpCase c;
+    c.op_type = "Conv";
+    c.attrs = attrs({{"pads", Ints{0, 2, 1, 0}}, {"strides", Ints{1, 2}}});
+    c.inputs = {in(random_f32({1, 3, 6, 9}, 5)), constant(random_f32({2, 3, 3, 3}, 6)),
+                constant(random_f32({2}, 7))};
+    expect_matches_reference(name("im2col", isa), c, kConvTol);
+    c.attrs = attrs({{"pads", Ints{0, 2, 1, 0}}, {"strides", Ints{1, 2}}, {"group", int64_t{3}}});
+    c.inputs = {in(random_f32({1, 3, 6, 9}, 5)), constant(random_f32({3, 1, 3, 3}, 6))};
+    expect_matches_reference(name("depthwise", isa), c, kConvTol);
+    for (int64_t stride : {1, 2}) {
+      OpCase d;
+      d.op_type = "Conv";
+      d.attrs = attrs({{"pads", Ints{1, 2}}, {"strides", Ints{stride}}, {"dilations", Ints{2}}});
+      d.inputs = {in(random_f32({2, 5, 17}, 8)), constant(random_f32({3, 5, 3}, 9)),
+                  constant(random_f32({3}, 10))};
+      expect_matches_reference(name("im2col", isa), d, kConvTol);
+      d.attrs.set("group", int64_t{5});
+      d.inputs[1] = constant(random_f32({10, 1, 3}, 9));
+      d.inputs[2] = constant(random_f32({10}, 10));
+      expect_matches_reference(name("depthwise", isa), d, kConvTol);
+      d.attrs = attrs({{"strides", Ints{stride}}});
+      d.inputs[1] = constant(random_f32({4, 5, 1}, 9));
+      d.inputs[2] = constant(random_f32({4}, 10));
+      expect_matches_reference(name("gemm1x1", isa), d, kConvTol);
+    }
+  }
+}
+
+struct ActCase {
+  std::string name;
+  std::vector<float> params;
+};
+
+const ActCase kActivations[] = {
+    {"", {}},
+    {"Relu", {}},
+    {"Clip", {0.0f, 6.0f}},
+    {"Clip", {-0.5f, 0.25f}},
+    {"LeakyRelu", {0.1f}},
+    {"Sigmoid", {}},
+    {"Silu", {}},
+    {"HardSwish", {}},
+    {"HardSigmoid", {0.2f, 0.5f}},
+    {"Gelu", {}},
+    {"Tanh", {}},
+};
+
+TEST(X86FusedConvTactic, EveryActivationWithAndWithoutBiasAndResidual) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const std::pair<const char*, ConvGeom> kinds[] = {
+      {"im2col", {.batch = 2, .cin = 7, .cout = 17, .h = 6, .w = 9, .pad = 1}},
+      {"gemm1x1", {.batch = 2, .cin = 20, .cout = 9, .h = 5, .w = 7, .kh = 1, .kw = 1}},
+      {"depthwise", {.batch = 2, .cin = 6, .cout = 12, .group = 6, .h = 7, .w = 21, .pad = 1}},
+  };
+  for (const std::string& isa : isas) {
+    for (const auto& [kind, g] : kinds) {
+      for (const ActCase& act : kActivations) {
+        for (bool bias : {false, true}) {
+          for (bool residual : {false, true}) {
+            SCOPED_TRACE(act.name + (bias ? " + bias" : "") + (residual ? " + residual" : ""));
+            ConvGeom scaled = g;
+            expect_matches_reference(name(kind, isa, true),
+                                     fused_case(scaled, bias, residual, act.name, act.params),
+                                     kActTol);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(X86ConvTactic, PrepackedAndThreadedMatchTheReference) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (int threads : {1, 2, 3}) {
+      expect_matches_reference_prepacked(
+          name("im2col", isa),
+          conv_case({.batch = 3, .cin = 9, .cout = 19, .h = 10, .w = 11, .pad = 1}), kConvTol,
+          threads);
+      expect_matches_reference_prepacked(
+          name("im2col", isa), conv_case({.cin = 16, .cout = 70, .h = 3, .w = 3, .pad = 1}),
+          kConvTol, threads);
+      expect_matches_reference_prepacked(
+          name("gemm1x1", isa),
+          conv_case({.cin = 33, .cout = 40, .h = 14, .w = 15, .kh = 1, .kw = 1}), kConvTol,
+          threads);
+      expect_matches_reference_prepacked(name("depthwise", isa),
+                                         conv_case({.batch = 2,
+                                                    .cin = 5,
+                                                    .cout = 5,
+                                                    .group = 5,
+                                                    .h = 9,
+                                                    .w = 30,
+                                                    .stride = 2,
+                                                    .pad = 1}),
+                                         kConvTol, threads);
+      expect_matches_reference_prepacked(
+          name("im2col", isa, true),
+          fused_case({.batch = 2, .cin = 8, .cout = 24, .h = 9, .w = 9, .pad = 1}, true, true,
+                     "Relu"),
+          kConvTol, threads);
+    }
+  }
+}
+
+TEST(X86ConvTactic, RefusesWhatItCannotRun) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    expect_rejected(name("gemm1x1", isa), conv_case({.cin = 3, .cout = 3}), "not 1x1");
+    expect_rejected(name("im2col", isa), conv_case({.cin = 3, .cout = 3, .kh = 1, .kw = 1}),
+                    "1x1 kernel");
+    expect_rejected(name("im2col", isa), conv_case({.cin = 4, .cout = 4, .group = 4}), "depthwise");
+    expect_rejected(name("depthwise", isa), conv_case({.cin = 4, .cout = 4, .group = 2}),
+                    "not depthwise");
+    expect_rejected(name("im2col", isa), conv_case({.cin = 3, .cout = 3}, true, false),
+                    "not a constant");
+    OpCase c;
+    c.op_type = "Conv";
+    c.inputs = {in(Tensor(DType::kF64, {1, 2, 4, 4})), constant(Tensor(DType::kF64, {2, 2, 3, 3}))};
+    expect_rejected(name("im2col", isa), c, "float64");
+    c.inputs = {in(random_f32({1, 2, 4, 4, 4}, 1)), constant(random_f32({2, 2, 3, 3, 3}, 2))};
+    expect_rejected(name("im2col", isa), c, "rank 5");
+  }
+}
+
+TEST(X86ConvTactic, DeclaresItsIsa) {
+  for (const std::string isa : {"avx512", "avx2"}) {
+    const tactics::Tactic* t = tactics::find_tactic(name("im2col", isa));
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->source(), "kiln");
+    EXPECT_EQ(t->required_features(), isa == "avx512" ? kIsaAvx512 : kIsaAvx2);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing

@@ -1,0 +1,46 @@
+#include "kernels/x86_test_util.h"
+
+#include "base/cpu_features.h"
+#include "parallel/thread_pool.h"
+
+namespace kiln::testing {
+
+std::vector<std::string> x86_isas() {
+  const CpuFeatureSet host = host_cpu_features();
+  std::vector<std::string> out;
+  if ((host & kIsaAvx512) == kIsaAvx512) out.push_back("avx512");
+  if ((host & kIsaAvx2) == kIsaAvx2) out.push_back("avx2");
+  return out;
+}
+
+void expect_matches_reference_prepacked(const std::string& name, const OpCase& c, Tolerance tol,
+                                        int threads) {
+  SCOPED_TRACE(name + " prepacked, " + std::to_string(threads) + " thread(s), on " + case_text(c));
+  auto og = build_op_graph(c);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  const tactics::Tactic* tactic = tactics::find_tactic(name);
+  ASSERT_NE(tactic, nullptr) << "no tactic named " << name;
+  tactics::LayerSpec spec = layer_spec(og->graph);
+  ASSERT_EQ(tactic->why_not(spec), "");
+  auto packed = tactic->prepack(spec);
+  ASSERT_TRUE(packed.is_ok()) << packed.status().to_string();
+  if (packed->defined()) spec.prepacked = &*packed;
+  auto kernel = tactic->instantiate(spec);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
+  std::unique_ptr<parallel::ThreadPool> pool;
+  if (threads > 1) {
+    pool = std::make_unique<parallel::ThreadPool>(threads);
+    (*kernel)->set_thread_pool(pool.get());
+  }
+  auto got = run_layer_kernel(**kernel, *og);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(got->run_allocations, 0) << "run() allocated";
+  auto want = run_op(c);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  ASSERT_EQ(got->outputs.size(), want->size());
+  for (size_t i = 0; i < want->size(); ++i) {
+    EXPECT_EQ(compare_tensors(got->outputs[i], (*want)[i], tol), "") << "output " << i;
+  }
+}
+
+}  // namespace kiln::testing

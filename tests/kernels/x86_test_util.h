@@ -1,0 +1,27 @@
+#pragma once
+// Helpers for the x86 tactic tests (x86_conv_test.cc, x86_gemm_test.cc): which ISAs this host
+// (and KILN_MAX_ISA) allows, and running a tactic through the engine's prepacked path or on a
+// pool of threads.
+
+#include <string>
+#include <vector>
+
+#include "kernels/tactic_test_util.h"
+
+namespace kiln::testing {
+
+// "avx512" and/or "avx2": the suffixes of the x86 tactics host_cpu_features() can run.
+std::vector<std::string> x86_isas();
+
+// Skips the test (GTEST_SKIP in the caller) when empty.
+#define KILN_REQUIRE_X86_ISA(isas)                                                                 \
+  do {                                                                                             \
+    if ((isas).empty()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has neither AVX2 nor AVX-512"; \
+  } while (0)
+
+// As expect_matches_reference, but the kernel is made from the tactic's prepack() result (the
+// engine's path) and runs on a pool of `threads` (1: no pool).
+void expect_matches_reference_prepacked(const std::string& tactic, const OpCase& c, Tolerance tol,
+                                        int threads);
+
+}  // namespace kiln::testing
