@@ -233,6 +233,10 @@ TEST(ExecExports, SummaryMatchesTheDocumentedSchema) {
   rec.layer_names = {"relu"};
   const nlohmann::ordered_json j = summary_json(rec);
   expect_conforms(j, summary_schema());
+  EXPECT_EQ(j["source"]["tool"], "kiln exec");
+  EXPECT_EQ(j["model"]["name"], "m");
+  EXPECT_EQ(j["model"]["batch"], 2);
+  EXPECT_EQ(j["environment"]["device"], rec.environment.cpu_model);
   EXPECT_EQ(j["results"]["queries"], 40);
   EXPECT_EQ(j["results"]["queries_per_stream"], json::parse("[20, 20]"));
   EXPECT_EQ(j["execution"]["cores_used"], 2);

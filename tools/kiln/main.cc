@@ -12,6 +12,7 @@
 #include "inspect_command.h"
 #include "kiln/version.h"
 #include "list_ops.h"
+#include "report/parse_trtexec_command.h"
 #include "run_command.h"
 
 namespace {
@@ -100,6 +101,20 @@ void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
   c->add_option("--layout", o.layout, "Images: NCHW or NHWC (default: from the input's shape)");
 }
 
+void add_parse_trtexec(CLI::App& app, kiln::cli::report::ParseTrtexecOptions& o) {
+  auto* p =
+      app.add_subcommand("parse-trtexec",
+                         "Read a TensorRT trtexec log (7.x to 11.x) into kiln's summary JSON: "
+                         "kiln parse-trtexec log.txt -o summary.json");
+  p->add_option("log", o.log, "trtexec's output, as saved")->required();
+  p->add_option("-o,--output", o.output, "Summary JSON to write")->required();
+  p->add_option("--model", o.model, "Model name when the log's command line names no model file");
+  p->add_option("--precision", o.precision,
+                "Precision when the log has no command line (fp32, fp16, int8, best, ...)");
+  p->add_option("--batch", o.batch, "Batch when the command line has neither --batch nor --shapes")
+      ->check(CLI::PositiveNumber);
+}
+
 void add_inspect(CLI::App& app, kiln::cli::InspectOptions& o) {
   auto* i = app.add_subcommand("inspect", "Describe an engine: layers, tactics, memory, profiles");
   i->add_option("engine", o.engine, "Engine file")->required();
@@ -146,6 +161,8 @@ int run_cli(int argc, char** argv) {
   add_inspect(app, inspect_opts);
   kiln::cli::calibrate::CalibrateOptions calibrate_opts;
   add_calibrate(app, calibrate_opts);
+  kiln::cli::report::ParseTrtexecOptions parse_trtexec_opts;
+  add_parse_trtexec(app, parse_trtexec_opts);
   app.add_subcommand(
       "exec", "Benchmark an engine like trtexec: kiln exec --onnx=m.onnx (kiln exec --help)");
   std::string list_format = "text";
@@ -167,6 +184,8 @@ int run_cli(int argc, char** argv) {
     }
   } else if (app.got_subcommand("calibrate")) {
     status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout, std::cerr);
+  } else if (app.got_subcommand("parse-trtexec")) {
+    status = kiln::cli::report::parse_trtexec_command(parse_trtexec_opts, std::cout);
   } else if (app.got_subcommand("inspect")) {
     status = kiln::cli::inspect_command(inspect_opts, std::cout);
   } else if (app.got_subcommand("list-ops")) {

@@ -77,6 +77,7 @@ nlohmann::ordered_json environment_json(const Environment& e) {
         {"load_average_1min",
          e.load_average_1min < 0 ? json(nullptr) : json(e.load_average_1min)}}},
       {"os", e.os},
+      {"device", e.cpu_model},
       {"kiln",
        {{"version", e.kiln_version},
         {"git_commit", e.git_commit},

@@ -181,6 +181,9 @@ json results_json(const RunRecord& r) {
           {"latency_ms", stats_json(s.latency, p)},
           {"enqueue_ms", stats_json(s.enqueue, p)},
           {"compute_ms", stats_json(s.compute, p)},
+          {"h2d_ms", nullptr},
+          {"d2h_ms", nullptr},
+          {"end_to_end_ms", nullptr},
           {"stable", s.compute.cov_percent <= kUnstableCovPercent},
           {"warnings", r.warnings}};
 }
@@ -236,6 +239,19 @@ json layer_info_json(const engine::Plan& plan, const engine::ResolvedShapes* sha
   return {{"Layers", std::move(layers)}, {"Bindings", std::move(bindings)}};
 }
 
+// The model's name for reports: the file's stem.
+json model_name(const ExecOptions& o) {
+  const std::string& file = o.onnx.empty() ? o.load_engine : o.onnx;
+  if (file.empty()) return nullptr;
+  return std::filesystem::path(file).stem().string();
+}
+
+// The leading dim of the first input, when it has one: the batch in the models users bring.
+json model_batch(const RunRecord& r) {
+  if (r.inputs.empty() || r.inputs[0].dims.empty()) return nullptr;
+  return r.inputs[0].dims[0];
+}
+
 json summary_json(const RunRecord& r) {
   const ExecOptions& o = *r.options;
   json streams = {{"inference_streams", r.streams},
@@ -244,10 +260,14 @@ json summary_json(const RunRecord& r) {
   return {
       {"schema", kSummarySchema},
       {"schema_version", kSummarySchemaVersion},
+      {"source",
+       {{"tool", "kiln exec"}, {"version", r.environment.kiln_version}, {"log", nullptr}}},
       {"started_at", r.started_at},
       {"command", o.args},
       {"model",
-       {{"onnx", o.onnx.empty() ? json(nullptr) : json(o.onnx)},
+       {{"name", model_name(o)},
+        {"batch", model_batch(r)},
+        {"onnx", o.onnx.empty() ? json(nullptr) : json(o.onnx)},
         {"engine", o.load_engine.empty() ? json(nullptr) : json(o.load_engine)},
         {"saved_engine", o.save_engine.empty() ? json(nullptr) : json(o.save_engine)},
         {"inputs", tensors_info_json(r.inputs)},
