@@ -54,14 +54,7 @@ class ConvKernel final : public LayerKernel {
 
   // Packs constant weights once; their layout depends on W's dims and `group` only.
   void pack_constant_weights(const Tensor& w) {
-    const int64_t group = node_.attrs.get_int("group", 1);
-    cpu::Conv2DParams p;
-    p.group = group;
-    p.out_c = w.dim(0);
-    p.in_c = w.dim(1) * group;
-    p.k_w = w.dim(w.rank() - 1);
-    p.k_h = w.rank() == 4 ? w.dim(2) : 1;
-    pack(p, w.data<float>());
+    pack(conv_weight_params(w, node_.attrs.get_int("group", 1)), w.data<float>());
     weights_packed_ = true;
   }
 
@@ -179,6 +172,16 @@ Result<cpu::Conv2DParams> conv2d_params(const ir::Node& node, int since_version,
   p.stride_w = rp.strides[wd];
   p.dil_w = rp.dilations[wd];
   p.pad_left = rp.pads_begin[wd];
+  return p;
+}
+
+cpu::Conv2DParams conv_weight_params(const Tensor& w, int64_t group) {
+  cpu::Conv2DParams p;
+  p.group = group;
+  p.out_c = w.dim(0);
+  p.in_c = w.dim(1) * group;
+  p.k_w = w.dim(w.rank() - 1);
+  p.k_h = w.rank() == 4 ? w.dim(2) : 1;
   return p;
 }
 

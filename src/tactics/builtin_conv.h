@@ -38,6 +38,10 @@ Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec, Con
 Result<kernels::cpu::Conv2DParams> conv2d_params(const ir::Node& node, int since_version,
                                                  const TensorView& x, const TensorView& w);
 
+// The geometry constant weights W ([M, C/group, kH, kW] or [M, C/group, kW]) are packed by: all a
+// packed layout depends on (channels, group, kernel); the other fields stay zero.
+kernels::cpu::Conv2DParams conv_weight_params(const Tensor& w, int64_t group);
+
 const Tactic& conv_pointwise_tactic();  // "conv.1x1_gemm.f32"
 const Tactic& conv_direct_tactic();     // "conv.direct.f32"
 

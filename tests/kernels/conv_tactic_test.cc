@@ -3,6 +3,7 @@
 
 #include <chrono>
 
+#include "kernels/conv_cases.h"
 #include "kernels/tactic_test_util.h"
 
 namespace kiln::testing {
@@ -10,37 +11,6 @@ namespace {
 
 constexpr const char* kDirect = "conv.direct.f32";
 constexpr const char* kPointwise = "conv.1x1_gemm.f32";
-
-struct ConvGeom {
-  int64_t batch = 1, cin = 1, cout = 1, group = 1;
-  int64_t h = 5, w = 7;
-  int64_t kh = 3, kw = 3;
-  int64_t stride = 1, pad = 0, dil = 1;
-};
-
-// Output extent along one axis (< 1 when the window does not fit).
-int64_t out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
-  return (in + 2 * pad - (k - 1) * dil - 1) / stride + 1;
-}
-
-OpCase conv_case(const ConvGeom& g, bool bias = true, bool const_w = true, uint64_t seed = 1) {
-  OpCase c;
-  c.op_type = "Conv";
-  c.attrs = attrs({{"group", g.group},
-                   {"strides", Ints{g.stride, g.stride}},
-                   {"pads", Ints{g.pad, g.pad, g.pad, g.pad}},
-                   {"dilations", Ints{g.dil, g.dil}}});
-  c.inputs.push_back(in(random_f32({g.batch, g.cin, g.h, g.w}, seed)));
-  Tensor w = random_f32({g.cout, g.cin / g.group, g.kh, g.kw}, seed + 1);
-  c.inputs.push_back(const_w ? constant(w) : in(w));
-  if (bias) c.inputs.push_back(constant(random_f32({g.cout}, seed + 2)));
-  return c;
-}
-
-bool fits(const ConvGeom& g) {
-  return out_dim(g.h, g.kh, g.stride, g.pad, g.dil) >= 1 &&
-         out_dim(g.w, g.kw, g.stride, g.pad, g.dil) >= 1;
-}
 
 // Channel/group combinations: plain, tails of the 4-channel blocks, grouped, depthwise (with a
 // channel multiplier too).
@@ -70,7 +40,7 @@ TEST(ConvTactic, DirectMatchesReferenceOverChannelsKernelsStridesPadsDilations) 
             g.stride = stride;
             g.pad = pad;
             g.dil = dil;
-            if (!fits(g)) continue;
+            if (!conv_fits(g)) continue;
             expect_matches_reference(kDirect, conv_case(g), kSumTol);
           }
         }
@@ -89,7 +59,7 @@ TEST(ConvTactic, DirectMatchesReferenceOverWidths) {
         g.w = w;
         g.stride = stride;
         g.pad = 1;
-        if (fits(g)) expect_matches_reference(kDirect, conv_case(g), kSumTol);
+        if (conv_fits(g)) expect_matches_reference(kDirect, conv_case(g), kSumTol);
       }
     }
   }

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "kernels/conv_cases.h"
 #include "kernels/tactic_test_util.h"
 #include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
@@ -31,53 +32,6 @@ constexpr int64_t kExecuteAllocations = std::numeric_limits<int64_t>::max();
 
 void expect_matches(const std::string& tactic, const OpCase& c, Tolerance tol) {
   expect_matches_reference(tactic, c, tol, kExecuteAllocations);
-}
-
-struct ConvGeom {
-  int64_t batch = 1, cin = 1, cout = 1, group = 1;
-  int64_t h = 5, w = 7;
-  int64_t kh = 3, kw = 3;
-  int64_t stride = 1, pad = 0, dil = 1;
-};
-
-int64_t out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
-  return (in + 2 * pad - (k - 1) * dil - 1) / stride + 1;
-}
-
-bool fits(const ConvGeom& g) {
-  return out_dim(g.h, g.kh, g.stride, g.pad, g.dil) >= 1 &&
-         out_dim(g.w, g.kw, g.stride, g.pad, g.dil) >= 1;
-}
-
-OpCase conv_case(const ConvGeom& g, bool bias = true, bool const_w = true, uint64_t seed = 1) {
-  OpCase c;
-  c.op_type = "Conv";
-  c.attrs = attrs({{"group", g.group},
-                   {"strides", Ints{g.stride, g.stride}},
-                   {"pads", Ints{g.pad, g.pad, g.pad, g.pad}},
-                   {"dilations", Ints{g.dil, g.dil}}});
-  c.inputs.push_back(in(random_f32({g.batch, g.cin, g.h, g.w}, seed)));
-  Tensor w = random_f32({g.cout, g.cin / g.group, g.kh, g.kw}, seed + 1);
-  c.inputs.push_back(const_w ? constant(w) : in(w));
-  if (bias) c.inputs.push_back(constant(random_f32({g.cout}, seed + 2)));
-  return c;
-}
-
-// kiln.FusedConv over conv_case(g): optional residual Z and activation.
-OpCase fused_conv_case(const ConvGeom& g, bool residual, const std::string& activation,
-                       std::vector<float> params = {}) {
-  OpCase c = conv_case(g);
-  c.op_type = "FusedConv";
-  c.domain = "kiln";
-  c.opset = 1;
-  if (!activation.empty()) c.attrs.set("activation", activation);
-  if (!params.empty()) c.attrs.set("activation_params", params);
-  if (residual) {
-    const Dims y{g.batch, g.cout, out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
-                 out_dim(g.w, g.kw, g.stride, g.pad, g.dil)};
-    c.inputs.push_back(in(random_f32(y, 9)));
-  }
-  return c;
 }
 
 // Channels: 1, 3, 7, 17 and tails of 16-channel blocks, grouped and depthwise (with a multiplier).
@@ -108,7 +62,7 @@ TEST(OnednnConvTactic, MatchesReferenceOverChannelsKernelsStridesPadsDilations) 
             g.stride = stride;
             g.pad = pad;
             g.dil = dil;
-            if (!fits(g)) continue;
+            if (!conv_fits(g)) continue;
             expect_matches(kConv, conv_case(g), kSumTol);
           }
         }
@@ -183,40 +137,22 @@ TEST(OnednnConvTactic, RefusesOtherDtypesAndRanks) {
   expect_rejected(kConv, c, "float32");
 }
 
-struct ActCase {
-  std::string name;
-  std::vector<float> params;
-};
-
-const ActCase kActivations[] = {
-    {"", {}},
-    {"Relu", {}},
-    {"Clip", {0.0f, 6.0f}},
-    {"Clip", {-0.5f, 0.25f}},
-    {"LeakyRelu", {0.1f}},
-    {"Sigmoid", {}},
-    {"Silu", {}},
-    {"HardSwish", {}},
-    {"HardSigmoid", {0.2f, 0.5f}},
-    {"Gelu", {}},
-    {"Tanh", {}},
-};
-
 TEST(OnednnFusedConvTactic, EveryActivationWithAndWithoutResidual) {
-  for (const ActCase& act : kActivations) {
+  for (const ActCase& act : fused_activations()) {
     for (bool residual : {false, true}) {
       SCOPED_TRACE(act.name + (residual ? " + residual" : ""));
       const ConvGeom g{.batch = 2, .cin = 7, .cout = 17, .h = 6, .w = 9, .pad = 1};
-      expect_matches(kFusedConv, fused_conv_case(g, residual, act.name, act.params), kActTol);
+      expect_matches(kFusedConv, fused_conv_case(g, true, residual, act.name, act.params), kActTol);
       const ConvGeom pw{.cin = 32, .cout = 16, .h = 5, .w = 5, .kh = 1, .kw = 1};
-      expect_matches(kFusedConv, fused_conv_case(pw, residual, act.name, act.params), kActTol);
+      expect_matches(kFusedConv, fused_conv_case(pw, true, residual, act.name, act.params),
+                     kActTol);
     }
   }
 }
 
 TEST(OnednnFusedConvTactic, DepthwiseStridedWithResidualAndRelu6) {
   const ConvGeom g{.cin = 17, .cout = 17, .group = 17, .h = 9, .w = 8, .stride = 2, .pad = 1};
-  expect_matches(kFusedConv, fused_conv_case(g, true, "Clip", {0.0f, 6.0f}), kActTol);
+  expect_matches(kFusedConv, fused_conv_case(g, true, true, "Clip", {0.0f, 6.0f}), kActTol);
 }
 
 // --- MatMul / Gemm / FusedGemm -------------------------------------------------------------------
@@ -285,7 +221,7 @@ TEST(OnednnGemmTactic, RefusesNonConstantCWithBeta) {
 }
 
 TEST(OnednnFusedGemmTactic, ActivationsAndBatchedA) {
-  for (const ActCase& act : kActivations) {
+  for (const ActCase& act : fused_activations()) {
     SCOPED_TRACE(act.name);
     OpCase c = gemm_case(6, 33, 17, false, true, 1.0f, 1.0f, {17});
     c.op_type = "FusedGemm";

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "base/cpu_features.h"
+#include "kernels/conv_cases.h"
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
@@ -18,53 +19,10 @@ constexpr Tolerance kConvTol{1e-4, 5e-5};
 // The epilogue's exp / erf / tanh approximations on top.
 constexpr Tolerance kActTol{1e-4, 1e-4};
 
-struct ConvGeom {
-  int64_t batch = 1, cin = 1, cout = 1, group = 1;
-  int64_t h = 5, w = 7;
-  int64_t kh = 3, kw = 3;
-  int64_t stride = 1, pad = 0, dil = 1;
-};
-
-int64_t out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
-  return (in + 2 * pad - (k - 1) * dil - 1) / stride + 1;
-}
-
+// Stricter than conv_fits: the dilated window fits inside the padded input.
 bool fits(const ConvGeom& g) {
-  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;  // the window, dilated
-  if (g.h + 2 * g.pad < span || g.w + 2 * g.pad < span) return false;
-  return out_dim(g.h, g.kh, g.stride, g.pad, g.dil) >= 1 &&
-         out_dim(g.w, g.kw, g.stride, g.pad, g.dil) >= 1;
-}
-
-OpCase conv_case(const ConvGeom& g, bool bias = true, bool const_w = true, uint64_t seed = 1) {
-  OpCase c;
-  c.op_type = "Conv";
-  c.attrs = attrs({{"group", g.group},
-                   {"strides", Ints{g.stride, g.stride}},
-                   {"pads", Ints{g.pad, g.pad, g.pad, g.pad}},
-                   {"dilations", Ints{g.dil, g.dil}}});
-  c.inputs.push_back(in(random_f32({g.batch, g.cin, g.h, g.w}, seed)));
-  Tensor w = random_f32({g.cout, g.cin / g.group, g.kh, g.kw}, seed + 1);
-  c.inputs.push_back(const_w ? constant(w) : in(w));
-  c.inputs.push_back(bias ? constant(random_f32({g.cout}, seed + 2)) : absent());
-  return c;
-}
-
-OpCase fused_case(const ConvGeom& g, bool bias, bool residual, const std::string& act,
-                  std::vector<float> params = {}) {
-  OpCase c = conv_case(g, bias);
-  c.op_type = "FusedConv";
-  c.domain = "kiln";
-  c.opset = 1;
-  if (!act.empty()) c.attrs.set("activation", act);
-  if (!params.empty()) c.attrs.set("activation_params", params);
-  if (residual) {
-    const Dims y{g.batch, g.cout, out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
-                 out_dim(g.w, g.kw, g.stride, g.pad, g.dil)};
-    c.inputs.push_back(in(random_f32(y, 9)));
-  }
-  if (!bias && !residual) c.inputs.pop_back();
-  return c;
+  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;
+  return g.h + 2 * g.pad >= span && g.w + 2 * g.pad >= span && conv_fits(g);
 }
 
 std::string name(const std::string& kind, const std::string& isa, bool fused = false) {
@@ -230,25 +188,6 @@ TEST(X86ConvTactic, AutoPadAsymmetricPadsAndOneDimensional) {
   }
 }
 
-struct ActCase {
-  std::string name;
-  std::vector<float> params;
-};
-
-const ActCase kActivations[] = {
-    {"", {}},
-    {"Relu", {}},
-    {"Clip", {0.0f, 6.0f}},
-    {"Clip", {-0.5f, 0.25f}},
-    {"LeakyRelu", {0.1f}},
-    {"Sigmoid", {}},
-    {"Silu", {}},
-    {"HardSwish", {}},
-    {"HardSigmoid", {0.2f, 0.5f}},
-    {"Gelu", {}},
-    {"Tanh", {}},
-};
-
 TEST(X86FusedConvTactic, EveryActivationWithAndWithoutBiasAndResidual) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -259,13 +198,12 @@ TEST(X86FusedConvTactic, EveryActivationWithAndWithoutBiasAndResidual) {
   };
   for (const std::string& isa : isas) {
     for (const auto& [kind, g] : kinds) {
-      for (const ActCase& act : kActivations) {
+      for (const ActCase& act : fused_activations()) {
         for (bool bias : {false, true}) {
           for (bool residual : {false, true}) {
             SCOPED_TRACE(act.name + (bias ? " + bias" : "") + (residual ? " + residual" : ""));
-            ConvGeom scaled = g;
             expect_matches_reference(name(kind, isa, true),
-                                     fused_case(scaled, bias, residual, act.name, act.params),
+                                     fused_conv_case(g, bias, residual, act.name, act.params),
                                      kActTol);
           }
         }
@@ -302,8 +240,8 @@ TEST(X86ConvTactic, PrepackedAndThreadedMatchTheReference) {
                                          kConvTol, threads);
       expect_matches_reference_prepacked(
           name("im2col", isa, true),
-          fused_case({.batch = 2, .cin = 8, .cout = 24, .h = 9, .w = 9, .pad = 1}, true, true,
-                     "Relu"),
+          fused_conv_case({.batch = 2, .cin = 8, .cout = 24, .h = 9, .w = 9, .pad = 1}, true, true,
+                          "Relu"),
           kConvTol, threads);
     }
   }

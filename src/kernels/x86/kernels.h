@@ -18,23 +18,15 @@
 #include <cstdint>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/ref/activation.h"
 
 namespace kiln::kernels::x86 {
 
 enum class Isa { kAvx2, kAvx512 };
 
-enum class Act : int32_t {
-  kNone,
-  kRelu,
-  kClip,       // min(max(x, alpha), beta)
-  kLeakyRelu,  // x < 0 ? alpha * x : x
-  kSigmoid,
-  kSilu,         // x * sigmoid(x)
-  kHardSwish,    // x * max(0, min(1, x / 6 + 0.5))
-  kHardSigmoid,  // max(0, min(1, alpha * x + beta))
-  kGelu,         // 0.5 * x * (1 + erf(x / sqrt(2)))
-  kTanh,
-};
+// The fused activation is the reference's (kernels/ref/activation.h: formulas and parameters), so
+// a node's activation attribute reaches the epilogue without a translation table.
+using Act = kernels::ref::Activation;
 
 // y[i, j] = act(alpha * acc[i, j] + row_bias[i] + col_bias[j] + addend_scale * addend(i, j)), with
 // addend(i, j) = addend[i * addend_rs + j * addend_cs] (addend_cs is 0 or 1). Indices are the

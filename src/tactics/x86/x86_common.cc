@@ -23,43 +23,10 @@ std::string activation_why_not(const ir::Node& node) {
 }
 
 void set_activation(const ir::Node& node, kx::Epilogue& ep) {
-  const std::optional<ref::Activation> kind =
-      ref::parse_activation(node.attrs.get_string("activation", ""));
   const std::vector<float> p = node.attrs.get_floats("activation_params");
+  ep.act = ref::parse_activation(node.attrs.get_string("activation", "")).value_or(kx::Act::kNone);
   ep.act_alpha = p.size() > 0 ? p[0] : 0.0f;
   ep.act_beta = p.size() > 1 ? p[1] : 0.0f;
-  switch (kind.value_or(ref::Activation::kNone)) {
-    case ref::Activation::kNone:
-      ep.act = kx::Act::kNone;
-      return;
-    case ref::Activation::kRelu:
-      ep.act = kx::Act::kRelu;
-      return;
-    case ref::Activation::kClip:
-      ep.act = kx::Act::kClip;
-      return;
-    case ref::Activation::kLeakyRelu:
-      ep.act = kx::Act::kLeakyRelu;
-      return;
-    case ref::Activation::kSigmoid:
-      ep.act = kx::Act::kSigmoid;
-      return;
-    case ref::Activation::kSilu:
-      ep.act = kx::Act::kSilu;
-      return;
-    case ref::Activation::kHardSwish:
-      ep.act = kx::Act::kHardSwish;
-      return;
-    case ref::Activation::kHardSigmoid:
-      ep.act = kx::Act::kHardSigmoid;
-      return;
-    case ref::Activation::kGelu:
-      ep.act = kx::Act::kGelu;
-      return;
-    case ref::Activation::kTanh:
-      ep.act = kx::Act::kTanh;
-      return;
-  }
 }
 
 void ThreadScratch::resize(size_t floats_per_thread, int threads) {

@@ -79,6 +79,17 @@ void run_tasks(parallel::ThreadPool* pool, int64_t tasks, F&& fn) {
 // A zeroed 1-D float32 tensor of n floats, for prepack()'s result.
 inline Tensor packed_tensor(size_t n) { return Tensor(DType::kF32, {static_cast<int64_t>(n)}); }
 
+// The engine's prepacked weights when they hold exactly `floats` float32 values, else null (none,
+// or another layout's: a plan edited by hand may carry another tactic's).
+inline const float* matching_prepacked(const LayerSpec& spec, size_t floats) {
+  const Tensor* pre = spec.prepacked;
+  if (pre == nullptr || pre->dtype() != DType::kF32 ||
+      static_cast<size_t>(pre->numel()) != floats) {
+    return nullptr;
+  }
+  return pre->data<float>();
+}
+
 void append_x86_conv_tactics(std::vector<const Tactic*>& out);  // x86_conv.cc
 void append_x86_gemm_tactics(std::vector<const Tactic*>& out);  // x86_gemm.cc
 

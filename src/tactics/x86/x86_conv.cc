@@ -34,15 +34,13 @@ std::string_view kind_name(ConvKind kind) {
   return "";
 }
 
-// The weight geometry from W's dims: all the packed layout depends on.
-cpu::Conv2DParams weight_params(const Tensor& w, int64_t group) {
-  cpu::Conv2DParams p;
-  p.group = group;
-  p.out_c = w.dim(0);
-  p.in_c = w.dim(1) * group;
-  p.k_w = w.dim(w.rank() - 1);
-  p.k_h = w.rank() == 4 ? w.dim(2) : 1;
-  return p;
+// W packed into the GEMM microkernel's panels: prepack()'s result, and what a kernel packs for
+// itself when the engine carries no prepacked weights.
+Tensor pack_weights(kx::Isa isa, const Tensor& w, int64_t group) {
+  const cpu::Conv2DParams p = builtin::conv_weight_params(w, group);
+  Tensor packed = packed_tensor(kx::conv_gemm_packed_weights_floats(isa, p));
+  kx::conv_gemm_pack_weights(isa, p, w.data<float>(), packed.data<float>());
+  return packed;
 }
 
 std::string kind_why_not(const LayerSpec& spec, ConvKind kind) {
@@ -99,17 +97,13 @@ class X86ConvKernel final : public LayerKernel {
   void set_weights(const LayerSpec& spec) {
     if (kind_ == ConvKind::kDepthwise) return;  // read as they are
     const Tensor& w = *spec.constant(1);
-    const cpu::Conv2DParams p = weight_params(w, node_.attrs.get_int("group", 1));
-    packed_floats_ = kx::conv_gemm_packed_weights_floats(isa_, p);
-    const Tensor* pre = spec.prepacked;
-    if (pre != nullptr && pre->dtype() == DType::kF32 &&
-        static_cast<size_t>(pre->numel()) == packed_floats_) {
-      packed_ = pre->data<float>();
-      return;
-    }
-    own_.assign(packed_floats_, 0.0f);
-    kx::conv_gemm_pack_weights(isa_, p, w.data<float>(), own_.data());
-    packed_ = own_.data();
+    const int64_t group = node_.attrs.get_int("group", 1);
+    packed_floats_ =
+        kx::conv_gemm_packed_weights_floats(isa_, builtin::conv_weight_params(w, group));
+    packed_ = matching_prepacked(spec, packed_floats_);
+    if (packed_ != nullptr) return;
+    own_ = pack_weights(isa_, w, group);
+    packed_ = own_.data<float>();
   }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
@@ -182,7 +176,7 @@ class X86ConvKernel final : public LayerKernel {
   kx::Epilogue epilogue_;          // the activation; pointers are set per run
   const float* packed_ = nullptr;  // into own_ or the engine's prepacked tensor
   size_t packed_floats_ = 0;
-  std::vector<float> own_;
+  Tensor own_;  // when the engine has no prepacked weights
   kx::ConvGemmPlan gemm_;
   kx::DepthwisePlan dw_;
   int64_t tasks_ = 0;
@@ -211,10 +205,7 @@ class X86ConvTactic final : public X86Tactic {
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     const Tensor* w = spec.constant(1);
     if (kind_ == ConvKind::kDepthwise || w == nullptr) return Tensor();
-    const cpu::Conv2DParams p = weight_params(*w, spec.node->attrs.get_int("group", 1));
-    Tensor packed = packed_tensor(kx::conv_gemm_packed_weights_floats(isa(), p));
-    kx::conv_gemm_pack_weights(isa(), p, w->data<float>(), packed.data<float>());
-    return packed;
+    return pack_weights(isa(), *w, spec.node->attrs.get_int("group", 1));
   }
 
  private:

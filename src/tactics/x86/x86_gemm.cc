@@ -16,6 +16,16 @@ using builtin::optional_input;
 
 enum class GemmOp { kGemm, kMatMul, kFusedGemm };
 
+// B (k x n, or n x k when trans_b) packed into the microkernel's column panels: prepack()'s result,
+// and what a kernel packs for itself when the engine carries no prepacked B.
+Tensor pack_b(kx::Isa isa, const Tensor& b, bool trans_b) {
+  const int64_t k = b.dim(trans_b ? 1 : 0), n = b.dim(trans_b ? 0 : 1);
+  Tensor packed = packed_tensor(kx::gemm_packed_b_floats(isa, k, n));
+  kx::gemm_pack_b(isa, b.data<float>(), trans_b ? 1 : n, trans_b ? k : 1, k, n,
+                  packed.data<float>());
+  return packed;
+}
+
 std::string gemm_why_not(const LayerSpec& spec, GemmOp op) {
   std::string why = builtin::require_f32(spec);
   if (!why.empty()) return why;
@@ -58,17 +68,10 @@ class X86GemmKernel final : public LayerKernel {
     const Tensor& b = *spec.constant(1);
     k_ = b.dim(trans_b_ ? 1 : 0);
     n_ = b.dim(trans_b_ ? 0 : 1);
-    const size_t floats = kx::gemm_packed_b_floats(isa_, k_, n_);
-    const Tensor* pre = spec.prepacked;
-    if (pre != nullptr && pre->dtype() == DType::kF32 &&
-        static_cast<size_t>(pre->numel()) == floats) {
-      packed_ = pre->data<float>();
-      return;
-    }
-    own_.assign(floats, 0.0f);
-    kx::gemm_pack_b(isa_, b.data<float>(), trans_b_ ? 1 : n_, trans_b_ ? k_ : 1, k_, n_,
-                    own_.data());
-    packed_ = own_.data();
+    packed_ = matching_prepacked(spec, kx::gemm_packed_b_floats(isa_, k_, n_));
+    if (packed_ != nullptr) return;
+    own_ = pack_b(isa_, b, trans_b_);
+    packed_ = own_.data<float>();
   }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
@@ -125,7 +128,7 @@ class X86GemmKernel final : public LayerKernel {
   int64_t k_ = 0, n_ = 0;
   kx::Epilogue epilogue_;          // alpha, C's strides and scale, the activation
   const float* packed_ = nullptr;  // into own_ or the engine's prepacked tensor
-  std::vector<float> own_;
+  Tensor own_;                     // when the engine has no prepacked B
   kx::GemmPlan plan_;
   ThreadScratch scratch_;
 };
@@ -156,11 +159,7 @@ class X86GemmTactic final : public X86Tactic {
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     const Tensor* b = spec.constant(1);
     if (b == nullptr) return Tensor();
-    const bool tb = op_ != GemmOp::kMatMul && spec.node->attrs.get_int("transB", 0) != 0;
-    const int64_t k = b->dim(tb ? 1 : 0), n = b->dim(tb ? 0 : 1);
-    Tensor packed = packed_tensor(kx::gemm_packed_b_floats(isa(), k, n));
-    kx::gemm_pack_b(isa(), b->data<float>(), tb ? 1 : n, tb ? k : 1, k, n, packed.data<float>());
-    return packed;
+    return pack_b(isa(), *b, op_ != GemmOp::kMatMul && spec.node->attrs.get_int("transB", 0) != 0);
   }
 
  private:

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <filesystem>
 #include <map>
+#include <optional>
+#include <string_view>
 
 #include "exec/exports.h"
 
@@ -44,34 +46,34 @@ class CommandFlags {
   std::map<std::string, std::string> values_;
 };
 
-// The leading dim of the first tensor of a --shapes value ("input:8x3x224x224,mask:8x128").
-std::optional<int64_t> batch_of_shapes(const std::string& shapes) {
-  const std::string first = shapes.substr(0, shapes.find(','));
-  const size_t colon = first.rfind(':');
-  if (colon == std::string::npos) return std::nullopt;
-  const std::string dims = first.substr(colon + 1);
-  int64_t batch = 0;
-  auto [end, ec] = std::from_chars(dims.data(), dims.data() + dims.size(), batch);
-  if (ec != std::errc() || batch < 1 || (end != dims.data() + dims.size() && *end != 'x')) {
+// The positive number `dims` starts with, up to its end or an 'x' ("8", "8x3x224x224").
+std::optional<int64_t> leading_dim(std::string_view dims) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(dims.data(), dims.data() + dims.size(), v);
+  if (ec != std::errc() || v < 1 || (end != dims.data() + dims.size() && *end != 'x')) {
     return std::nullopt;
   }
-  return batch;
+  return v;
+}
+
+// The leading dim of the first tensor of a --shapes value ("input:8x3x224x224,mask:8x128").
+std::optional<int64_t> batch_of_shapes(std::string_view shapes) {
+  const std::string_view first = shapes.substr(0, shapes.find(','));
+  const size_t colon = first.rfind(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  return leading_dim(first.substr(colon + 1));
 }
 
 json batch_json(const CommandFlags& flags, const TrtexecImportOptions& o) {
-  if (flags.has("batch")) {
-    const json b = flags.text("batch");
-    if (b.is_string()) {
-      if (auto v = batch_of_shapes("x:" + b.get<std::string>())) return *v;
-    }
-  }
+  std::optional<int64_t> batch;
+  if (const json b = flags.text("batch"); b.is_string()) batch = leading_dim(b.get<std::string>());
   for (const char* name : {"shapes", "optShapes"}) {
-    const json s = flags.text(name);
-    if (s.is_string()) {
-      if (auto v = batch_of_shapes(s.get<std::string>())) return *v;
+    if (const json s = flags.text(name); !batch && s.is_string()) {
+      batch = batch_of_shapes(s.get<std::string>());
     }
   }
-  return o.batch ? json(*o.batch) : json(nullptr);
+  if (!batch) batch = o.batch;
+  return batch ? json(*batch) : json(nullptr);
 }
 
 json precision_json(const TrtexecLog& log, const CommandFlags& flags,
