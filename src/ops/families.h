@@ -12,5 +12,6 @@ void register_loss_ops(OpRegistry& r);         // ops/loss.cc: NegativeLogLikeli
 void register_rnn_ops(OpRegistry& r);          // ops/rnn.cc: RNN, GRU, LSTM
 void register_sampling_ops(OpRegistry& r);     // ops/sampling.cc: GridSample
 void register_kiln_ops(OpRegistry& r);         // ops/kiln_fused.cc: kiln.FusedConv, kiln.FusedGemm
+void register_kiln_quant_ops(OpRegistry& r);   // ops/kiln_quant.cc: kiln.QConv, kiln.QGemm
 
 }  // namespace kiln::ops

@@ -31,31 +31,6 @@ std::vector<std::string_view> activation_names() {
   return names;
 }
 
-// Z must have exactly Y's shape: the residual is added element by element, never broadcast. Y's
-// unknown dims take Z's (they must be equal).
-Status check_residual(const NodeContext& ctx, const ir::TensorDesc& z, ir::TensorDesc& y) {
-  if (!z.has_rank()) return Status::ok();
-  if (!y.has_rank()) {
-    y.shape = z.shape;
-    return Status::ok();
-  }
-  bool ok = z.rank() == y.rank();
-  for (int i = 0; ok && i < y.rank(); ++i) {
-    const ir::Dim& zd = z.dim(i);
-    const ir::Dim& yd = y.dim(i);
-    ok = !(zd.is_known() && yd.is_known() && zd.value != yd.value);
-  }
-  if (!ok) {
-    return ctx.error("residual Z {} must have exactly the output's shape {}", z.to_string(),
-                     y.to_string());
-  }
-  for (int i = 0; i < y.rank(); ++i) {
-    ir::Dim& yd = (*y.shape)[static_cast<size_t>(i)];
-    if (!yd.is_known() && yd.symbol.empty()) yd = z.dim(i);
-  }
-  return Status::ok();
-}
-
 // --- FusedConv
 // ------------------------------------------------------------------------------------
 
@@ -188,6 +163,31 @@ Status run_fused_gemm(RunContext& ctx) {
 }
 
 }  // namespace
+
+// Z must have exactly Y's shape: the residual is added element by element, never broadcast. Y's
+// unknown dims take Z's (they must be equal).
+Status check_residual(const NodeContext& ctx, const ir::TensorDesc& z, ir::TensorDesc& y) {
+  if (!z.has_rank()) return Status::ok();
+  if (!y.has_rank()) {
+    y.shape = z.shape;
+    return Status::ok();
+  }
+  bool ok = z.rank() == y.rank();
+  for (int i = 0; ok && i < y.rank(); ++i) {
+    const ir::Dim& zd = z.dim(i);
+    const ir::Dim& yd = y.dim(i);
+    ok = !(zd.is_known() && yd.is_known() && zd.value != yd.value);
+  }
+  if (!ok) {
+    return ctx.error("residual Z {} must have exactly the output's shape {}", z.to_string(),
+                     y.to_string());
+  }
+  for (int i = 0; i < y.rank(); ++i) {
+    ir::Dim& yd = (*y.shape)[static_cast<size_t>(i)];
+    if (!yd.is_known() && yd.symbol.empty()) yd = z.dim(i);
+  }
+  return Status::ok();
+}
 
 Result<ref::ActivationParams> read_activation(const NodeContext& ctx) {
   const std::string name = ctx.attrs().get_string("activation", "");

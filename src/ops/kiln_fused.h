@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "ir/attribute.h"
+#include "ir/tensor_desc.h"
 #include "kernels/ref/activation.h"
 #include "ops/op_def.h"
 
@@ -28,6 +29,10 @@ Result<kernels::ref::ActivationParams> read_activation(const NodeContext& ctx);
 
 // Writes `p` as activation / activation_params attributes (removing them for kNone).
 void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationParams& p);
+
+// Z (a residual input) must have exactly Y's shape: it is added element by element, never
+// broadcast. Y's unknown dims take Z's.
+Status check_residual(const NodeContext& ctx, const ir::TensorDesc& z, ir::TensorDesc& y);
 
 // True when the node has a non-empty activation attribute.
 bool has_activation(const ir::Attributes& attrs);

@@ -13,6 +13,14 @@ std::vector<std::string> x86_isas() {
   return out;
 }
 
+std::vector<std::string> x86_qisas() {
+  const CpuFeatureSet host = host_cpu_features();
+  std::vector<std::string> out;
+  if ((host & kIsaAvx512Vnni) == kIsaAvx512Vnni) out.push_back("avx512");
+  if ((host & kIsaAvx2) == kIsaAvx2) out.push_back("avx2");
+  return out;
+}
+
 void expect_matches_reference_prepacked(const std::string& name, const OpCase& c, Tolerance tol,
                                         int threads) {
   SCOPED_TRACE(name + " prepacked, " + std::to_string(threads) + " thread(s), on " + case_text(c));

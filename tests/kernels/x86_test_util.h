@@ -13,6 +13,9 @@ namespace kiln::testing {
 // "avx512" and/or "avx2": the suffixes of the x86 tactics host_cpu_features() can run.
 std::vector<std::string> x86_isas();
 
+// "avx512" (with VNNI) and/or "avx2": the suffixes of the x86 INT8 tactics the host can run.
+std::vector<std::string> x86_qisas();
+
 // Skips the test (GTEST_SKIP in the caller) when empty.
 #define KILN_REQUIRE_X86_ISA(isas)                                                                 \
   do {                                                                                             \

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/ref/activation.h"
+#include "tactics/x86/x86_quant.h"
 
 namespace kiln::tactics::x86 {
 
@@ -42,6 +43,8 @@ std::span<const Tactic* const> x86_tactics() {
     std::vector<const Tactic*> v;
     append_x86_conv_tactics(v);
     append_x86_gemm_tactics(v);
+    append_x86_qconv_tactics(v);
+    append_x86_qgemm_tactics(v);
     return v;
   }();
   return tactics;

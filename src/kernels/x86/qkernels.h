@@ -1,0 +1,159 @@
+#pragma once
+// kiln's x86 INT8 kernels: uint8 activations (per-tensor zero point) times int8 symmetric weights
+// (one scale per output channel or column), accumulated exactly in int32, with the whole float
+// epilogue of kiln.QConv / kiln.QGemm (ops/kiln_quant.h) applied in registers before the only
+// store: scale, bias, residual (float, or uint8 dequantized), activation, then a float32 store or
+// a requantization to uint8. NCHW, like the engine.
+//
+//   implicit-GEMM convolution  any 1-D / 2-D convolution (depthwise ones have their own kernel)
+//   depthwise convolution      group == in_c, one input channel per group
+//   GEMM                       Y [m, n] = A [m, k] (uint8, row-major) x B [k, n] (int8, prepacked)
+//
+// Two ISAs, one translation unit each (qkernels_vnni.cc, qkernels_avx2.cc), the same templates:
+//   kAvx512Vnni  vpdpbusd: 4 u8 x s8 products summed into each int32 lane, 16 lanes per zmm.
+//   kAvx2        the exact equivalent on AVX2: the u8 operand split into its even and odd bytes
+//                (16-bit lanes), the s8 one sign-extended to 16 bits when packed, two vpmaddwd.
+//                (vpmaddubsw would saturate its 16-bit pair sums: 255 * 127 * 2 > 32767.)
+// The integer result is bit-exact to the reference (kernels/ref/qconv.h); the epilogue follows
+// its order of float operations but divides by y_scale as a multiplication by 1 / y_scale, and
+// the activations are kernels_math.h's approximations (see README.md, "INT8").
+//
+// As for the float kernels: plans split the work into tasks, run functions are single-threaded
+// over a task range with caller-provided scratch, never allocate, and flush denormals.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cpu/conv.h"
+#include "kernels/ref/activation.h"
+
+namespace kiln::kernels::x86 {
+
+enum class QIsa { kAvx2, kAvx512Vnni };
+
+// The epilogue of every INT8 kernel, per output element with channel (conv) or column (GEMM) c
+// and flat index i into Y (the residual is read at the same i):
+//   v = act(float(acc) * (in_scale * w_scale[c]) + bias[c] + z[i]),  z[i] = z_f32[i] or
+//   (z_u8[i] - z_zero) * z_scale; y[i] = v, or clamp(rne(v * (1 / y_scale)) + y_zero, 0, 255).
+struct QEpilogue {
+  float in_scale = 1.0f;
+  int32_t in_zero = 0;             // 0..255; also the value padded positions read
+  const float* w_scale = nullptr;  // required
+  const float* bias = nullptr;
+  const float* z_f32 = nullptr;
+  const uint8_t* z_u8 = nullptr;
+  float z_scale = 1.0f;
+  int32_t z_zero = 0;
+  kernels::ref::Activation act = kernels::ref::Activation::kNone;
+  float act_alpha = 0.0f;
+  float act_beta = 0.0f;
+  bool out_u8 = false;  // y is uint8_t*, else float*
+  float y_scale = 1.0f;
+  int32_t y_zero = 0;
+};
+
+// The register tile: mr rows (output channels; GEMM: rows of A) x nr columns (output pixels;
+// GEMM: columns of B), lanes int32 per vector. Depth runs in quads: 4 consecutive k per lane.
+struct QBlocking {
+  int64_t mr = 0, nr = 0, lanes = 0;
+  int64_t wq = 0;  // bytes of one row's quad in a packed weight panel (the AVX2 form is 16-bit)
+};
+// AVX-512: 8 rows x 3 zmm = 24 accumulators, 3 patch vectors, weights broadcast from memory.
+inline constexpr QBlocking kVnniBlocking{8, 48, 16, 4};
+// AVX2: 4 rows x 2 ymm = 8 accumulators, 4 split patch vectors, 2 broadcast weights.
+inline constexpr QBlocking kQAvx2Blocking{4, 16, 8, 8};
+inline constexpr QBlocking qblocking(QIsa isa) {
+  return isa == QIsa::kAvx512Vnni ? kVnniBlocking : kQAvx2Blocking;
+}
+
+// --- implicit-GEMM convolution ---------------------------------------------------------------
+// Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x KH*KW*Cg] x patches, the depth ordered
+// (kh, kw, channel) so that a quad is 4 channels at one tap.
+//
+// A task first rewrites its rows of the input as "quad planes" (X4): 4 channels interleaved per
+// pixel (one int32 lane), padded with x_zero, split into stride phases (stride 2: even and odd
+// rows and columns apart). In X4 the quads of a tap for consecutive output pixels are
+// consecutive int32s, provided the output is seen on a "wide" grid whose rows are `wps` pixels,
+// the padded phase width, instead of out_w: the columns past out_w are computed and never stored.
+// Per NR wide pixels, the patches are then copied from X4 (one contiguous NR-lane run per quad)
+// into the thread's panel, and every MR-row weight panel of the task runs against it. The
+// weights are packed once into MR-row panels of quads (channels padded with zero weights),
+// followed by each output channel's weight sum: the accumulators start at -x_zero * sum W, so the
+// inner loop multiplies raw uint8 values.
+
+struct QConvPlan {
+  QIsa isa = QIsa::kAvx512Vnni;
+  QBlocking bl;
+  cpu::Conv2DParams p;
+  int64_t mg = 0;          // output channels per group
+  int64_t cg = 0;          // input channels per group
+  int64_t cq = 0;          // channel quads per group: ceil(cg / 4)
+  int64_t kq = 0;          // depth quads: k_h * k_w * cq
+  int64_t wps = 0;         // the wide grid's row: the padded width of one column phase
+  int64_t row_halo = 0;    // phase rows a block reads below its last output row: (kh - 1) dh / sh
+  int64_t nw = 0;          // wide pixels per image: out_h * wps
+  int64_t mc = 0, nc = 0;  // rows (a multiple of mr) and wide pixels (of nr) per task
+  int64_t m_blocks = 0, n_blocks = 0;
+  int64_t tasks = 0;    // batch * group * n_blocks * m_blocks
+  size_t x4_bytes = 0;  // a task's quad planes, slack included
+};
+
+QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads);
+// The packed weights (and weight sums) depend on out_c, in_c, group, k_h and k_w only.
+size_t qconv_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p);
+// w: [out_c, in_c / group, k_h, k_w].
+void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
+size_t qconv_scratch_bytes(const QConvPlan& plan);  // per thread, 64-byte aligned
+// y: float* or uint8_t* (ep.out_u8); residuals have Y's shape.
+void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+               const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+               int64_t task_end);
+
+// --- depthwise convolution -------------------------------------------------------------------
+// group == in_c (out_c = in_c * multiplier). A task is one output plane: the input plane is
+// copied into a scratch plane padded with x_zero, then 16 (AVX2: 8) output pixels at a time form,
+// per kernel row and quad of taps, their 4 input bytes in each int32 lane with one byte shuffle
+// of a 64-byte window, and one dot product per quad accumulates them (a 3x3 kernel: 3 per row of
+// 16 pixels). Geometries whose taps do not fit one window (stride + dilation > 5) gather bytes.
+
+struct QDepthwisePlan {
+  QIsa isa = QIsa::kAvx512Vnni;
+  cpu::Conv2DParams p;
+  int64_t hp = 0, wp = 0;  // the padded plane
+  int64_t quads_w = 0;     // quads of taps per kernel row: ceil(k_w / 4)
+  bool shuffle = false;    // the taps of 4 neighbouring pixels fit a 16-byte window
+  int64_t tasks = 0;       // batch * out_c
+};
+bool is_qdepthwise(const cpu::Conv2DParams& p);
+QDepthwisePlan plan_qdepthwise(QIsa isa, const cpu::Conv2DParams& p);
+size_t qdepthwise_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p);
+void qdepthwise_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w,
+                             uint8_t* packed);
+size_t qdepthwise_scratch_bytes(const QDepthwisePlan& plan);
+void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+                    int64_t task_end);
+
+// --- GEMM ------------------------------------------------------------------------------------
+// Y [m x n] (row-major) = A [m x k] (row-major uint8) x B [k x n] (int8). B is packed once into
+// NR-column panels of depth quads, followed by each column's weight sum; the rows of a task's A
+// are packed into MR-row panels of quads (the depth tail zero) in the thread's scratch.
+
+struct QGemmPlan {
+  QIsa isa = QIsa::kAvx512Vnni;
+  QBlocking bl;
+  int64_t m = 0, n = 0, k = 0, kq = 0;
+  int64_t mc = 0, nc = 0;
+  int64_t m_blocks = 0, n_blocks = 0;
+  int64_t tasks = 0;
+};
+
+QGemmPlan plan_qgemm(QIsa isa, int64_t m, int64_t n, int64_t k, int threads);
+size_t qgemm_packed_b_bytes(QIsa isa, int64_t k, int64_t n);
+void qgemm_pack_b(QIsa isa, const int8_t* b, int64_t k, int64_t n, uint8_t* packed);
+size_t qgemm_scratch_bytes(const QGemmPlan& plan);
+void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
+               const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+               int64_t task_end);
+
+}  // namespace kiln::kernels::x86

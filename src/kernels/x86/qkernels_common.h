@@ -1,0 +1,89 @@
+#pragma once
+// What the INT8 kernel templates (qkernels_conv_impl.h, qkernels_dw_impl.h,
+// qkernels_gemm_impl.h) share, over an INT8 traits type Q (qvec_vnni.h, qvec_avx2.h): the
+// epilogue of one accumulator vector, written lane range by lane range. Included by each ISA's
+// translation unit; everything sits in an anonymous namespace, as kernels_impl.h explains.
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/x86/kernels_impl.h"
+#include "kernels/x86/qkernels.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+// A run of lanes [lo, hi) of an accumulator vector whose outputs are contiguous in Y: lane l is
+// Y's (and the residual's) flat element base + off + l.
+struct QSeg {
+  int lo = 0, hi = 0;
+  int64_t off = 0;
+};
+
+// The lane runs of one vector; a vector of the wide grid spans a few output rows.
+template <class Q>
+struct QSegs {
+  int count = 0;
+  QSeg seg[Q::kLanes];
+};
+
+// The epilogue's constants, built once per run call.
+template <class Q>
+struct QOut {
+  using V = typename Q::F::V;
+  using I = typename Q::I;
+  const QEpilogue* e = nullptr;
+  Epilogue act;  // the activation, in the float kernels' form
+  V inv_y, lo, hi, z_scale;
+  I y_zero, z_zero;
+  void* y = nullptr;
+
+  explicit QOut(const QEpilogue& ep, void* out) : e(&ep), y(out) {
+    act.act = ep.act;
+    act.act_alpha = ep.act_alpha;
+    act.act_beta = ep.act_beta;
+    inv_y = Q::F::set1(1.0f / ep.y_scale);
+    lo = Q::F::set1(static_cast<float>(-ep.y_zero));
+    hi = Q::F::set1(static_cast<float>(255 - ep.y_zero));
+    z_scale = Q::F::set1(ep.z_scale);
+    y_zero = Q::set1(ep.y_zero);
+    z_zero = Q::set1(ep.z_zero);
+  }
+};
+
+// -(x_zero * sum W) as the accumulators' start, in wrapping 32-bit arithmetic like the sums.
+inline int32_t zero_point_start(int32_t x_zero, int32_t wsum) {
+  return static_cast<int32_t>(0u - static_cast<uint32_t>(x_zero) * static_cast<uint32_t>(wsum));
+}
+
+// Finishes one accumulator vector: v = act(float(acc) * scale + bias + z), stored (float, or
+// requantized) over the lane runs `s` (Y's elements base + off + lane).
+template <class Q>
+void q_finish(const QOut<Q>& o, typename Q::I acc, typename Q::F::V scale, typename Q::F::V bias,
+              const QSeg* s, int nseg, int64_t base) {
+  using F = typename Q::F;
+  const QEpilogue& e = *o.e;
+  typename F::V v = F::add(F::mul(Q::to_float(acc), scale), bias);
+  if (e.z_f32 != nullptr) {
+    typename F::V z = F::zero();
+    for (int i = 0; i < nseg; ++i) z = Q::load_f32(e.z_f32 + base + s[i].off, s[i].lo, s[i].hi, z);
+    v = F::add(v, z);
+  }
+  if (e.z_u8 != nullptr) {
+    typename Q::I z = o.z_zero;
+    for (int i = 0; i < nseg; ++i) z = Q::load_u8(e.z_u8 + base + s[i].off, s[i].lo, s[i].hi, z);
+    v = F::add(v, F::mul(Q::to_float(Q::sub(z, o.z_zero)), o.z_scale));
+  }
+  v = activate_v<F>(o.act, v);
+  if (e.out_u8) {
+    const typename Q::I q = Q::requantize(v, o.inv_y, o.lo, o.hi, o.y_zero);
+    auto* y = static_cast<uint8_t*>(o.y) + base;
+    for (int i = 0; i < nseg; ++i) Q::store_u8(y + s[i].off, q, s[i].lo, s[i].hi);
+  } else {
+    auto* y = static_cast<float*>(o.y) + base;
+    for (int i = 0; i < nseg; ++i) Q::store_f32(y + s[i].off, v, s[i].lo, s[i].hi);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,280 @@
+#pragma once
+// The INT8 implicit-GEMM convolution behind qkernels.h over an INT8 traits type Q: the weight
+// packing, the quad planes (X4) a task builds from its rows of the input, the patch panels copied
+// from them, the register tile and the task driver. See qkernels.h for the layout and README.md.
+
+#include "kernels/x86/qkernels_common.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+inline int64_t qceil(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t qround64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// --- weights ---------------------------------------------------------------------------------
+
+// W [out_c, cg, kh, kw] into, per group, MR-row panels of kq quads ((kh, kw, channel quad), the
+// channel quad fastest; missing channels and rows zero), then int32 sum W per output channel.
+template <class Q>
+void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  const int64_t mg = p.out_c / p.group, cg = p.in_c / p.group, khw = p.k_h * p.k_w;
+  const int64_t cq = qceil(cg, 4), kq = khw * cq, panels = qceil(mg, Q::kMr);
+  uint8_t* d = packed;
+  for (int64_t g = 0; g < p.group; ++g) {
+    for (int64_t panel = 0; panel < panels; ++panel) {
+      for (int64_t q = 0; q < kq; ++q) {
+        const int64_t tap = q / cq, c0 = (q % cq) * 4;
+        for (int64_t r = 0; r < Q::kMr; ++r, d += Q::kWq) {
+          const int64_t m = panel * Q::kMr + r;
+          int8_t quad[4] = {0, 0, 0, 0};
+          for (int64_t j = 0; j < 4 && m < mg && c0 + j < cg; ++j) {
+            quad[j] = w[((g * mg + m) * cg + c0 + j) * khw + tap];
+          }
+          Q::pack_quad(quad, d);
+        }
+      }
+    }
+  }
+  auto* sums = reinterpret_cast<int32_t*>(packed + qround64(d - packed));
+  for (int64_t m = 0; m < p.out_c; ++m) {
+    int32_t s = 0;
+    for (int64_t i = 0; i < cg * khw; ++i) s += w[m * cg * khw + i];
+    sums[m] = s;
+  }
+}
+
+// --- quad planes -----------------------------------------------------------------------------
+
+// dst[t] = src[iw0 + t * step] where that index is in [0, w), else fill, for t < count.
+inline void gather_row(const uint8_t* src, int64_t iw0, int64_t step, int64_t w, int64_t count,
+                       uint8_t fill, uint8_t* dst) {
+  const int64_t lo = iw0 >= 0 ? 0 : min64(count, qceil(-iw0, step));
+  const int64_t hi = w - 1 - iw0 < 0 ? lo : max64(lo, min64(count, (w - 1 - iw0) / step + 1));
+  std::memset(dst, fill, static_cast<size_t>(lo));
+  if (step == 1) {
+    std::memcpy(dst + lo, src + iw0 + lo, static_cast<size_t>(hi - lo));
+  } else {
+    for (int64_t t = lo; t < hi; ++t) dst[t] = src[iw0 + t * step];
+  }
+  std::memset(dst + hi, fill, static_cast<size_t>(count - hi));
+}
+
+// Four byte rows (stride `ld`) interleaved into `count` int32 lanes (row j in byte j), 16 at a
+// time; the last group may write up to 63 bytes past count * 4.
+inline void interleave4(const uint8_t* rows, int64_t ld, int64_t count, uint8_t* dst) {
+  for (int64_t t = 0; t < count; t += 16, dst += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + t));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + ld + t));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 2 * ld + t));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 3 * ld + t));
+    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+    auto* out = reinterpret_cast<__m128i*>(dst);
+    _mm_storeu_si128(out, _mm_unpacklo_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+  }
+}
+
+// Bytes of one row of `tmp` in build_x4 (a multiple of 16 covering wps).
+inline int64_t x4_tmp_row(const QConvPlan& pl) { return qceil(pl.wps, 16) * 16; }
+
+// The quad planes of one image and group (xg: its first channel) for the phase rows that wide
+// rows [oh0, oh0 + rph - row_halo) read: [phase y][phase x][channel quad][rph][wps] int32 lanes,
+// x_zero where the padded input is outside the input (and in missing channels).
+inline void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int64_t oh0,
+                     int64_t rph, uint8_t* x4, uint8_t* tmp) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t ld = x4_tmp_row(pl), hw = p.in_h * p.in_w;
+  uint8_t* dst = x4;
+  for (int64_t py = 0; py < p.stride_h; ++py) {
+    for (int64_t px = 0; px < p.stride_w; ++px) {
+      for (int64_t c4 = 0; c4 < pl.cq; ++c4) {
+        for (int64_t rr = 0; rr < rph; ++rr, dst += pl.wps * 4) {
+          const int64_t ih = (oh0 + rr) * p.stride_h + py - p.pad_top;
+          if (ih < 0 || ih >= p.in_h) {
+            std::memset(dst, x_zero, static_cast<size_t>(pl.wps * 4));
+            continue;
+          }
+          for (int64_t j = 0; j < 4; ++j) {
+            const int64_t c = c4 * 4 + j;
+            uint8_t* row = tmp + j * ld;
+            if (c >= pl.cg) {
+              std::memset(row, x_zero, static_cast<size_t>(pl.wps));
+            } else {
+              gather_row(xg + c * hw + ih * p.in_w, px - p.pad_left, p.stride_w, p.in_w, pl.wps,
+                         x_zero, row);
+            }
+          }
+          interleave4(tmp, ld, pl.wps, dst);
+        }
+      }
+    }
+  }
+}
+
+// The patch panel of wide pixels [rel, rel + NR) (relative to the quad planes' first row): per
+// quad (kh, kw, channel quad), NR int32 lanes copied from the quad planes.
+template <class Q>
+void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, int64_t rel, uint8_t* dst) {
+  constexpr size_t kPanelRow = Q::kNv * Q::kLanes * 4;
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t plane = rph * pl.wps * 4;
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    const int64_t py = (kh * p.dil_h) % p.stride_h, ry = (kh * p.dil_h) / p.stride_h;
+    for (int64_t kw = 0; kw < p.k_w; ++kw) {
+      const int64_t px = (kw * p.dil_w) % p.stride_w, rx = (kw * p.dil_w) / p.stride_w;
+      const uint8_t* src =
+          x4 + (py * p.stride_w + px) * pl.cq * plane + (ry * pl.wps + rx + rel) * 4;
+      for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += kPanelRow) {
+        std::memcpy(dst, src + c4 * plane, kPanelRow);
+      }
+    }
+  }
+}
+
+// The lane runs of the panel's vectors: wide pixel j + v * L + l is output (oh, ow) =
+// divmod(pixel, wps), stored when ow < out_w and the pixel is before `end`.
+template <class Q>
+void panel_segs(const QConvPlan& pl, int64_t j, int64_t end, QSegs<Q>* segs) {
+  const int64_t out_w = pl.p.out_w;
+  for (int v = 0; v < Q::kNv; ++v) {
+    QSegs<Q>& s = segs[v];
+    s.count = 0;
+    bool open = false;
+    for (int l = 0; l < Q::kLanes; ++l) {
+      const int64_t px = j + v * Q::kLanes + l;
+      const int64_t oh = px / pl.wps, ow = px % pl.wps;
+      if (px >= end || ow >= out_w) {
+        open = false;
+        continue;
+      }
+      const int64_t off = oh * out_w + ow - l;  // rows without skipped columns continue a run
+      if (!open || s.seg[s.count - 1].off != off) {
+        s.seg[s.count++] = QSeg{l, l, off};
+        open = true;
+      }
+      s.seg[s.count - 1].hi = l + 1;
+    }
+  }
+}
+
+// --- the register tile -------------------------------------------------------------------------
+
+// The channels of a row panel: their weight sums, scales and biases, and Y's element of (row 0,
+// output pixel 0) and plane size.
+struct QRows {
+  const int32_t* wsum;
+  const float* w_scale;
+  const float* bias;  // may be null
+  int64_t base, plane;
+};
+
+template <class Q>
+using QConvUkernelFn = void (*)(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
+                                const QSegs<Q>* segs, const QOut<Q>& o);
+
+// R rows x NV vectors of accumulators over all kq quads of the panel `b` (NR lanes per quad)
+// and the weight panel `a` (MR quads per step), then the epilogue.
+template <class Q, int R, int NV>
+void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
+                   const QSegs<Q>* segs, const QOut<Q>& o) {
+  using I = typename Q::I;
+  constexpr int64_t kPanelRow = Q::kNv * Q::kLanes * 4;
+  I acc[R][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+    const I start = Q::set1(zero_point_start(o.e->in_zero, rows.wsum[r]));
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) acc[r][v] = start;
+  }
+  for (int64_t q = 0; q < kq; ++q, a += Q::kMr * Q::kWq, b += kPanelRow) {
+    typename Q::P x[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) x[v] = Q::prep(Q::load(b + v * Q::kVecBytes));
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] = Q::dot(acc[r][v], x[v], a + r * Q::kWq);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const typename Q::F::V scale = Q::F::set1(o.e->in_scale * rows.w_scale[r]);
+    const typename Q::F::V bias = rows.bias != nullptr ? Q::F::set1(rows.bias[r]) : Q::F::zero();
+    for (int v = 0; v < NV; ++v) {
+      q_finish<Q>(o, acc[r][v], scale, bias, segs[v].seg, segs[v].count,
+                  rows.base + r * rows.plane);
+    }
+  }
+}
+
+template <class Q, int... I>
+constexpr auto make_qconv_table(std::integer_sequence<int, I...>) {
+  return std::array<QConvUkernelFn<Q>, sizeof...(I)>{
+      &qconv_ukernel<Q, I / Q::kNv + 1, I % Q::kNv + 1>...};
+}
+
+template <class Q>
+inline constexpr auto kQConvUkernels =
+    make_qconv_table<Q>(std::make_integer_sequence<int, Q::kMr * Q::kNv>{});
+
+// --- the driver --------------------------------------------------------------------------------
+
+// A task is (image, group, wide pixel block, channel block). Its quad planes are built once (and
+// kept for the next task of the same image, group and block: channel blocks vary fastest); per
+// panel of NR wide pixels the patches are copied into the thread's scratch and every weight
+// panel of the channel block runs against them.
+template <class Q>
+void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, const QEpilogue& ep,
+                 void* y, uint8_t* scratch, int64_t begin, int64_t end) {
+  constexpr int64_t kMr = Q::kMr, kNr = Q::kNv * Q::kLanes;
+  const FlushDenormals ftz;
+  const QOut<Q> o(ep, y);
+  const cpu::Conv2DParams& p = pl.p;
+  uint8_t* panel = scratch;
+  uint8_t* tmp = panel + qround64(pl.kq * kNr * 4);
+  uint8_t* x4 = tmp + qround64(4 * x4_tmp_row(pl) + 64);
+  const int64_t w_panel = pl.kq * kMr * Q::kWq;
+  const int64_t w_group = qceil(pl.mg, kMr) * w_panel;
+  const auto* wsum = reinterpret_cast<const int32_t*>(packed + qround64(p.group * w_group));
+  const int64_t plane = p.out_h * p.out_w;
+  int64_t built = -1;  // (image, group, block) whose quad planes x4 holds
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t mb = t % pl.m_blocks;
+    const int64_t nb = (t / pl.m_blocks) % pl.n_blocks;
+    const int64_t g = (t / (pl.m_blocks * pl.n_blocks)) % p.group;
+    const int64_t b = t / (pl.m_blocks * pl.n_blocks * p.group);
+    const int64_t m0 = mb * pl.mc, rows = min64(pl.mc, pl.mg - m0);
+    const int64_t p0 = nb * pl.nc, p1 = min64(p0 + pl.nc, pl.nw);
+    const int64_t oh0 = p0 / pl.wps, rph = (p1 - 1) / pl.wps - oh0 + 1 + pl.row_halo;
+    if (built != t / pl.m_blocks) {
+      build_x4(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, static_cast<uint8_t>(ep.in_zero),
+               oh0, rph, x4, tmp);
+      built = t / pl.m_blocks;
+    }
+    const int64_t m = g * pl.mg + m0;
+    const QRows all{wsum + m, ep.w_scale + m, ep.bias != nullptr ? ep.bias + m : nullptr,
+                    (b * p.out_c + m) * plane, plane};
+    const uint8_t* wp = packed + g * w_group + (m0 / kMr) * w_panel;
+    for (int64_t j = p0; j < p1; j += kNr) {
+      const int64_t nv = qceil(min64(kNr, p1 - j), Q::kLanes);
+      pack_x4_panel<Q>(pl, x4, rph, j - oh0 * pl.wps, panel);
+      QSegs<Q> segs[Q::kNv];
+      panel_segs<Q>(pl, j, p1, segs);
+      for (int64_t i = 0; i < rows; i += kMr) {
+        const int64_t r = min64(kMr, rows - i);
+        QRows rs = all;
+        rs.wsum += i;
+        rs.w_scale += i;
+        if (rs.bias != nullptr) rs.bias += i;
+        rs.base += i * plane;
+        kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kq, wp + (i / kMr) * w_panel, panel, rs,
+                                                       segs, o);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86

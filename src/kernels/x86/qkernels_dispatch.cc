@@ -1,0 +1,216 @@
+// The ISA-neutral half of qkernels.h: plans (blocks and the split into tasks), buffer sizes, and
+// the dispatch to the instantiation the plan's QIsa names. Built without ISA flags.
+#include <algorithm>
+
+#include "kernels/x86/qisa_entry.h"
+#include "kernels/x86/qkernels.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+size_t round64(int64_t bytes) { return static_cast<size_t>(round_up(bytes, 64)); }
+
+// A task's weights (rows x depth) stay within this share of L2 while its pixel panels stream.
+constexpr int64_t kL2WeightBytes = 384 * 1024;
+// A task's quad planes (its rows of the input) stay within this.
+constexpr int64_t kX4Bytes = 512 * 1024;
+
+struct Split {
+  int64_t mc, nc, m_blocks, n_blocks;
+};
+
+// Rows and columns per task: m_cap and n_cap first, then split further (columns first) until the
+// tasks spread evenly over `threads`, with blocks equalized so that no task gets a sliver.
+Split split(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, int64_t m_cap,
+            int64_t n_cap, int threads) {
+  Split s;
+  m = std::max<int64_t>(m, 1);
+  n = std::max<int64_t>(n, 1);
+  s.m_blocks = ceil_div(m, std::max(mr, m_cap));
+  s.mc = round_up(ceil_div(m, s.m_blocks), mr);
+  s.m_blocks = ceil_div(m, s.mc);
+  s.n_blocks = ceil_div(n, std::max(nr, n_cap));
+  s.nc = round_up(ceil_div(n, s.n_blocks), nr);
+  s.n_blocks = ceil_div(n, s.nc);
+  for (int iter = 0; iter < 64 && threads > 1; ++iter) {
+    const int64_t tasks = units * s.m_blocks * s.n_blocks;
+    if (tasks >= threads && (tasks % threads == 0 || tasks >= 4 * threads)) break;
+    if (s.nc > nr) {
+      s.nc = round_up(ceil_div(n, s.n_blocks + 1), nr);
+      s.n_blocks = ceil_div(n, s.nc);
+    } else if (s.mc > mr) {
+      s.mc = round_up(ceil_div(m, s.m_blocks + 1), mr);
+      s.m_blocks = ceil_div(m, s.mc);
+    } else {
+      break;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+// --- implicit-GEMM convolution ---------------------------------------------------------------
+
+QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
+  QConvPlan pl;
+  pl.isa = isa;
+  pl.bl = qblocking(isa);
+  pl.p = p;
+  pl.mg = p.out_c / p.group;
+  pl.cg = p.in_c / p.group;
+  pl.cq = ceil_div(pl.cg, 4);
+  pl.kq = p.k_h * p.k_w * pl.cq;
+  // The padded width the valid outputs read, in columns of one stride phase.
+  const int64_t wp = (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1;
+  pl.wps = ceil_div(wp, p.stride_w);
+  pl.row_halo = (p.k_h - 1) * p.dil_h / p.stride_h;
+  pl.nw = p.out_h * pl.wps;
+  const int64_t m_cap =
+      kL2WeightBytes / std::max<int64_t>(pl.kq * pl.bl.wq, 1) / pl.bl.mr * pl.bl.mr;
+  // Wide rows whose quad planes fit kX4Bytes (at least one).
+  const int64_t row_bytes = p.stride_h * p.stride_w * pl.cq * pl.wps * 4;
+  const int64_t rows_cap = std::max<int64_t>(1, kX4Bytes / std::max<int64_t>(row_bytes, 1));
+  const Split s =
+      split(pl.mg, pl.nw, p.batch * p.group, pl.bl.mr, pl.bl.nr, m_cap, rows_cap * pl.wps, threads);
+  pl.mc = s.mc;
+  pl.nc = s.nc;
+  pl.m_blocks = s.m_blocks;
+  pl.n_blocks = s.n_blocks;
+  pl.tasks = pl.mg == 0 || pl.nw == 0 ? 0 : p.batch * p.group * pl.m_blocks * pl.n_blocks;
+  // A block of nc wide pixels spans at most ceil(nc / wps) + 1 rows, plus the halo below.
+  const int64_t rph = ceil_div(pl.nc, pl.wps) + 1 + pl.row_halo;
+  // Slack: the last panel copies NR lanes from up to wps - 1 columns past a row's start.
+  pl.x4_bytes =
+      round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 + (pl.wps + pl.bl.nr) * 4 + 64);
+  return pl;
+}
+
+size_t qconv_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p) {
+  const QBlocking bl = qblocking(isa);
+  const int64_t mg = p.out_c / p.group;
+  const int64_t kq = p.k_h * p.k_w * ceil_div(p.in_c / p.group, 4);
+  return round64(p.group * ceil_div(mg, bl.mr) * kq * bl.mr * bl.wq) +
+         static_cast<size_t>(p.out_c) * 4;
+}
+
+void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  if (isa == QIsa::kAvx512Vnni) return vnni::qconv_pack_weights(p, w, packed);
+  return qavx2::qconv_pack_weights(p, w, packed);
+}
+
+size_t qconv_scratch_bytes(const QConvPlan& plan) {
+  // The patch panel, build_x4's four byte rows, the quad planes (qkernels_conv_impl.h).
+  return round64(plan.kq * plan.bl.nr * 4) + round64(4 * round_up(plan.wps, 16) + 64) +
+         plan.x4_bytes;
+}
+
+void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+               const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+               int64_t task_end) {
+  if (plan.isa == QIsa::kAvx512Vnni) {
+    return vnni::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+  }
+  return qavx2::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+}
+
+// --- depthwise -------------------------------------------------------------------------------
+
+bool is_qdepthwise(const cpu::Conv2DParams& p) {
+  return p.group > 1 && p.group == p.in_c && p.out_c % p.group == 0;
+}
+
+QDepthwisePlan plan_qdepthwise(QIsa isa, const cpu::Conv2DParams& p) {
+  QDepthwisePlan pl;
+  pl.isa = isa;
+  pl.p = p;
+  pl.hp = std::max(p.in_h + p.pad_top, (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1);
+  pl.wp = std::max(p.in_w + p.pad_left, (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  pl.quads_w = ceil_div(p.k_w, 4);
+  const int64_t taps = std::min<int64_t>(p.k_w, 4);
+  pl.shuffle = p.stride_w <= 4 && 3 * p.stride_w + (taps - 1) * p.dil_w <= 15 && pl.quads_w <= 8;
+  pl.tasks = p.out_h * p.out_w == 0 ? 0 : p.batch * p.out_c;
+  return pl;
+}
+
+size_t qdepthwise_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p) {
+  return round64(p.out_c * p.k_h * ceil_div(p.k_w, 4) * qblocking(isa).wq) +
+         static_cast<size_t>(p.out_c) * 4;
+}
+
+void qdepthwise_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w,
+                             uint8_t* packed) {
+  if (isa == QIsa::kAvx512Vnni) return vnni::qdepthwise_pack_weights(p, w, packed);
+  return qavx2::qdepthwise_pack_weights(p, w, packed);
+}
+
+size_t qdepthwise_scratch_bytes(const QDepthwisePlan& plan) {
+  // Slack for the windows of the vectors past a row's last output (up to 4 vectors of lanes,
+  // stride apart) read from the last row, plus a 64-byte window.
+  const cpu::Conv2DParams& p = plan.p;
+  const int64_t lanes = qblocking(plan.isa).lanes;
+  const int64_t slack =
+      (p.out_w + 4 * lanes) * p.stride_w + 4 * plan.quads_w * p.dil_w + 4 * p.dil_w + 128;
+  return round64(plan.hp * plan.wp + slack);
+}
+
+void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+                    int64_t task_end) {
+  if (plan.isa == QIsa::kAvx512Vnni) {
+    return vnni::qdepthwise_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+  }
+  return qavx2::qdepthwise_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+}
+
+// --- GEMM ------------------------------------------------------------------------------------
+
+QGemmPlan plan_qgemm(QIsa isa, int64_t m, int64_t n, int64_t k, int threads) {
+  QGemmPlan pl;
+  pl.isa = isa;
+  pl.bl = qblocking(isa);
+  pl.m = m;
+  pl.n = n;
+  pl.k = k;
+  pl.kq = ceil_div(k, 4);
+  // A task's packed rows of A stay within the L2 share.
+  const int64_t m_cap = kL2WeightBytes / std::max<int64_t>(pl.kq * 4, 1) / pl.bl.mr * pl.bl.mr;
+  const Split s = split(m, n, 1, pl.bl.mr, pl.bl.nr, m_cap, n, threads);
+  pl.mc = s.mc;
+  pl.nc = s.nc;
+  pl.m_blocks = s.m_blocks;
+  pl.n_blocks = s.n_blocks;
+  pl.tasks = m == 0 || n == 0 ? 0 : pl.m_blocks * pl.n_blocks;
+  return pl;
+}
+
+size_t qgemm_packed_b_bytes(QIsa isa, int64_t k, int64_t n) {
+  const QBlocking bl = qblocking(isa);
+  const int64_t panels = ceil_div(std::max<int64_t>(n, 1), bl.nr);
+  // One vector of a quad: 4 bytes per column (VNNI: 16 columns; AVX2: 8, as 16-bit pairs).
+  constexpr int64_t kVecBytes = 64;
+  return round64(panels * ceil_div(k, 4) * (bl.nr / bl.lanes) * kVecBytes) +
+         static_cast<size_t>(panels * bl.nr) * 4;
+}
+
+void qgemm_pack_b(QIsa isa, const int8_t* b, int64_t k, int64_t n, uint8_t* packed) {
+  if (isa == QIsa::kAvx512Vnni) return vnni::qgemm_pack_b(b, k, n, packed);
+  return qavx2::qgemm_pack_b(b, k, n, packed);
+}
+
+size_t qgemm_scratch_bytes(const QGemmPlan& plan) {
+  return round64(round_up(plan.mc, plan.bl.mr) * plan.kq * 4);
+}
+
+void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
+               const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+               int64_t task_end) {
+  if (plan.isa == QIsa::kAvx512Vnni) {
+    return vnni::qgemm_run(plan, a, packed_b, ep, y, scratch, task_begin, task_end);
+  }
+  return qavx2::qgemm_run(plan, a, packed_b, ep, y, scratch, task_begin, task_end);
+}
+
+}  // namespace kiln::kernels::x86

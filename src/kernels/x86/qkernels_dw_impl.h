@@ -1,0 +1,156 @@
+#pragma once
+// The INT8 depthwise convolution behind qkernels.h over an INT8 traits type Q. Per output plane
+// the input plane is copied into a scratch plane padded with x_zero. For L = kLanes output pixels
+// of one row and one kernel row, the taps are taken 4 at a time (a quad): output pixel ow needs
+// the bytes at column ow * sw + (4q + j) * dw, j < 4. One load of a 64-byte window (AVX2: 32)
+// at the vector's first pixel, a dword permutation giving each 128-bit lane the 16 bytes from
+// its first pixel's column (lane l: pixels 4l..4l+3, from dword l * sw), and one byte shuffle
+// (byte j of dword i: i * sw + j * dw) put each pixel's 4 input bytes in its int32 lane; one dot
+// product with the quad's 4 weights (zero past k_w) accumulates them. A 3x3 kernel costs 3 dot
+// products per 16 output pixels. The taps must fit the lane's 16 bytes: 3 sw + (min(k_w, 4) - 1)
+// dw <= 15 and sw <= 4, else (large strides or dilations) the bytes are gathered one by one.
+
+#include "kernels/x86/qkernels_conv_impl.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+// Weights [out_c, 1, kh, kw]: per channel, kh x quads_w quads (taps past kw zero), then the int32
+// weight sums.
+template <class Q>
+void qdw_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  const int64_t qw = qceil(p.k_w, 4);
+  uint8_t* d = packed;
+  for (int64_t oc = 0; oc < p.out_c; ++oc) {
+    for (int64_t kh = 0; kh < p.k_h; ++kh) {
+      for (int64_t q = 0; q < qw; ++q, d += Q::kWq) {
+        int8_t quad[4] = {0, 0, 0, 0};
+        for (int64_t j = 0; j < 4 && q * 4 + j < p.k_w; ++j) {
+          quad[j] = w[(oc * p.k_h + kh) * p.k_w + q * 4 + j];
+        }
+        Q::pack_quad(quad, d);
+      }
+    }
+  }
+  auto* sums = reinterpret_cast<int32_t*>(packed + qround64(d - packed));
+  for (int64_t oc = 0; oc < p.out_c; ++oc) {
+    int32_t s = 0;
+    for (int64_t i = 0; i < p.k_h * p.k_w; ++i) s += w[oc * p.k_h * p.k_w + i];
+    sums[oc] = s;
+  }
+}
+
+// The input plane into the padded plane [hp x wp] (x_zero around it and in the slack after it).
+inline void qpad_plane(const QDepthwisePlan& pl, size_t bytes, const uint8_t* src, uint8_t fill,
+                       uint8_t* plane) {
+  const cpu::Conv2DParams& p = pl.p;
+  std::memset(plane, fill, bytes);
+  for (int64_t ih = 0; ih < p.in_h; ++ih) {
+    std::memcpy(plane + (ih + p.pad_top) * pl.wp + p.pad_left, src + ih * p.in_w,
+                static_cast<size_t>(p.in_w));
+  }
+}
+
+// The byte shuffle of quad q: byte j of dword i is i * sw + j * dw (taps past k_w repeat j = 0).
+template <class Q>
+typename Q::I dw_shuffle(const cpu::Conv2DParams& p, int64_t q) {
+  alignas(16) uint8_t b[16];
+  const int64_t taps = min64(4, p.k_w - q * 4);
+  for (int64_t i = 0; i < 4; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      b[i * 4 + j] = static_cast<uint8_t>(i * p.stride_w + (j < taps ? j * p.dil_w : 0));
+    }
+  }
+  return Q::broadcast_lane(_mm_load_si128(reinterpret_cast<const __m128i*>(b)));
+}
+
+// The quads of L pixels gathered byte by byte (geometries the window does not cover).
+template <class Q>
+typename Q::I dw_gather(const cpu::Conv2DParams& p, const uint8_t* at, int64_t q) {
+  alignas(64) uint8_t b[Q::kLanes * 4];
+  const int64_t taps = min64(4, p.k_w - q * 4);
+  for (int64_t i = 0; i < Q::kLanes; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      b[i * 4 + j] = at[i * p.stride_w + (j < taps ? j * p.dil_w : 0)];
+    }
+  }
+  return Q::load(b);
+}
+
+// Up to 4 vectors of L output pixels of row oh from column ow, over every kernel row and quad.
+template <class Q, int U>
+void dw_block(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* wk, int64_t oh,
+              int64_t ow, typename Q::I start, typename Q::I perm, const typename Q::I* shuf,
+              typename Q::I* acc) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t sw = p.stride_w;
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) acc[u] = start;
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    const uint8_t* row = plane + (oh * p.stride_h + kh * p.dil_h) * pl.wp + ow * sw;
+    for (int64_t q = 0; q < pl.quads_w; ++q, wk += Q::kWq) {
+      const uint8_t* base = row + q * 4 * p.dil_w;
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) {
+        const uint8_t* at = base + u * Q::kLanes * sw;
+        const typename Q::I v =
+            pl.shuffle ? Q::window_quads(at, perm, shuf[q]) : dw_gather<Q>(p, at, q);
+        acc[u] = Q::dot(acc[u], Q::prep(v), wk);
+      }
+    }
+  }
+}
+
+template <class Q>
+void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t* packed,
+                      const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end) {
+  using I = typename Q::I;
+  using F = typename Q::F;
+  constexpr int64_t kL = Q::kLanes;
+  const FlushDenormals ftz;
+  const QOut<Q> o(ep, y);
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t mult = p.out_c / p.in_c, plane_out = p.out_h * p.out_w;
+  const int64_t w_chan = p.k_h * pl.quads_w * Q::kWq;
+  const auto* wsum = reinterpret_cast<const int32_t*>(packed + qround64(p.out_c * w_chan));
+  const size_t plane_bytes = qdepthwise_scratch_bytes(pl);
+  const I perm = Q::perm_for_stride(static_cast<int>(min64(p.stride_w, 4)));
+  I shuf[8];  // quads_w <= 8 (kernels up to 32 wide) when shuffling
+  for (int64_t q = 0; q < min64(pl.quads_w, 8); ++q) shuf[q] = dw_shuffle<Q>(p, q);
+  int64_t padded = -1;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t oc = t % p.out_c, b = t / p.out_c;
+    const int64_t channel = b * p.in_c + oc / mult;
+    if (channel != padded) {  // a multiplier reuses the padded plane
+      qpad_plane(pl, plane_bytes, x + channel * p.in_h * p.in_w, static_cast<uint8_t>(ep.in_zero),
+                 scratch);
+      padded = channel;
+    }
+    const I start = Q::set1(zero_point_start(ep.in_zero, wsum[oc]));
+    const typename F::V scale = F::set1(ep.in_scale * ep.w_scale[oc]);
+    const typename F::V bias = ep.bias != nullptr ? F::set1(ep.bias[oc]) : F::zero();
+    const uint8_t* wk = packed + oc * w_chan;
+    const int64_t base = (b * p.out_c + oc) * plane_out;
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w;) {
+        const int64_t left = p.out_w - ow;
+        const int u = left > 2 * kL ? 4 : left > kL ? 2 : 1;
+        I acc[4];
+        if (u == 4) {
+          dw_block<Q, 4>(pl, scratch, wk, oh, ow, start, perm, shuf, acc);
+        } else if (u == 2) {
+          dw_block<Q, 2>(pl, scratch, wk, oh, ow, start, perm, shuf, acc);
+        } else {
+          dw_block<Q, 1>(pl, scratch, wk, oh, ow, start, perm, shuf, acc);
+        }
+        for (int i = 0; i < u && ow < p.out_w; ++i, ow += kL) {
+          const QSeg seg{0, static_cast<int>(min64(kL, p.out_w - ow)), 0};
+          q_finish<Q>(o, acc[i], scale, bias, &seg, 1, base + oh * p.out_w + ow);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86

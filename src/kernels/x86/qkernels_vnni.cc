@@ -1,0 +1,12 @@
+// The AVX-512 VNNI instantiation of the INT8 kernels: the only translation unit built with
+// -mavx512vnni (plus -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma). Called only after
+// host_cpu_features() says AVX-512 VNNI is there (the tactics' required_features()).
+#include "kernels/x86/qvec_vnni.h"
+// (the traits first: the kernel templates are instantiated over them)
+#include "kernels/x86/qisa_entry.h"
+#include "kernels/x86/qkernels_dw_impl.h"
+#include "kernels/x86/qkernels_gemm_impl.h"
+
+#define KILN_X86_QISA vnni
+#define KILN_X86_QVEC QVecVnni
+#include "kernels/x86/qkernels_isa.inc"

@@ -1,0 +1,114 @@
+#pragma once
+// The INT8 traits for AVX-512 with VNNI: 16 int32 lanes per zmm, vpdpbusd as the dot product of
+// 4 u8 x s8 pairs per lane. Included only by qkernels_vnni.cc, the one translation unit compiled
+// with AVX-512 and VNNI flags. The float side of the epilogue is VecAvx512.
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/x86/qkernels.h"
+#include "kernels/x86/vec_avx512.h"
+
+namespace kiln::kernels::x86 {
+
+struct QVecVnni {
+  using F = VecAvx512;
+  using I = __m512i;
+  static constexpr int kLanes = 16;
+  static constexpr int kMr = kVnniBlocking.mr;
+  static constexpr int kNv = kVnniBlocking.nr / kVnniBlocking.lanes;
+  static constexpr int kWq = kVnniBlocking.wq;  // a weight quad is its 4 bytes
+  static constexpr int kVecBytes = 64;
+  static_assert(kLanes == F::kLanes);
+
+  static I set1(int32_t v) { return _mm512_set1_epi32(v); }
+  static I sub(I a, I b) { return _mm512_sub_epi32(a, b); }
+  static I load(const void* p) { return _mm512_loadu_si512(p); }
+  static void store(void* p, I v) { _mm512_storeu_si512(p, v); }
+  static int32_t load32(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+  }
+
+  // --- the dot products ------------------------------------------------------------------------
+  // Convolution: u8 patch quads in a vector, each row's s8 weight quad broadcast from memory.
+  using P = I;
+  static P prep(I x) { return x; }
+  static I dot(I acc, P x, const uint8_t* w) {
+    return _mm512_dpbusd_epi32(acc, x, _mm512_set1_epi32(load32(w)));
+  }
+  // GEMM: a row's u8 quad broadcast, the s8 quads of kLanes columns of B from memory.
+  static constexpr int kGemmVecBytes = 64;
+  using GA = I;
+  using GB = I;
+  static GA gemm_a(uint32_t quad) { return _mm512_set1_epi32(static_cast<int32_t>(quad)); }
+  static GB gemm_b(const uint8_t* b) { return load(b); }
+  static I gemm_dot(I acc, GA a, GB b) { return _mm512_dpbusd_epi32(acc, a, b); }
+  static I mullo(I a, I b) { return _mm512_mullo_epi32(a, b); }
+  // Packs one weight quad w[0..3] (s8) the way dot() reads it.
+  static void pack_quad(const int8_t* w, uint8_t* dst) { std::memcpy(dst, w, 4); }
+  // Packs the quads of kLanes columns of B (b[j * 4 + t]: column j, depth t) as gemm_dot reads
+  // them.
+  static void pack_gemm_vec(const int8_t* b, uint8_t* dst) { std::memcpy(dst, b, 64); }
+
+  // --- masks and lane ranges -------------------------------------------------------------------
+  static __mmask16 lanes(int lo, int hi) { return F::lanes(lo, hi); }
+
+  // --- the epilogue's loads and stores (lanes [lo, hi) of p[0, kLanes), p may point outside
+  // the data where the lanes are off) -----------------------------------------------------------
+  static F::V to_float(I x) { return _mm512_cvtepi32_ps(x); }
+  static F::V load_f32(const float* p, int lo, int hi, F::V old) {
+    if (lo == 0 && hi == kLanes) return _mm512_loadu_ps(p);
+    return _mm512_mask_loadu_ps(old, lanes(lo, hi), p);
+  }
+  static void store_f32(float* p, F::V v, int lo, int hi) {
+    if (lo == 0 && hi == kLanes) return _mm512_storeu_ps(p, v);
+    _mm512_mask_storeu_ps(p, lanes(lo, hi), v);
+  }
+  // u8 lanes as int32.
+  static I load_u8(const uint8_t* p, int lo, int hi, I old) {
+    const __mmask16 m = lanes(lo, hi);
+    const I v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p));
+    return _mm512_mask_mov_epi32(old, m, v);
+  }
+  // int32 lanes (already in 0..255) as bytes.
+  static void store_u8(uint8_t* p, I v, int lo, int hi) {
+    _mm512_mask_cvtepi32_storeu_epi8(p, lanes(lo, hi), v);
+  }
+  // clamp(rne(v * inv) + zero, 0, 255) as int32 lanes; NaN -> zero. lo = -zero, hi = 255 - zero
+  // clamp before the conversion (they are integers: clamping and rounding commute).
+  static I requantize(F::V v, F::V inv, F::V lo, F::V hi, I zero) {
+    const F::V q = _mm512_mul_ps(v, inv);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q);
+    const F::V c = _mm512_min_ps(_mm512_maskz_max_ps(ordered, q, lo), hi);
+    return _mm512_add_epi32(
+        _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  }
+
+  // --- packing bytes ---------------------------------------------------------------------------
+  // 16 bytes from p[lo, hi), `fill` elsewhere; the other addresses are never touched.
+  static __m128i load16(const uint8_t* p, int lo, int hi, __m128i fill) {
+    if (lo == 0 && hi == 16) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm_mask_loadu_epi8(fill, static_cast<__mmask16>(lanes(lo, hi)), p);
+  }
+
+  // --- depthwise: the quads of kLanes neighbouring pixels from one window ------------------------
+  // perm picks, for 128-bit lane l, the 16 bytes from dword l * stride; shuf then builds, in each
+  // lane, its 4 pixels' quads (see qkernels_dw_impl.h).
+  static I window_quads(const uint8_t* p, I perm, I shuf) {
+    return _mm512_shuffle_epi8(_mm512_permutexvar_epi32(perm, _mm512_loadu_si512(p)), shuf);
+  }
+  static I perm_for_stride(int stride) {
+    alignas(64) int32_t idx[16];
+    for (int l = 0; l < 4; ++l) {
+      for (int d = 0; d < 4; ++d) idx[l * 4 + d] = l * stride + d;
+    }
+    return _mm512_load_si512(idx);
+  }
+  static I broadcast_lane(__m128i x) { return _mm512_broadcast_i32x4(x); }
+};
+
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,290 @@
+// kiln.QConv and kiln.QGemm: validation, shape functions and the reference run (ops/kiln_quant.h;
+// the math is kernels/ref/qconv.h).
+#include "ops/kiln_quant.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <span>
+#include <string>
+
+#include "kernels/ref/qconv.h"
+#include "ops/families.h"
+#include "ops/kiln_fused.h"
+#include "ops/nn_conv.h"
+#include "ops/shape_util.h"
+
+namespace kiln::ops {
+namespace {
+
+namespace ref = kernels::ref;
+
+// A required input's name in messages, e.g. "W int8[4,3,3,3]".
+std::string named(std::string_view name, const ir::TensorDesc& d) {
+  return fmt::format("{} {}", name, d.to_string());
+}
+
+// Input i exists, has `dtype` and, when `constant`, a known value (an initializer): the kernels
+// pack weights, scales and biases when the engine is built.
+Status check_input(const InferContext& ctx, size_t i, std::string_view name, DType dtype,
+                   bool constant) {
+  KILN_RETURN_IF_ERROR(require_input(ctx, i, name));
+  const ir::TensorDesc& d = ctx.input(i);
+  if (d.dtype != dtype) {
+    return ctx.error("{} has dtype {}, expected {}", named(name, d), dtype_name(d.dtype),
+                     dtype_name(dtype));
+  }
+  if (constant && ctx.input_value(i) == nullptr) {
+    return ctx.error(
+        "{} must be a constant (an initializer): the INT8 kernels pack it when the "
+        "engine is built",
+        named(name, d));
+  }
+  return Status::ok();
+}
+
+// A per-channel vector (W_scale, B, B_scale, C): float32, constant, 1-D with `count` values
+// (unknown: not checked), finite; scales also > 0.
+Status check_channel_vector(const InferContext& ctx, size_t i, std::string_view name,
+                            const ir::Dim& count, bool scale) {
+  KILN_RETURN_IF_ERROR(check_input(ctx, i, name, DType::kF32, true));
+  const ir::TensorDesc& d = ctx.input(i);
+  const bool rank_ok = d.has_rank() && d.rank() == 1;
+  if (!rank_ok || (count.is_known() && d.dim(0).is_known() && d.dim(0).value != count.value)) {
+    return ctx.error("{} must be 1-D with one value per output {} ({})", named(name, d),
+                     ctx.node().op_type == "QConv" ? "channel" : "column", count.to_string());
+  }
+  const Tensor& v = *ctx.input_value(i);
+  for (int64_t k = 0; k < v.numel(); ++k) {
+    const float f = v.data<float>()[k];
+    if (!std::isfinite(f) || (scale && !(f > 0.0f))) {
+      return ctx.error("{} holds {} at index {}; {}", named(name, d), f, k,
+                       scale ? "scales must be finite and > 0" : "values must be finite");
+    }
+  }
+  return Status::ok();
+}
+
+// The residual Z (input i): float32 or uint8, exactly Y's shape.
+Status check_z(const InferContext& ctx, size_t i, ir::TensorDesc& y) {
+  const ir::TensorDesc& z = ctx.input(i);
+  if (z.dtype != DType::kF32 && z.dtype != DType::kU8) {
+    return ctx.error("residual {} has dtype {}, expected float32 or uint8", named("Z", z),
+                     dtype_name(z.dtype));
+  }
+  return check_residual(ctx, z, y);
+}
+
+// Depth = the number of products per output: bounded so that the int32 accumulator is exact.
+Status check_depth(const NodeContext& ctx, int64_t depth, const ir::TensorDesc& w) {
+  if (depth > kMaxQuantDepth) {
+    return ctx.error("{} gives {} products per output; at most {} keep the int32 accumulator exact",
+                     named(ctx.node().op_type == "QConv" ? "W" : "B", w), depth, kMaxQuantDepth);
+  }
+  return Status::ok();
+}
+
+DType output_dtype(const QuantAttrs& q) { return q.out_u8 ? DType::kU8 : DType::kF32; }
+
+// A float attribute that must be present (when `required`), finite and > 0.
+Result<float> scale_attr(const NodeContext& ctx, std::string_view name, bool required) {
+  if (!ctx.attrs().has(name)) {
+    if (required) return ctx.error("attribute {} is required", name);
+    return 1.0f;
+  }
+  const float s = ctx.attrs().get_float(name, 1.0f);
+  if (!std::isfinite(s) || !(s > 0.0f)) {
+    return ctx.error("attribute {} is {}; a scale must be finite and > 0", name, s);
+  }
+  return s;
+}
+
+// An int attribute in 0..255 (required when `required`, else 0 by default).
+Result<int32_t> zero_attr(const NodeContext& ctx, std::string_view name, bool required) {
+  if (!ctx.attrs().has(name)) {
+    if (required) return ctx.error("attribute {} is required", name);
+    return 0;
+  }
+  const int64_t z = ctx.attrs().get_int(name, 0);
+  if (z < 0 || z > 255) {
+    return ctx.error("attribute {} is {}; a uint8 zero point is in 0..255", name, z);
+  }
+  return static_cast<int32_t>(z);
+}
+
+// --- QConv ---------------------------------------------------------------------------------------
+
+Status infer_qconv(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input(ctx, 0, "X", DType::kU8, false));
+  KILN_RETURN_IF_ERROR(check_input(ctx, 1, "W", DType::kI8, true));
+  const ir::TensorDesc& x = ctx.input(0);
+  const ir::TensorDesc& w = ctx.input(1);
+  if (x.has_rank() && (x.rank() < 3 || x.rank() > 5)) {
+    return ctx.unsupported("{} must be [N, C, D1..Dk] with 1, 2 or 3 spatial dims", named("X", x));
+  }
+  const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
+  KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "x", z_u8));
+  KILN_RETURN_IF_ERROR(read_activation(ctx).status());
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, x, w, nullptr, output_dtype(q)));
+  const ir::Dim m = w.has_rank() ? w.dim(0) : ir::Dim::unknown();
+  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m, true));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "B", m, false));
+  if (ctx.has_input(4)) KILN_RETURN_IF_ERROR(check_z(ctx, 4, y));
+  const Tensor& wv = *ctx.input_value(1);
+  KILN_RETURN_IF_ERROR(check_depth(ctx, wv.dim(0) == 0 ? 0 : wv.numel() / wv.dim(0), w));
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+// The reference kernel's epilogue for the node's attributes and inputs (scales at
+// w_scale_input, bias at bias_input, the residual at input 4).
+Result<ref::QuantEpilogue> epilogue_of(const RunContext& ctx, std::string_view in,
+                                       size_t w_scale_input, size_t bias_input) {
+  const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype() == DType::kU8;
+  KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, in, z_u8));
+  ref::QuantEpilogue e;
+  KILN_ASSIGN_OR_RETURN(e.act, read_activation(ctx));
+  e.in_scale = q.in_scale;
+  e.in_zero = q.in_zero;
+  e.w_scale = ctx.input(w_scale_input).data<float>();
+  if (ctx.has_input(bias_input)) e.bias = ctx.input(bias_input).data<float>();
+  if (ctx.has_input(4)) {
+    const Tensor& z = ctx.input(4);
+    if (z.dims() != ctx.output_desc(0).static_dims()) {
+      return ctx.error("residual Z {} must have exactly the output's shape {}", z.desc(),
+                       ctx.output_desc(0).to_string());
+    }
+    if (z_u8) {
+      e.z_u8 = z.data<uint8_t>();
+    } else {
+      e.z_f32 = z.data<float>();
+    }
+  }
+  e.z_scale = q.z_scale;
+  e.z_zero = q.z_zero;
+  e.out_u8 = q.out_u8;
+  e.y_scale = q.y_scale;
+  e.y_zero = q.y_zero;
+  return e;
+}
+
+Status run_qconv(RunContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, epilogue_of(ctx, "x", 2, 3));
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, conv_kernel_params(ctx, x, w));
+  Tensor& y = ctx.allocate_output(0);
+  ref::qconv(p, e, x.data<uint8_t>(), w.data<int8_t>(), y.raw_data());
+  return Status::ok();
+}
+
+// --- QGemm ---------------------------------------------------------------------------------------
+
+Status infer_qgemm(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input(ctx, 0, "A", DType::kU8, false));
+  KILN_RETURN_IF_ERROR(check_input(ctx, 1, "B", DType::kI8, true));
+  const ir::TensorDesc& a = ctx.input(0);
+  const ir::TensorDesc& b = ctx.input(1);
+  if (a.has_rank() && a.rank() < 2) return ctx.error("{} must have rank >= 2", named("A", a));
+  if (!b.has_rank() || b.rank() != 2) return ctx.error("{} must be 2-D [K, N]", named("B", b));
+  const ir::Dim ka = a.has_rank() ? a.dim(a.rank() - 1) : ir::Dim::unknown();
+  const ir::Dim& k = b.dim(0);
+  const ir::Dim& n = b.dim(1);
+  if (ka.is_known() && k.is_known() && ka.value != k.value) {
+    return ctx.error("inner dimensions do not match: {} has K={} but {} has K={}", named("A", a),
+                     ka.value, named("B", b), k.value);
+  }
+  const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
+  KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "a", z_u8));
+  KILN_RETURN_IF_ERROR(read_activation(ctx).status());
+  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "B_scale", n, true));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "C", n, false));
+  KILN_RETURN_IF_ERROR(check_depth(ctx, ctx.input_value(1)->dim(0), b));
+  ir::TensorDesc y = ir::TensorDesc::unknown_shape(output_dtype(q));
+  if (a.has_rank()) {
+    ir::Shape out(a.shape->begin(), a.shape->end() - 1);
+    out.push_back(n);
+    y = ir::TensorDesc::of(output_dtype(q), std::move(out));
+  }
+  if (ctx.has_input(4)) KILN_RETURN_IF_ERROR(check_z(ctx, 4, y));
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+Status run_qgemm(RunContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, epilogue_of(ctx, "a", 2, 3));
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const int64_t k = b.dim(0);
+  const int64_t n = b.dim(1);
+  const int64_t m = dims_numel(std::span<const int64_t>(a.dims()).first(a.dims().size() - 1));
+  Tensor& y = ctx.allocate_output(0);
+  ref::qgemm(m, k, n, e, a.data<uint8_t>(), b.data<int8_t>(), y.raw_data());
+  return Status::ok();
+}
+
+std::vector<AttrSpec> quant_attrs(std::string_view in) {
+  using ir::AttrType;
+  const bool x = in == "x";
+  return {{"activation", AttrType::kString},
+          {"activation_params", AttrType::kFloats},
+          {x ? "x_scale" : "a_scale", AttrType::kFloat},
+          {x ? "x_zero_point" : "a_zero_point", AttrType::kInt},
+          {"output_type", AttrType::kInt},
+          {"y_scale", AttrType::kFloat},
+          {"y_zero_point", AttrType::kInt},
+          {"z_scale", AttrType::kFloat},
+          {"z_zero_point", AttrType::kInt}};
+}
+
+}  // namespace
+
+Result<QuantAttrs> read_quant_attrs(const NodeContext& ctx, std::string_view in, bool z_uint8) {
+  QuantAttrs q;
+  const std::string scale = fmt::format("{}_scale", in);
+  const std::string zero = fmt::format("{}_zero_point", in);
+  KILN_ASSIGN_OR_RETURN(q.in_scale, scale_attr(ctx, scale, true));
+  KILN_ASSIGN_OR_RETURN(q.in_zero, zero_attr(ctx, zero, false));
+  const int64_t out = ctx.attrs().get_int("output_type", kQuantOutputFloat);
+  if (out != kQuantOutputFloat && out != kQuantOutputUint8) {
+    return ctx.unsupported(
+        "output_type {} is not supported: {} (float32) or {} (uint8), ONNX TensorProto codes", out,
+        kQuantOutputFloat, kQuantOutputUint8);
+  }
+  q.out_u8 = out == kQuantOutputUint8;
+  if (q.out_u8) {
+    KILN_ASSIGN_OR_RETURN(q.y_scale, scale_attr(ctx, "y_scale", true));
+    KILN_ASSIGN_OR_RETURN(q.y_zero, zero_attr(ctx, "y_zero_point", true));
+  }
+  if (z_uint8) {
+    KILN_ASSIGN_OR_RETURN(q.z_scale, scale_attr(ctx, "z_scale", true));
+    KILN_ASSIGN_OR_RETURN(q.z_zero, zero_attr(ctx, "z_zero_point", true));
+  }
+  return q;
+}
+
+void register_kiln_quant_ops(OpRegistry& r) {
+  using ir::AttrType;
+  std::vector<AttrSpec> conv = {{"auto_pad", AttrType::kString}, {"dilations", AttrType::kInts},
+                                {"group", AttrType::kInt},       {"kernel_shape", AttrType::kInts},
+                                {"pads", AttrType::kInts},       {"strides", AttrType::kInts}};
+  for (const AttrSpec& a : quant_attrs("x")) conv.push_back(a);
+  r.add({.op_type = "QConv",
+         .since_versions = {1},
+         .min_inputs = 3,
+         .max_inputs = 5,
+         .attrs = std::move(conv),
+         .infer = infer_qconv,
+         .run = run_qconv,
+         .domain = kKilnDomain});
+  r.add({.op_type = "QGemm",
+         .since_versions = {1},
+         .min_inputs = 3,
+         .max_inputs = 5,
+         .attrs = quant_attrs("a"),
+         .infer = infer_qgemm,
+         .run = run_qgemm,
+         .domain = kKilnDomain});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,203 @@
+// kiln.QConv on kiln's x86 INT8 kernels (kernels/x86/qkernels.h): the implicit-GEMM convolution
+// for every 1-D and 2-D convolution but depthwise ones, and the depthwise convolution; scales,
+// bias, residual, activation and requantization run in the kernels' epilogue. The weights (with
+// their per-channel sums, the zero point's correction) are packed once, at engine build time.
+#include <fmt/format.h>
+
+#include "tactics/builtin_conv.h"
+#include "tactics/builtin_util.h"
+#include "tactics/quant_util.h"
+#include "tactics/x86/x86_common.h"
+#include "tactics/x86/x86_quant.h"
+
+namespace kiln::tactics::x86 {
+namespace {
+
+namespace cpu = kernels::cpu;
+namespace ref = kernels::ref;
+using builtin::dims_of;
+using builtin::layer_error;
+using builtin::optional_input;
+using builtin::same_dims;
+
+enum class QConvKind { kGemm, kDepthwise };
+
+size_t packed_size(kx::QIsa isa, QConvKind kind, const cpu::Conv2DParams& p) {
+  return kind == QConvKind::kGemm ? kx::qconv_packed_weights_bytes(isa, p)
+                                  : kx::qdepthwise_packed_weights_bytes(isa, p);
+}
+
+// The weights in the kernel's layout: prepack()'s result, and what a kernel packs for itself
+// when the engine carries no prepacked weights.
+Tensor pack_weights(kx::QIsa isa, QConvKind kind, const Tensor& w, int64_t group) {
+  const cpu::Conv2DParams p = builtin::conv_weight_params(w, group);
+  Tensor packed = packed_bytes(packed_size(isa, kind, p));
+  if (kind == QConvKind::kGemm) {
+    kx::qconv_pack_weights(isa, p, w.data<int8_t>(), packed.data<uint8_t>());
+  } else {
+    kx::qdepthwise_pack_weights(isa, p, w.data<int8_t>(), packed.data<uint8_t>());
+  }
+  return packed;
+}
+
+std::string kind_why_not(const LayerSpec& spec, QConvKind kind) {
+  const ir::TensorDesc& x = spec.inputs[0];
+  if (!x.has_rank() || (x.rank() != 3 && x.rank() != 4)) {
+    return fmt::format("input 0 is {}: this tactic runs 1-D and 2-D convolutions", x.to_string());
+  }
+  const Tensor& w = *spec.constant(1);
+  if (w.rank() != x.rank()) return fmt::format("the weights are {}", w.desc());
+  const int64_t group = spec.node->attrs.get_int("group", 1);
+  const bool depthwise = group > 1 && w.dim(1) == 1;
+  if (kind == QConvKind::kDepthwise && !depthwise) {
+    return fmt::format("not depthwise: group {} with {} input channel(s) per group", group,
+                       w.dim(1));
+  }
+  if (kind == QConvKind::kGemm && depthwise) {
+    return "depthwise convolution: the depthwise tactic runs it";
+  }
+  return "";
+}
+
+class X86QConvKernel final : public LayerKernel {
+ public:
+  X86QConvKernel(const LayerSpec& spec, QConvKind kind, kx::QIsa isa, ref::QuantEpilogue e)
+      : node_(*spec.node),
+        since_version_(spec.since_version),
+        kind_(kind),
+        isa_(isa),
+        epilogue_(e) {}
+
+  // The engine's prepacked weights when they have the size this layout needs, else packed here.
+  void set_weights(const LayerSpec& spec) {
+    const Tensor& w = *spec.constant(1);
+    const int64_t group = node_.attrs.get_int("group", 1);
+    packed_bytes_ = packed_size(isa_, kind_, builtin::conv_weight_params(w, group));
+    packed_ = matching_prepacked_bytes(spec, packed_bytes_);
+    if (packed_ != nullptr) return;
+    own_ = pack_weights(isa_, kind_, w, group);
+    packed_ = own_.data<uint8_t>();
+  }
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
+                          builtin::conv2d_params(node_, since_version_, in[0], in[1]));
+    const Dims x = dims_of(in[0]);
+    Dims y{p.batch, p.out_c};
+    for (size_t d = 2; d < x.size(); ++d) y.push_back(d + 1 == x.size() ? p.out_w : p.out_h);
+    if (!same_dims(out[0], y)) {
+      return layer_error(node_, "output is [{}] but the convolution gives [{}]",
+                         dims_to_string(out[0].dims), dims_to_string(y));
+    }
+    if (in[kQuantScaleInput].numel() != p.out_c) {
+      return layer_error(node_, "{} weight scales for {} output channels",
+                         in[kQuantScaleInput].numel(), p.out_c);
+    }
+    if (const TensorView* b = optional_input(in, kQuantBiasInput); b && b->numel() != p.out_c) {
+      return layer_error(node_, "bias has {} values for {} output channels", b->numel(), p.out_c);
+    }
+    if (const TensorView* r = optional_input(in, kQuantResidualInput); r && !same_dims(*r, y)) {
+      return layer_error(node_, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
+                         dims_to_string(y));
+    }
+    if (packed_size(isa_, kind_, p) != packed_bytes_) {
+      return layer_error(node_, "the packed weights hold {} bytes; the weights [{}] need {}",
+                         packed_bytes_, dims_to_string(in[1].dims), packed_size(isa_, kind_, p));
+    }
+    const int threads = pool_threads(thread_pool());
+    size_t scratch = 0;
+    if (kind_ == QConvKind::kDepthwise) {
+      if (!kx::is_qdepthwise(p)) return layer_error(node_, "the convolution is not depthwise");
+      dw_ = kx::plan_qdepthwise(isa_, p);
+      tasks_ = dw_.tasks;
+      scratch = kx::qdepthwise_scratch_bytes(dw_);
+    } else {
+      gemm_ = kx::plan_qconv(isa_, p, threads);
+      tasks_ = gemm_.tasks;
+      scratch = kx::qconv_scratch_bytes(gemm_);
+    }
+    scratch_.resize((scratch + 3) / 4, threads);
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    ref::QuantEpilogue e = epilogue_;
+    bind_quant_inputs(e, in);
+    const kx::QEpilogue ep = x86_epilogue(e);
+    const auto* x = static_cast<const uint8_t*>(in[0].data);
+    void* y = out[0].data;
+    auto body = [&](int64_t slot, int64_t b, int64_t end) {
+      auto* s = reinterpret_cast<uint8_t*>(scratch_.slot(slot));
+      if (kind_ == QConvKind::kDepthwise) {
+        kx::qdepthwise_run(dw_, x, packed_, ep, y, s, b, end);
+      } else {
+        kx::qconv_run(gemm_, x, packed_, ep, y, s, b, end);
+      }
+    };
+    run_tasks(thread_pool(), tasks_, body);
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  int since_version_;
+  QConvKind kind_;
+  kx::QIsa isa_;
+  ref::QuantEpilogue epilogue_;      // the attributes; pointers are bound per run
+  const uint8_t* packed_ = nullptr;  // into own_ or the engine's prepacked tensor
+  size_t packed_bytes_ = 0;
+  Tensor own_;  // when the engine has no prepacked weights
+  kx::QConvPlan gemm_;
+  kx::QDepthwisePlan dw_;
+  int64_t tasks_ = 0;
+  ThreadScratch scratch_;
+};
+
+std::string tactic_name(QConvKind kind, kx::QIsa isa) {
+  if (kind == QConvKind::kDepthwise)
+    return fmt::format("qconv.depthwise.u8s8.{}", qisa_suffix(isa));
+  return isa == kx::QIsa::kAvx512Vnni ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
+}
+
+class X86QConvTactic final : public X86QuantTactic {
+ public:
+  X86QConvTactic(QConvKind kind, kx::QIsa isa)
+      : X86QuantTactic(tactic_name(kind, isa), "kiln", "QConv", isa), kind_(kind) {}
+
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = quant_why_not(spec);
+    if (why.empty()) why = kind_why_not(spec, kind_);
+    return why;
+  }
+
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, quant_epilogue_of(spec));
+    auto kernel = std::make_unique<X86QConvKernel>(spec, kind_, qisa(), e);
+    kernel->set_weights(spec);
+    return std::unique_ptr<LayerKernel>(std::move(kernel));
+  }
+
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    const Tensor* w = spec.constant(1);
+    if (w == nullptr) return Tensor();
+    return pack_weights(qisa(), kind_, *w, spec.node->attrs.get_int("group", 1));
+  }
+
+ private:
+  QConvKind kind_;
+};
+
+}  // namespace
+
+void append_x86_qconv_tactics(std::vector<const Tactic*>& out) {
+  static const std::vector<X86QConvTactic> tactics = [] {
+    std::vector<X86QConvTactic> v;
+    for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAvx2}) {
+      for (QConvKind kind : {QConvKind::kGemm, QConvKind::kDepthwise}) v.emplace_back(kind, isa);
+    }
+    return v;
+  }();
+  for (const X86QConvTactic& t : tactics) out.push_back(&t);
+}
+
+}  // namespace kiln::tactics::x86

@@ -1,0 +1,266 @@
+// qconv.{vnni.u8s8.avx512, u8s8.avx2} and qconv.depthwise.u8s8.{avx512, avx2} against the
+// reference kiln.QConv: channel counts off the quad (4) and register tile (8 / 4 rows), pixel
+// tails of the wide grid, strides, dilations, padding (reading the zero point), groups, 1-D,
+// depthwise with a multiplier and with geometries the byte window cannot cover, zero points 0 /
+// 128 / arbitrary, float and uint8 outputs, float and uint8 residuals, every activation,
+// batches, threads and the prepacked (engine) path. Tolerances: kernels/quant_cases.h.
+#include <gtest/gtest.h>
+
+#include "base/cpu_features.h"
+#include "kernels/quant_cases.h"
+#include "kernels/x86_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+std::string gemm_name(const std::string& isa) {
+  return isa == "avx512" ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
+}
+std::string dw_name(const std::string& isa) { return "qconv.depthwise.u8s8." + isa; }
+
+bool fits(const ConvGeom& g) {
+  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;
+  return g.h + 2 * g.pad >= span && g.w + 2 * g.pad >= span && conv_fits(g);
+}
+
+const ConvGeom kChannelCases[] = {
+    {.cin = 1, .cout = 1},
+    {.cin = 3, .cout = 7},
+    {.cin = 5, .cout = 9},
+    {.cin = 17, .cout = 3},
+    {.cin = 33, .cout = 35},
+    {.cin = 6, .cout = 9, .group = 3},
+    {.cin = 32, .cout = 32, .group = 2},
+};
+
+TEST(X86QConvTactic, OverChannelsKernelsStridesPadsDilations) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& base : kChannelCases) {
+      for (int64_t k : {1, 2, 3}) {
+        for (int64_t stride : {1, 2}) {
+          for (int64_t pad : {0, 1}) {
+            for (int64_t dil : {1, 2}) {
+              ConvGeom g = base;
+              g.h = 6;
+              g.w = 13;
+              g.kh = g.kw = k;
+              g.stride = stride;
+              g.pad = pad;
+              g.dil = dil;
+              if (fits(g)) expect_quant_matches(gemm_name(isa), qconv_case(g));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom cases[] = {
+      {.batch = 2, .cin = 40, .cout = 70, .h = 11, .w = 37, .pad = 1},
+      {.cin = 5, .cout = 20, .h = 23, .w = 3, .pad = 2},
+      {.cin = 3, .cout = 8, .h = 17, .w = 19, .kh = 7, .kw = 7, .stride = 2, .pad = 3},  // a stem
+      {.cin = 2, .cout = 4, .h = 5, .w = 6, .kh = 5, .kw = 1, .pad = 2},
+      {.cin = 16, .cout = 16, .h = 1, .w = 1, .pad = 1},
+      {.cin = 300, .cout = 33, .h = 7, .w = 7, .kh = 1, .kw = 1},
+      {.cin = 64, .cout = 17, .h = 7, .w = 7, .pad = 1},  // 49 pixels: a tail of one
+      {.cin = 12, .cout = 24, .h = 9, .w = 50, .kh = 1, .kw = 1, .stride = 2},
+      {.cin = 7, .cout = 9, .h = 10, .w = 11, .kh = 3, .kw = 3, .stride = 3, .pad = 1},
+  };
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : cases) {
+      expect_quant_matches(gemm_name(isa), qconv_case(g));
+      expect_quant_matches(gemm_name(isa), qconv_case(g, {.bias = false}, 5));
+    }
+  }
+}
+
+TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.batch = 2, .cin = 9, .cout = 19, .h = 7, .w = 10, .pad = 1};
+  for (const std::string& isa : isas) {
+    for (int x_zero : {0, 128, 37}) {
+      for (bool out_u8 : {false, true}) {
+        for (int residual : {0, 1, 2}) {
+          for (bool bias : {false, true}) {
+            const QuantOpts o{.x_zero = x_zero,
+                              .out_u8 = out_u8,
+                              .y_zero = x_zero == 37 ? 200 : x_zero,
+                              .bias = bias,
+                              .residual = residual};
+            expect_quant_matches(gemm_name(isa), qconv_case(g, o));
+            expect_quant_matches(
+                dw_name(isa),
+                qconv_case({.batch = 2, .cin = 6, .cout = 6, .group = 6, .h = 7, .w = 21, .pad = 1},
+                           o));
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.cin = 7, .cout = 17, .h = 6, .w = 9, .pad = 1};
+  const ConvGeom dw{.cin = 6, .cout = 12, .group = 6, .h = 7, .w = 21, .pad = 1};
+  for (const std::string& isa : isas) {
+    for (const ActCase& act : fused_activations()) {
+      for (bool out_u8 : {false, true}) {
+        SCOPED_TRACE(act.name + (out_u8 ? " to uint8" : " to float"));
+        const QuantOpts o{
+            .out_u8 = out_u8, .residual = 2, .act = act.name, .act_params = act.params};
+        expect_quant_matches(gemm_name(isa), qconv_case(g, o), act_tol(act));
+        expect_quant_matches(dw_name(isa), qconv_case(dw, o), act_tol(act));
+      }
+    }
+  }
+}
+
+TEST(X86QConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (auto [c, mult] : {std::pair<int64_t, int64_t>{3, 1}, {17, 1}, {4, 2}}) {
+      for (int64_t k : {3, 5}) {
+        for (int64_t stride : {1, 2}) {
+          for (int64_t pad : {0, 1, 2}) {
+            for (int64_t dil : {1, 2}) {
+              for (int64_t w : {1, 7, 19, 70}) {
+                ConvGeom g{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
+                g.kh = g.kw = k;
+                g.stride = stride;
+                g.pad = pad;
+                g.dil = dil;
+                if (fits(g)) expect_quant_matches(dw_name(isa), qconv_case(g));
+              }
+            }
+          }
+        }
+      }
+    }
+    // Taps beyond the 16-byte window (stride 4 and dilation 3; stride 5): bytes are gathered.
+    for (int64_t stride : {4, 5}) {
+      ConvGeom g{.cin = 5, .cout = 5, .group = 5, .h = 20, .w = 41, .pad = 1};
+      g.stride = stride;
+      g.dil = 3;
+      expect_quant_matches(dw_name(isa), qconv_case(g));
+    }
+    // A 7-wide kernel: two quads of taps per kernel row.
+    expect_quant_matches(dw_name(isa), qconv_case({.batch = 2,
+                                                   .cin = 3,
+                                                   .cout = 3,
+                                                   .group = 3,
+                                                   .h = 9,
+                                                   .w = 40,
+                                                   .kh = 7,
+                                                   .kw = 7,
+                                                   .pad = 3}));
+  }
+}
+
+TEST(X86QConvTactic, AutoPadAsymmetricPadsAndOneDimensional) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
+      OpCase c = qconv_case({.cin = 3, .cout = 4, .h = 8, .w = 7, .kh = 3, .kw = 2});
+      c.attrs = attrs({{"auto_pad", std::string(mode)},
+                       {"strides", Ints{2, 2}},
+                       {"x_scale", 0.02f},
+                       {"x_zero_point", int64_t{128}}});
+      expect_quant_matches(gemm_name(isa), c);
+    }
+    OpCase c = qconv_case({.cin = 3, .cout = 2, .h = 6, .w = 9});
+    c.attrs.set("pads", Ints{0, 2, 1, 0});
+    c.attrs.set("strides", Ints{1, 2});
+    expect_quant_matches(gemm_name(isa), c);
+    for (int64_t stride : {1, 2}) {
+      // 1-D: [2, 5, 17] with 3 taps, dilation 2, pads (1, 2).
+      OpCase d;
+      d.op_type = "QConv";
+      d.domain = "kiln";
+      d.opset = 1;
+      d.attrs = attrs({{"pads", Ints{1, 2}}, {"strides", Ints{stride}}, {"dilations", Ints{2}}});
+      d.inputs = {in(random_u8({2, 5, 17}, 8)), constant(random_s8({3, 5, 3}, 9)),
+                  constant(weight_scales(3, 15, 10))};
+      add_quant_parts(d, {.out_u8 = true, .residual = 1}, "x", 3, {2, 3, stride == 1 ? 16 : 8}, 11);
+      expect_quant_matches(gemm_name(isa), d);
+      d.attrs.set("group", int64_t{5});
+      d.inputs[1] = constant(random_s8({5, 1, 3}, 9));
+      d.inputs[2] = constant(weight_scales(5, 3, 10));
+      d.inputs.resize(3);
+      add_quant_parts(d, {}, "x", 5, {2, 5, stride == 1 ? 16 : 8}, 12);
+      expect_quant_matches(dw_name(isa), d);
+    }
+  }
+}
+
+TEST(X86QConvTactic, PrepackedAndThreadedMatchTheReference) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (int threads : {1, 2, 3}) {
+      expect_matches_reference_prepacked(
+          gemm_name(isa),
+          qconv_case({.batch = 3, .cin = 9, .cout = 19, .h = 10, .w = 11, .pad = 1}),
+          kQuantFloatTol, threads);
+      expect_matches_reference_prepacked(
+          gemm_name(isa), qconv_case({.cin = 16, .cout = 70, .h = 3, .w = 3, .pad = 1}),
+          kQuantFloatTol, threads);
+      expect_matches_reference_prepacked(
+          gemm_name(isa),
+          qconv_case({.cin = 33, .cout = 40, .h = 14, .w = 15, .kh = 1, .kw = 1},
+                     {.out_u8 = true, .residual = 2, .act = "Relu"}),
+          {0, 1}, threads);
+      expect_matches_reference_prepacked(dw_name(isa),
+                                         qconv_case({.batch = 2,
+                                                     .cin = 5,
+                                                     .cout = 5,
+                                                     .group = 5,
+                                                     .h = 9,
+                                                     .w = 30,
+                                                     .stride = 2,
+                                                     .pad = 1}),
+                                         kQuantFloatTol, threads);
+    }
+  }
+}
+
+TEST(X86QConvTactic, RefusesWhatItCannotRun) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    expect_rejected(gemm_name(isa), qconv_case({.cin = 4, .cout = 4, .group = 4}), "depthwise");
+    expect_rejected(dw_name(isa), qconv_case({.cin = 4, .cout = 4, .group = 2}), "not depthwise");
+    OpCase c;
+    c.op_type = "QConv";
+    c.domain = "kiln";
+    c.opset = 1;
+    c.inputs = {in(random_u8({1, 2, 4, 4, 4}, 1)), constant(random_s8({2, 2, 3, 3, 3}, 2)),
+                constant(weight_scales(2, 54, 3))};
+    add_quant_parts(c, {.bias = false}, "x", 2, {1, 2, 2, 2, 2}, 4);
+    expect_rejected(gemm_name(isa), c, "1-D and 2-D");
+  }
+}
+
+TEST(X86QConvTactic, DeclaresItsIsa) {
+  const tactics::Tactic* vnni = tactics::find_tactic("qconv.vnni.u8s8.avx512");
+  ASSERT_NE(vnni, nullptr);
+  EXPECT_EQ(vnni->required_features(), kIsaAvx512Vnni);
+  EXPECT_EQ(vnni->domain(), "kiln");
+  EXPECT_EQ(vnni->op_type(), "QConv");
+  const tactics::Tactic* avx2 = tactics::find_tactic("qconv.depthwise.u8s8.avx2");
+  ASSERT_NE(avx2, nullptr);
+  EXPECT_EQ(avx2->required_features(), kIsaAvx2);
+}
+
+}  // namespace
+}  // namespace kiln::testing
