@@ -13,6 +13,7 @@ std::span<const Tactic* const> builtin_tactics() {
     append_movement_tactics(v);
     append_resize_tactics(v);
     append_fused_tactics(v);
+    append_quant_tactics(v);
     return v;
   }();
   return tactics;

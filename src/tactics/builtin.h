@@ -1,6 +1,7 @@
 #pragma once
-// The builtin tactic source: portable float32 kernels (kernels/cpu) for the ops that dominate the
-// model set. One file per op family (builtin_<family>.cc) appends its tactics in preference order.
+// The builtin tactic source: portable kernels (kernels/cpu) for the ops that dominate the model
+// set, float32 and INT8. One file per op family (builtin_<family>.cc) appends its tactics in
+// preference order.
 
 #include <span>
 #include <vector>
@@ -20,5 +21,6 @@ void append_norm_tactics(std::vector<const Tactic*>& out);      // builtin_norm.
 void append_movement_tactics(std::vector<const Tactic*>& out);  // builtin_movement.cc
 void append_resize_tactics(std::vector<const Tactic*>& out);    // builtin_resize.cc
 void append_fused_tactics(std::vector<const Tactic*>& out);     // builtin_fused.cc
+void append_quant_tactics(std::vector<const Tactic*>& out);     // builtin_quant.cc
 
 }  // namespace kiln::tactics::builtin
