@@ -15,6 +15,10 @@
   void qgemm_pack_b(const int8_t* b, int64_t k, int64_t n, uint8_t* packed);                       \
   void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,                 \
                  const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);      \
+  void quantize_per_tensor(const float* x, float scale, int32_t zero, bool is_signed, void* y,     \
+                           int64_t begin, int64_t end);                                            \
+  void dequantize_per_tensor(const void* x, float scale, int32_t zero, bool is_signed, float* y,   \
+                             int64_t begin, int64_t end);                                          \
   }
 
 namespace kiln::kernels::x86 {

@@ -156,4 +156,14 @@ void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
                const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
                int64_t task_end);
 
+// --- QuantizeLinear / DequantizeLinear, per tensor ---------------------------------------------
+// Bit-exact to kernels/ref/quantize.h: y = saturate(round_half_even(x / scale) + zero) with the
+// division in float32 (a NaN quotient gives the zero point), and x = (q - zero) * scale. The
+// quantized side is uint8 (is_signed false) or int8. Elements [begin, end) of the tensors.
+
+void quantize_per_tensor(QIsa isa, const float* x, float scale, int32_t zero, bool is_signed,
+                         void* y, int64_t begin, int64_t end);
+void dequantize_per_tensor(QIsa isa, const void* x, float scale, int32_t zero, bool is_signed,
+                           float* y, int64_t begin, int64_t end);
+
 }  // namespace kiln::kernels::x86

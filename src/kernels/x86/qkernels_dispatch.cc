@@ -213,4 +213,21 @@ void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
   return qavx2::qgemm_run(plan, a, packed_b, ep, y, scratch, task_begin, task_end);
 }
 
+// --- QuantizeLinear / DequantizeLinear ---------------------------------------------------------
+
+void quantize_per_tensor(QIsa isa, const float* x, float scale, int32_t zero, bool is_signed,
+                         void* y, int64_t begin, int64_t end) {
+  if (isa == QIsa::kAvx512Vnni)
+    return vnni::quantize_per_tensor(x, scale, zero, is_signed, y, begin, end);
+  return qavx2::quantize_per_tensor(x, scale, zero, is_signed, y, begin, end);
+}
+
+void dequantize_per_tensor(QIsa isa, const void* x, float scale, int32_t zero, bool is_signed,
+                           float* y, int64_t begin, int64_t end) {
+  if (isa == QIsa::kAvx512Vnni) {
+    return vnni::dequantize_per_tensor(x, scale, zero, is_signed, y, begin, end);
+  }
+  return qavx2::dequantize_per_tensor(x, scale, zero, is_signed, y, begin, end);
+}
+
 }  // namespace kiln::kernels::x86

@@ -6,6 +6,7 @@
 #include "kernels/x86/qisa_entry.h"
 #include "kernels/x86/qkernels_dw_impl.h"
 #include "kernels/x86/qkernels_gemm_impl.h"
+#include "kernels/x86/qkernels_qdq_impl.h"
 
 #define KILN_X86_QISA vnni
 #define KILN_X86_QVEC QVecVnni

@@ -122,6 +122,31 @@ struct QVecAvx2 {
     return _mm256_add_epi32(_mm256_cvtps_epi32(c), zero);
   }
 
+  static I quantize(F::V v, F::V scale, F::V lo, F::V hi, I zero) {
+    const F::V q = _mm256_div_ps(v, scale);
+    const F::V ordered = _mm256_cmp_ps(q, q, _CMP_ORD_Q);
+    const F::V c = _mm256_min_ps(_mm256_max_ps(_mm256_and_ps(q, ordered), lo), hi);
+    return _mm256_add_epi32(_mm256_cvtps_epi32(c), zero);
+  }
+  static I load_i8(const int8_t* p, int lo, int hi) {
+    if (lo == 0 && hi == kLanes) {
+      return _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    }
+    alignas(32) int32_t v[8] = {};
+    for (int l = lo; l < hi; ++l) v[l] = p[l];
+    return load(v);
+  }
+  static void store_i8(int8_t* p, I v, int lo, int hi) {
+    if (lo == 0 && hi == kLanes) {
+      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packs_epi16(w, w));
+      return;
+    }
+    alignas(32) int32_t t[8];
+    store(t, v);
+    for (int l = lo; l < hi; ++l) p[l] = static_cast<int8_t>(t[l]);
+  }
+
   // --- packing bytes ---------------------------------------------------------------------------
   static __m128i load16(const uint8_t* p, int lo, int hi, __m128i fill) {
     if (lo == 0 && hi == 16) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));

@@ -88,6 +88,22 @@ struct QVecVnni {
         _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
   }
 
+  // QuantizeLinear's rounding, by division: clamp(rne(v / scale), lo, hi) + zero.
+  static I quantize(F::V v, F::V scale, F::V lo, F::V hi, I zero) {
+    const F::V q = _mm512_div_ps(v, scale);
+    const __mmask16 ordered = _mm512_cmp_ps_mask(q, q, _CMP_ORD_Q);
+    const F::V c = _mm512_min_ps(_mm512_maskz_max_ps(ordered, q, lo), hi);
+    return _mm512_add_epi32(
+        _mm512_cvt_roundps_epi32(c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zero);
+  }
+  // int8 lanes as int32, and int32 lanes (in -128..127) as int8: the low byte either way.
+  static I load_i8(const int8_t* p, int lo, int hi) {
+    return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(lanes(lo, hi), p));
+  }
+  static void store_i8(int8_t* p, I v, int lo, int hi) {
+    _mm512_mask_cvtepi32_storeu_epi8(p, lanes(lo, hi), v);
+  }
+
   // --- packing bytes ---------------------------------------------------------------------------
   // 16 bytes from p[lo, hi), `fill` elsewhere; the other addresses are never touched.
   static __m128i load16(const uint8_t* p, int lo, int hi, __m128i fill) {
