@@ -10,10 +10,25 @@ namespace kiln::bench {
 
 double fma_chains_avx512(int64_t rounds);
 double fma_chains_avx2(int64_t rounds);
+int64_t vnni_chains_avx512(int64_t rounds);
 
 namespace {
 
 volatile double g_sink = 0;  // keeps the chains' results alive
+
+// The sum of `threads` threads running fn(iterations) at once.
+template <typename Fn>
+double sum_over_threads(int threads, int64_t iterations, Fn fn) {
+  std::vector<double> rates(static_cast<size_t>(threads));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] { rates[static_cast<size_t>(t)] = fn(iterations); });
+  }
+  for (std::thread& th : pool) th.join();
+  double sum = 0;
+  for (double r : rates) sum += r;
+  return sum;
+}
 
 }  // namespace
 
@@ -31,16 +46,21 @@ double fma_peak_gflops_one_thread(int64_t iterations) {
 }
 
 double fma_peak_gflops(int threads, int64_t iterations) {
-  std::vector<double> rates(static_cast<size_t>(threads));
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back(
-        [&, t] { rates[static_cast<size_t>(t)] = fma_peak_gflops_one_thread(iterations); });
-  }
-  for (std::thread& th : pool) th.join();
-  double sum = 0;
-  for (double r : rates) sum += r;
-  return sum;
+  return sum_over_threads(threads, iterations, fma_peak_gflops_one_thread);
+}
+
+double vnni_peak_gops_one_thread(int64_t iterations) {
+  if ((host_cpu_features() & kIsaAvx512Vnni) != kIsaAvx512Vnni) return 0;
+  const int64_t ops_per_round = 24 * 16 * 4 * 2;  // see vnni_peak_avx512.cc
+  const int64_t rounds = iterations / ops_per_round * 64;
+  const auto t0 = std::chrono::steady_clock::now();
+  g_sink = g_sink + static_cast<double>(vnni_chains_avx512(rounds));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(rounds * ops_per_round) / s * 1e-9;
+}
+
+double vnni_peak_gops(int threads, int64_t iterations) {
+  return sum_over_threads(threads, iterations, vnni_peak_gops_one_thread);
 }
 
 }  // namespace kiln::bench

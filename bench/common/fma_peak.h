@@ -14,4 +14,10 @@ double fma_peak_gflops_one_thread(int64_t iterations);
 // The peak of `threads` threads running fma_peak_gflops_one_thread at once (sum of their rates).
 double fma_peak_gflops(int threads, int64_t iterations = 200'000'000);
 
+// The INT8 peak: independent chains of vpdpbusd (AVX-512 VNNI: 64 u8 x s8 multiply-adds into
+// int32 per instruction), in GOP/s (a multiply-add counts 2); 0 without VNNI (or under a
+// KILN_MAX_ISA cap below it). INT8 kernels report their GOP/s as a fraction of this.
+double vnni_peak_gops_one_thread(int64_t iterations);
+double vnni_peak_gops(int threads, int64_t iterations = 400'000'000);
+
 }  // namespace kiln::bench

@@ -5,7 +5,9 @@
 //   build/release/bench/kernels/kiln_kernel_bench [--benchmark_filter=resnet50]
 //
 // Counters: GFLOPs = the layer's flops / time; peak = GFLOPs / (measured peak for that many
-// threads). KILN_MAX_ISA caps the tactics as it does everywhere.
+// threads). INT8 layers (kiln.QConv, kiln.QGemm: "qconv", "qgemm" in their names) report GOPs
+// instead, against the measured vpdpbusd peak. KILN_MAX_ISA caps the tactics as it does
+// everywhere.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -22,7 +24,8 @@
 namespace kiln::bench {
 namespace {
 
-std::map<int, double> g_peak;  // threads -> GFLOP/s, measured before the kernels run
+std::map<int, double> g_peak;       // threads -> GFLOP/s, measured before the kernels run
+std::map<int, double> g_vnni_peak;  // threads -> GOP/s of vpdpbusd (0 without VNNI)
 
 struct Buffers {
   std::vector<Tensor> owned;
@@ -40,8 +43,14 @@ Buffers make_buffers(const ir::Graph& g) {
       continue;
     }
     b.owned.emplace_back(val.desc.dtype, val.desc.static_dims());
-    float* p = b.owned.back().data<float>();
-    for (int64_t i = 0; i < b.owned.back().numel(); ++i) p[i] = 0.01f * static_cast<float>(i % 97);
+    Tensor& t = b.owned.back();
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (t.dtype() == DType::kU8) {
+        t.data<uint8_t>()[i] = static_cast<uint8_t>(i % 97);
+      } else {
+        t.data<float>()[i] = 0.01f * static_cast<float>(i % 97);
+      }
+    }
     b.in.push_back(TensorView::of(b.owned.back()));
   }
   for (ir::ValueId v : node.outputs) {
@@ -75,8 +84,10 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const double gflops = layer->flops * static_cast<double>(state.iterations()) / seconds * 1e-9;
-  state.counters["GFLOPs"] = gflops;
-  if (g_peak[threads] > 0) state.counters["peak_pct"] = 100.0 * gflops / g_peak[threads];
+  // INT8 layers: GOP/s (a multiply-add counts 2) against the VNNI peak.
+  const double peak = layer->int8 ? g_vnni_peak[threads] : g_peak[threads];
+  state.counters[layer->int8 ? "GOPs" : "GFLOPs"] = gflops;
+  if (peak > 0) state.counters["peak_pct"] = 100.0 * gflops / peak;
 }
 
 void register_all(const std::vector<BenchLayer>& layers, const std::vector<int>& thread_counts) {
@@ -113,6 +124,12 @@ int main(int argc, char** argv) {
     bench::g_peak[t] = best;
     std::fprintf(stderr, "measured FMA peak, %d thread(s): %.1f GFLOP/s (%s)\n", t, best,
                  cpu_brand_string().c_str());
+    double vnni = 0;
+    for (int r = 0; r < 3; ++r) vnni = std::max(vnni, bench::vnni_peak_gops(t));
+    bench::g_vnni_peak[t] = vnni;
+    if (vnni > 0) {
+      std::fprintf(stderr, "measured VNNI peak (vpdpbusd), %d thread(s): %.1f GOP/s\n", t, vnni);
+    }
   }
   Result<std::vector<bench::BenchLayer>> layers = bench::bench_layers();
   if (!layers.is_ok()) {

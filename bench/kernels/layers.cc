@@ -28,14 +28,31 @@ ir::ValueId constant(ir::Graph& g, const std::string& name, Tensor t) {
   return v;
 }
 
-ir::ValueId input(ir::Graph& g, const std::string& name, Dims dims) {
-  const ir::ValueId v = g.add_value(name, ir::TensorDesc::of_dims(DType::kF32, dims));
+// Int8 weights: the ramp's pattern over -127..127.
+Tensor ramp_s8(Dims dims) {
+  Tensor t(DType::kI8, std::move(dims));
+  int8_t* p = t.data<int8_t>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    p[i] = static_cast<int8_t>(127.0f * std::sin(0.37f * static_cast<float>(i)));
+  }
+  return t;
+}
+
+Tensor filled(Dims dims, float v) {
+  Tensor t(DType::kF32, std::move(dims));
+  for (float& x : t.span<float>()) x = v;
+  return t;
+}
+
+ir::ValueId input(ir::Graph& g, const std::string& name, Dims dims, DType dtype = DType::kF32) {
+  const ir::ValueId v = g.add_value(name, ir::TensorDesc::of_dims(dtype, dims));
   g.value(v).is_graph_input = true;
   g.inputs.push_back(v);
   return v;
 }
 
-Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Graph> g) {
+Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Graph> g,
+                          bool int8 = false) {
   const ir::ValueId out = g->nodes.back().outputs[0];
   g->value(out).is_graph_output = true;
   g->outputs.push_back(out);
@@ -43,7 +60,7 @@ Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Gr
   for (ir::Node& n : g->nodes) n.opset = n.domain.empty() ? 17 : 1;
   Status s = ops::infer_graph_shapes(*g);
   if (!s.is_ok()) return s.with_context(name);
-  return BenchLayer{std::move(name), flops, std::move(g)};
+  return BenchLayer{std::move(name), flops, int8, std::move(g)};
 }
 
 // kiln.FusedConv (conv + bias + ReLU): what a Conv + BN + ReLU of an exported model becomes.
@@ -73,6 +90,64 @@ Result<BenchLayer> fused_conv(const ConvShape& s) {
                                         : fmt::format("{}.dwconv{}x{}_s{}_{}_{}", s.model, s.kernel,
                                                       s.kernel, s.stride, s.c, s.hw);
   return finish(name, flops, std::move(g));
+}
+
+// The INT8 attributes of a layer between two uint8 tensors (ReLU outputs: zero point 0).
+void set_int8_attrs(ir::Node& n, const char* in) {
+  n.attrs.set(std::string(in) + "_scale", 0.02f);
+  n.attrs.set(std::string(in) + "_zero_point", int64_t{0});
+  n.attrs.set("output_type", int64_t{2});
+  n.attrs.set("y_scale", 0.05f);
+  n.attrs.set("y_zero_point", int64_t{0});
+  n.attrs.set("activation", std::string("Relu"));
+}
+
+// kiln.QConv (uint8 -> uint8, bias, ReLU): what the same layer becomes in an INT8 engine.
+Result<BenchLayer> qconv(const ConvShape& s) {
+  auto g = std::make_unique<ir::Graph>();
+  const int64_t pad = s.kernel / 2;
+  const int64_t out_hw = (s.hw + 2 * pad - s.kernel) / s.stride + 1;
+  const ir::ValueId x = input(*g, "x", {1, s.c, s.hw, s.hw}, DType::kU8);
+  const ir::ValueId w = constant(*g, "w", ramp_s8({s.k, s.c / s.group, s.kernel, s.kernel}));
+  const ir::ValueId ws = constant(*g, "w_scale", filled({s.k}, 1e-3f));
+  const ir::ValueId b = constant(*g, "b", ramp({s.k}, 0.1f));
+  const ir::ValueId y = g->add_value("y");
+  ir::Node n{.name = "qconv",
+             .op_type = "QConv",
+             .domain = "kiln",
+             .inputs = {x, w, ws, b},
+             .outputs = {y}};
+  n.attrs.set("kernel_shape", std::vector<int64_t>{s.kernel, s.kernel});
+  n.attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
+  n.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
+  n.attrs.set("group", s.group);
+  set_int8_attrs(n, "x");
+  g->nodes.push_back(std::move(n));
+  const double ops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
+                     static_cast<double>(out_hw * out_hw);
+  const std::string name = s.group == 1 ? fmt::format("{}.qconv{}x{}_s{}_{}to{}_{}", s.model,
+                                                      s.kernel, s.kernel, s.stride, s.c, s.k, s.hw)
+                                        : fmt::format("{}.qdwconv{}x{}_s{}_{}_{}", s.model,
+                                                      s.kernel, s.kernel, s.stride, s.c, s.hw);
+  return finish(name, ops, std::move(g), true);
+}
+
+// kiln.QGemm of uint8 activations [m, k] by int8 weights [k, n] (bias, ReLU, uint8 out).
+Result<BenchLayer> qgemm(const char* name, int64_t m, int64_t k, int64_t n) {
+  auto g = std::make_unique<ir::Graph>();
+  const ir::ValueId a = input(*g, "a", {m, k}, DType::kU8);
+  const ir::ValueId b = constant(*g, "b", ramp_s8({k, n}));
+  const ir::ValueId bs = constant(*g, "b_scale", filled({n}, 1e-3f));
+  const ir::ValueId c = constant(*g, "c", ramp({n}, 0.1f));
+  const ir::ValueId y = g->add_value("y");
+  ir::Node node{.name = "qgemm",
+                .op_type = "QGemm",
+                .domain = "kiln",
+                .inputs = {a, b, bs, c},
+                .outputs = {y}};
+  set_int8_attrs(node, "a");
+  g->nodes.push_back(std::move(node));
+  return finish(name, 2.0 * static_cast<double>(m * k * n), std::move(g), true);
 }
 
 // MatMul of activations [m, k] by constant weights [k, n]: a transformer's projections.
@@ -110,6 +185,16 @@ Result<std::vector<BenchLayer>> bench_layers() {
   out.push_back(std::move(mlp));
   KILN_ASSIGN_OR_RETURN(BenchLayer fc, matmul("resnet50.fc_1x2048x1000", 1, 2048, 1000));
   out.push_back(std::move(fc));
+  for (const ConvShape& s : kConvs) {
+    KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));
+    out.push_back(std::move(l));
+  }
+  KILN_ASSIGN_OR_RETURN(BenchLayer qqkv, qgemm("vit.qmatmul_197x192x576", 197, 192, 576));
+  out.push_back(std::move(qqkv));
+  KILN_ASSIGN_OR_RETURN(BenchLayer qmlp, qgemm("vit.qmatmul_197x768x192", 197, 768, 192));
+  out.push_back(std::move(qmlp));
+  KILN_ASSIGN_OR_RETURN(BenchLayer qfc, qgemm("resnet50.qfc_1x2048x1000", 1, 2048, 1000));
+  out.push_back(std::move(qfc));
   return out;
 }
 

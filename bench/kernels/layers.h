@@ -1,7 +1,8 @@
 #pragma once
 // The layers bench/kernels times: the shapes that carry the time in the model set (ResNet-50's
 // convolutions, MobileNetV2's depthwise convolutions, a transformer encoder's matrix products),
-// each as a one-node graph with its real dims and deterministic weights.
+// each as a one-node graph with its real dims and deterministic weights; in float32 and as the
+// INT8 layers (kiln.QConv, kiln.QGemm) the quantization passes make of them.
 
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@ namespace kiln::bench {
 struct BenchLayer {
   std::string name;                  // "resnet50.conv3x3_64_56"
   double flops = 0;                  // per run (a multiply-add counts 2)
+  bool int8 = false;                 // an INT8 layer: GOP/s against the VNNI peak
   std::unique_ptr<ir::Graph> graph;  // one node; shapes inferred
 };
 

@@ -58,9 +58,11 @@ inline int32_t zero_point_start(int32_t x_zero, int32_t wsum) {
 
 // Finishes one accumulator vector: v = act(float(acc) * scale + bias + z), stored (float, or
 // requantized) over the lane runs `s` (Y's elements base + off + lane).
+// (Inlined into each kernel's epilogue loop; the activations other than ReLU stay calls.)
 template <class Q>
-void q_finish(const QOut<Q>& o, typename Q::I acc, typename Q::F::V scale, typename Q::F::V bias,
-              const QSeg* s, int nseg, int64_t base) {
+inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q::I acc,
+                                                    typename Q::F::V scale, typename Q::F::V bias,
+                                                    const QSeg* s, int nseg, int64_t base) {
   using F = typename Q::F;
   const QEpilogue& e = *o.e;
   typename F::V v = F::add(F::mul(Q::to_float(acc), scale), bias);
@@ -74,7 +76,11 @@ void q_finish(const QOut<Q>& o, typename Q::I acc, typename Q::F::V scale, typen
     for (int i = 0; i < nseg; ++i) z = Q::load_u8(e.z_u8 + base + s[i].off, s[i].lo, s[i].hi, z);
     v = F::add(v, F::mul(Q::to_float(Q::sub(z, o.z_zero)), o.z_scale));
   }
-  v = activate_v<F>(o.act, v);
+  if (o.act.act == Act::kRelu) {
+    v = F::max(F::zero(), v);
+  } else if (o.act.act != Act::kNone) {
+    v = activate_v<F>(o.act, v);
+  }
   if (e.out_u8) {
     const typename Q::I q = Q::requantize(v, o.inv_y, o.lo, o.hi, o.y_zero);
     auto* y = static_cast<uint8_t*>(o.y) + base;

@@ -175,19 +175,22 @@ template <class Q>
 using QConvUkernelFn = void (*)(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
                                 const QSegs<Q>* segs, const QOut<Q>& o);
 
-// R rows x NV vectors of accumulators over all kq quads of the panel `b` (NR lanes per quad)
-// and the weight panel `a` (MR quads per step), then the epilogue.
+// The depth loop of qconv_ukernel: R rows x NV vectors of accumulators, started at -x_zero * sum W
+// per row, over all kq quads of the panel `b` (NR lanes per quad) and the weight panel `a` (MR
+// quads per step), stored to `out`. Its own function, with every loop over the accumulators
+// unrolled, so that GCC keeps them in registers (a loop that is not unrolled, such as the
+// epilogue's, makes it keep the array in memory and store every accumulator on every step).
 template <class Q, int R, int NV>
-void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
-                   const QSegs<Q>* segs, const QOut<Q>& o) {
+__attribute__((noinline)) void qconv_depth_loop(int64_t kq, const uint8_t* a, const uint8_t* b,
+                                                const int32_t* start, typename Q::I* out) {
   using I = typename Q::I;
   constexpr int64_t kPanelRow = Q::kNv * Q::kLanes * 4;
   I acc[R][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    const I start = Q::set1(zero_point_start(o.e->in_zero, rows.wsum[r]));
+    const I s = Q::set1(start[r]);
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) acc[r][v] = start;
+    for (int v = 0; v < NV; ++v) acc[r][v] = s;
   }
   for (int64_t q = 0; q < kq; ++q, a += Q::kMr * Q::kWq, b += kPanelRow) {
     typename Q::P x[NV];
@@ -199,11 +202,26 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& 
       for (int v = 0; v < NV; ++v) acc[r][v] = Q::dot(acc[r][v], x[v], a + r * Q::kWq);
     }
   }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) Q::store(out + r * NV + v, acc[r][v]);
+  }
+}
+
+// R rows x NV vectors of output: the depth loop, then the epilogue.
+template <class Q, int R, int NV>
+void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
+                   const QSegs<Q>* segs, const QOut<Q>& o) {
+  int32_t start[R];
+  for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
+  alignas(64) typename Q::I done[R * NV];
+  qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
   for (int r = 0; r < R; ++r) {
     const typename Q::F::V scale = Q::F::set1(o.e->in_scale * rows.w_scale[r]);
     const typename Q::F::V bias = rows.bias != nullptr ? Q::F::set1(rows.bias[r]) : Q::F::zero();
     for (int v = 0; v < NV; ++v) {
-      q_finish<Q>(o, acc[r][v], scale, bias, segs[v].seg, segs[v].count,
+      q_finish<Q>(o, done[r * NV + v], scale, bias, segs[v].seg, segs[v].count,
                   rows.base + r * rows.plane);
     }
   }

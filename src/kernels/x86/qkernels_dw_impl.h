@@ -84,8 +84,11 @@ void dw_block(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* wk,
               typename Q::I* acc) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t sw = p.stride_w;
+  // Local accumulators, copied out at the end: through `acc` (which the uint8_t loads may alias)
+  // every update would go to memory.
+  typename Q::I sum[U];
 #pragma GCC unroll 4
-  for (int u = 0; u < U; ++u) acc[u] = start;
+  for (int u = 0; u < U; ++u) sum[u] = start;
   for (int64_t kh = 0; kh < p.k_h; ++kh) {
     const uint8_t* row = plane + (oh * p.stride_h + kh * p.dil_h) * pl.wp + ow * sw;
     for (int64_t q = 0; q < pl.quads_w; ++q, wk += Q::kWq) {
@@ -95,10 +98,12 @@ void dw_block(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* wk,
         const uint8_t* at = base + u * Q::kLanes * sw;
         const typename Q::I v =
             pl.shuffle ? Q::window_quads(at, perm, shuf[q]) : dw_gather<Q>(p, at, q);
-        acc[u] = Q::dot(acc[u], Q::prep(v), wk);
+        sum[u] = Q::dot(sum[u], Q::prep(v), wk);
       }
     }
   }
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) acc[u] = sum[u];
 }
 
 template <class Q>

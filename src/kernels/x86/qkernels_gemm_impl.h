@@ -78,17 +78,19 @@ template <class Q>
 using QGemmUkernelFn = void (*)(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& cols,
                                 const QOut<Q>& o);
 
+// The depth loop of qgemm_ukernel (its own function for the reason qconv_depth_loop is): R rows x
+// NV vectors of accumulators, started at -a_zero * column sums, over kq quads.
 template <class Q, int R, int NV>
-void qgemm_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& cols,
-                   const QOut<Q>& o) {
+__attribute__((noinline)) void qgemm_depth_loop(int64_t kq, const uint8_t* a, const uint8_t* b,
+                                                const int32_t* csum, int32_t a_zero,
+                                                typename Q::I* out) {
   using I = typename Q::I;
-  using F = typename Q::F;
   constexpr int kL = Q::kLanes;
   I acc[R][NV];
-  const I zero = Q::set1(o.e->in_zero);
+  const I zero = Q::set1(a_zero);
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
-    const I start = Q::sub(Q::set1(0), Q::mullo(zero, Q::load(cols.csum + v * kL)));
+    const I start = Q::sub(Q::set1(0), Q::mullo(zero, Q::load(csum + v * kL)));
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) acc[r][v] = start;
   }
@@ -103,16 +105,30 @@ void qgemm_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& 
       for (int v = 0; v < NV; ++v) acc[r][v] = Q::gemm_dot(acc[r][v], ar, bv[v]);
     }
   }
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) Q::store(out + r * NV + v, acc[r][v]);
+  }
+}
+
+template <class Q, int R, int NV>
+void qgemm_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& cols,
+                   const QOut<Q>& o) {
+  using F = typename Q::F;
+  constexpr int kL = Q::kLanes;
+  alignas(64) typename Q::I done[R * NV];
+  qgemm_depth_loop<Q, R, NV>(kq, a, b, cols.csum, o.e->in_zero, done);
+  const typename F::V in_scale = F::set1(o.e->in_scale);
   for (int v = 0; v < NV; ++v) {
     const int lanes = v == NV - 1 ? cols.last_lanes : kL;
-    const typename F::V in_scale = F::set1(o.e->in_scale);
     const typename F::V scale =
         F::mul(in_scale, Q::load_f32(cols.w_scale + v * kL, 0, lanes, F::zero()));
     const typename F::V bias =
         cols.bias != nullptr ? Q::load_f32(cols.bias + v * kL, 0, lanes, F::zero()) : F::zero();
     const QSeg seg{0, lanes, 0};
     for (int r = 0; r < R; ++r) {
-      q_finish<Q>(o, acc[r][v], scale, bias, &seg, 1, cols.base + r * cols.ldy + v * kL);
+      q_finish<Q>(o, done[r * NV + v], scale, bias, &seg, 1, cols.base + r * cols.ldy + v * kL);
     }
   }
 }

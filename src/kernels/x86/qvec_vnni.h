@@ -75,8 +75,12 @@ struct QVecVnni {
     return _mm512_mask_mov_epi32(old, m, v);
   }
   // int32 lanes (already in 0..255) as bytes.
+  // (vpmovdb straight to memory is slow on some cores, Zen 4 among them: narrowed in a register,
+  // then stored.)
   static void store_u8(uint8_t* p, I v, int lo, int hi) {
-    _mm512_mask_cvtepi32_storeu_epi8(p, lanes(lo, hi), v);
+    const __m128i b = _mm512_cvtepi32_epi8(v);
+    if (lo == 0 && hi == kLanes) return _mm_storeu_si128(reinterpret_cast<__m128i*>(p), b);
+    _mm_mask_storeu_epi8(p, lanes(lo, hi), b);
   }
   // clamp(rne(v * inv) + zero, 0, 255) as int32 lanes; NaN -> zero. lo = -zero, hi = 255 - zero
   // clamp before the conversion (they are integers: clamping and rounding commute).
@@ -101,7 +105,7 @@ struct QVecVnni {
     return _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(lanes(lo, hi), p));
   }
   static void store_i8(int8_t* p, I v, int lo, int hi) {
-    _mm512_mask_cvtepi32_storeu_epi8(p, lanes(lo, hi), v);
+    store_u8(reinterpret_cast<uint8_t*>(p), v, lo, hi);
   }
 
   // --- packing bytes ---------------------------------------------------------------------------
