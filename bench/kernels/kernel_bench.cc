@@ -88,6 +88,7 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
   const double peak = layer->int8 ? g_vnni_peak[threads] : g_peak[threads];
   state.counters[layer->int8 ? "GOPs" : "GFLOPs"] = gflops;
   if (peak > 0) state.counters["peak_pct"] = 100.0 * gflops / peak;
+  if (layer->repeats > 1) state.counters["repeats"] = layer->repeats;
 }
 
 void register_all(const std::vector<BenchLayer>& layers, const std::vector<int>& thread_counts) {

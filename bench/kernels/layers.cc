@@ -60,7 +60,7 @@ Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Gr
   for (ir::Node& n : g->nodes) n.opset = n.domain.empty() ? 17 : 1;
   Status s = ops::infer_graph_shapes(*g);
   if (!s.is_ok()) return s.with_context(name);
-  return BenchLayer{std::move(name), flops, int8, std::move(g)};
+  return BenchLayer{std::move(name), flops, int8, 1, std::move(g)};
 }
 
 // kiln.FusedConv (conv + bias + ReLU): what a Conv + BN + ReLU of an exported model becomes.
@@ -171,6 +171,33 @@ constexpr ConvShape kConvs[] = {
     {"mobilenet_v2", 96, 96, 112, 3, 2, 96}, {"mobilenet_v2", 960, 960, 7, 3, 1, 960},
 };
 
+// Every distinct convolution of ResNet-50 (torchvision v1.5: the stride on the 3x3 convolutions),
+// with how often it occurs (53 convolutions in all): the INT8 suite, so that a network-weighted
+// figure can be formed (kernels/int8_summary.py).
+struct CountedShape {
+  ConvShape s;
+  int repeats;
+};
+constexpr CountedShape kResNet50[] = {
+    {{"resnet50", 3, 64, 224, 7, 2, 1}, 1},      {{"resnet50", 64, 64, 56, 1, 1, 1}, 1},
+    {{"resnet50", 64, 64, 56, 3, 1, 1}, 3},      {{"resnet50", 64, 256, 56, 1, 1, 1}, 4},
+    {{"resnet50", 256, 64, 56, 1, 1, 1}, 2},     {{"resnet50", 256, 128, 56, 1, 1, 1}, 1},
+    {{"resnet50", 128, 128, 56, 3, 2, 1}, 1},    {{"resnet50", 128, 512, 28, 1, 1, 1}, 4},
+    {{"resnet50", 256, 512, 56, 1, 2, 1}, 1},    {{"resnet50", 512, 128, 28, 1, 1, 1}, 3},
+    {{"resnet50", 128, 128, 28, 3, 1, 1}, 3},    {{"resnet50", 512, 256, 28, 1, 1, 1}, 1},
+    {{"resnet50", 256, 256, 28, 3, 2, 1}, 1},    {{"resnet50", 256, 1024, 14, 1, 1, 1}, 6},
+    {{"resnet50", 512, 1024, 28, 1, 2, 1}, 1},   {{"resnet50", 1024, 256, 14, 1, 1, 1}, 5},
+    {{"resnet50", 256, 256, 14, 3, 1, 1}, 5},    {{"resnet50", 1024, 512, 14, 1, 1, 1}, 1},
+    {{"resnet50", 512, 512, 14, 3, 2, 1}, 1},    {{"resnet50", 512, 2048, 7, 1, 1, 1}, 3},
+    {{"resnet50", 1024, 2048, 14, 1, 2, 1}, 1},  {{"resnet50", 2048, 512, 7, 1, 1, 1}, 2},
+    {{"resnet50", 512, 512, 7, 3, 1, 1}, 2},
+};
+constexpr ConvShape kMobileNetDepthwise[] = {
+    {"mobilenet_v2", 144, 144, 56, 3, 1, 144},
+    {"mobilenet_v2", 96, 96, 112, 3, 2, 96},
+    {"mobilenet_v2", 960, 960, 7, 3, 1, 960},
+};
+
 }  // namespace
 
 Result<std::vector<BenchLayer>> bench_layers() {
@@ -185,7 +212,12 @@ Result<std::vector<BenchLayer>> bench_layers() {
   out.push_back(std::move(mlp));
   KILN_ASSIGN_OR_RETURN(BenchLayer fc, matmul("resnet50.fc_1x2048x1000", 1, 2048, 1000));
   out.push_back(std::move(fc));
-  for (const ConvShape& s : kConvs) {
+  for (const CountedShape& c : kResNet50) {
+    KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(c.s));
+    l.repeats = c.repeats;
+    out.push_back(std::move(l));
+  }
+  for (const ConvShape& s : kMobileNetDepthwise) {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));
     out.push_back(std::move(l));
   }

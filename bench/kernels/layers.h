@@ -17,6 +17,7 @@ struct BenchLayer {
   std::string name;                  // "resnet50.conv3x3_64_56"
   double flops = 0;                  // per run (a multiply-add counts 2)
   bool int8 = false;                 // an INT8 layer: GOP/s against the VNNI peak
+  int repeats = 1;                   // how often the shape occurs in its network
   std::unique_ptr<ir::Graph> graph;  // one node; shapes inferred
 };
 

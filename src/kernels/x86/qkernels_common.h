@@ -37,6 +37,12 @@ struct QOut {
   V inv_y, lo, hi, z_scale;
   I y_zero, z_zero;
   void* y = nullptr;
+  // uint8 output without residual, activation none or ReLU (an INT8 network's usual layer): the
+  // callers fold 1 / y_scale into the scale and bias (see scaled()), no NaN can arise, and ReLU
+  // is the clamp's floor. Within the one step of kernels/ref's result the tests allow.
+  bool direct_u8 = false;
+  float inv = 1.0f;
+  V direct_lo;
 
   explicit QOut(const QEpilogue& ep, void* out) : e(&ep), y(out) {
     act.act = ep.act;
@@ -48,7 +54,14 @@ struct QOut {
     z_scale = Q::F::set1(ep.z_scale);
     y_zero = Q::set1(ep.y_zero);
     z_zero = Q::set1(ep.z_zero);
+    direct_u8 = ep.out_u8 && ep.z_f32 == nullptr && ep.z_u8 == nullptr &&
+                (ep.act == Act::kNone || ep.act == Act::kRelu);
+    inv = 1.0f / ep.y_scale;
+    direct_lo = ep.act == Act::kRelu ? Q::F::zero() : lo;
   }
+  // A channel's scale or bias as q_finish takes it.
+  float scaled(float v) const { return direct_u8 ? v * inv : v; }
+  V scaled(V v) const { return direct_u8 ? Q::F::mul(v, inv_y) : v; }
 };
 
 // -(x_zero * sum W) as the accumulators' start, in wrapping 32-bit arithmetic like the sums.
@@ -57,7 +70,8 @@ inline int32_t zero_point_start(int32_t x_zero, int32_t wsum) {
 }
 
 // Finishes one accumulator vector: v = act(float(acc) * scale + bias + z), stored (float, or
-// requantized) over the lane runs `s` (Y's elements base + off + lane).
+// requantized) over the lane runs `s` (Y's elements base + off + lane). scale and bias come
+// through o.scaled().
 // (Inlined into each kernel's epilogue loop; the activations other than ReLU stay calls.)
 template <class Q>
 inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q::I acc,
@@ -65,6 +79,14 @@ inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q
                                                     const QSeg* s, int nseg, int64_t base) {
   using F = typename Q::F;
   const QEpilogue& e = *o.e;
+  if (o.direct_u8) {  // scale and bias already divided by y_scale
+    const typename F::V q =
+        F::min(F::max(F::fmadd(Q::to_float(acc), scale, bias), o.direct_lo), o.hi);
+    const typename Q::I i = Q::add(Q::round(q), o.y_zero);
+    auto* y = static_cast<uint8_t*>(o.y) + base;
+    for (int k = 0; k < nseg; ++k) Q::store_u8(y + s[k].off, i, s[k].lo, s[k].hi);
+    return;
+  }
   typename F::V v = F::add(F::mul(Q::to_float(acc), scale), bias);
   if (e.z_f32 != nullptr) {
     typename F::V z = F::zero();

@@ -59,21 +59,48 @@ inline void gather_row(const uint8_t* src, int64_t iw0, int64_t step, int64_t w,
   std::memset(dst + hi, fill, static_cast<size_t>(count - hi));
 }
 
+// Four 16-byte vectors interleaved into 16 int32 lanes (vector j in byte j of each lane).
+inline void interleave16(__m128i a, __m128i b, __m128i c, __m128i d, uint8_t* dst) {
+  const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+  const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+  auto* out = reinterpret_cast<__m128i*>(dst);
+  _mm_storeu_si128(out, _mm_unpacklo_epi16(ab_lo, cd_lo));
+  _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+  _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+  _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+}
+
 // Four byte rows (stride `ld`) interleaved into `count` int32 lanes (row j in byte j), 16 at a
 // time; the last group may write up to 63 bytes past count * 4.
 inline void interleave4(const uint8_t* rows, int64_t ld, int64_t count, uint8_t* dst) {
   for (int64_t t = 0; t < count; t += 16, dst += 64) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + t));
-    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + ld + t));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 2 * ld + t));
-    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 3 * ld + t));
-    const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
-    const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
-    auto* out = reinterpret_cast<__m128i*>(dst);
-    _mm_storeu_si128(out, _mm_unpacklo_epi16(ab_lo, cd_lo));
-    _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
-    _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
-    _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    const auto* r = reinterpret_cast<const __m128i*>(rows + t);
+    interleave16(_mm_loadu_si128(r), _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + ld + t)),
+                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 2 * ld + t)),
+                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 3 * ld + t)), dst);
+  }
+}
+
+// A 1x1, stride-1, unpadded convolution's patch panel straight from the input (xg: the image's
+// and group's first channel): per channel quad, pixels [j, j + NR) of the 4 channels interleaved;
+// missing channels and pixels from `end` on read x_zero. (Its quad planes would be the same
+// bytes: this skips writing and reading them.)
+template <class Q>
+void pack_flat_panel(const QConvPlan& pl, const uint8_t* xg, int64_t j, int64_t end,
+                     uint8_t x_zero, uint8_t* dst) {
+  constexpr int64_t kNr = Q::kNv * Q::kLanes;
+  const int64_t hw = pl.p.in_h * pl.p.in_w;
+  const __m128i fill = _mm_set1_epi8(static_cast<char>(x_zero));
+  for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += kNr * 4) {
+    for (int64_t g = 0; g < kNr; g += 16) {
+      const int n = static_cast<int>(min64(16, max64(0, end - (j + g))));
+      __m128i r[4];
+      for (int64_t t = 0; t < 4; ++t) {
+        const int64_t c = c4 * 4 + t;
+        r[t] = c < pl.cg && n > 0 ? Q::load16(xg + c * hw + j + g, 0, n, fill) : fill;
+      }
+      interleave16(r[0], r[1], r[2], r[3], dst + g * 4);
+    }
   }
 }
 
@@ -139,23 +166,27 @@ void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, int64_t 
 template <class Q>
 void panel_segs(const QConvPlan& pl, int64_t j, int64_t end, QSegs<Q>* segs) {
   const int64_t out_w = pl.p.out_w;
+  int64_t oh = j / pl.wps, ow = j % pl.wps;
   for (int v = 0; v < Q::kNv; ++v) {
     QSegs<Q>& s = segs[v];
     s.count = 0;
     bool open = false;
     for (int l = 0; l < Q::kLanes; ++l) {
       const int64_t px = j + v * Q::kLanes + l;
-      const int64_t oh = px / pl.wps, ow = px % pl.wps;
-      if (px >= end || ow >= out_w) {
+      if (px < end && ow < out_w) {
+        const int64_t off = oh * out_w + ow - l;  // rows without skipped columns continue a run
+        if (!open || s.seg[s.count - 1].off != off) {
+          s.seg[s.count++] = QSeg{l, l, off};
+          open = true;
+        }
+        s.seg[s.count - 1].hi = l + 1;
+      } else {
         open = false;
-        continue;
       }
-      const int64_t off = oh * out_w + ow - l;  // rows without skipped columns continue a run
-      if (!open || s.seg[s.count - 1].off != off) {
-        s.seg[s.count++] = QSeg{l, l, off};
-        open = true;
+      if (++ow == pl.wps) {
+        ow = 0;
+        ++oh;
       }
-      s.seg[s.count - 1].hi = l + 1;
     }
   }
 }
@@ -218,8 +249,9 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& 
   alignas(64) typename Q::I done[R * NV];
   qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
   for (int r = 0; r < R; ++r) {
-    const typename Q::F::V scale = Q::F::set1(o.e->in_scale * rows.w_scale[r]);
-    const typename Q::F::V bias = rows.bias != nullptr ? Q::F::set1(rows.bias[r]) : Q::F::zero();
+    const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
+    const typename Q::F::V bias =
+        rows.bias != nullptr ? Q::F::set1(o.scaled(rows.bias[r])) : Q::F::zero();
     for (int v = 0; v < NV; ++v) {
       q_finish<Q>(o, done[r * NV + v], scale, bias, segs[v].seg, segs[v].count,
                   rows.base + r * rows.plane);
@@ -266,7 +298,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
     const int64_t m0 = mb * pl.mc, rows = min64(pl.mc, pl.mg - m0);
     const int64_t p0 = nb * pl.nc, p1 = min64(p0 + pl.nc, pl.nw);
     const int64_t oh0 = p0 / pl.wps, rph = (p1 - 1) / pl.wps - oh0 + 1 + pl.row_halo;
-    if (built != t / pl.m_blocks) {
+    if (!pl.flat && built != t / pl.m_blocks) {
       build_x4(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, static_cast<uint8_t>(ep.in_zero),
                oh0, rph, x4, tmp);
       built = t / pl.m_blocks;
@@ -277,7 +309,12 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
     const uint8_t* wp = packed + g * w_group + (m0 / kMr) * w_panel;
     for (int64_t j = p0; j < p1; j += kNr) {
       const int64_t nv = qceil(min64(kNr, p1 - j), Q::kLanes);
-      pack_x4_panel<Q>(pl, x4, rph, j - oh0 * pl.wps, panel);
+      if (pl.flat) {
+        pack_flat_panel<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, j, p1,
+                           static_cast<uint8_t>(ep.in_zero), panel);
+      } else {
+        pack_x4_panel<Q>(pl, x4, rph, j - oh0 * pl.wps, panel);
+      }
       QSegs<Q> segs[Q::kNv];
       panel_segs<Q>(pl, j, p1, segs);
       for (int64_t i = 0; i < rows; i += kMr) {

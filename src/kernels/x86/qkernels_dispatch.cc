@@ -68,6 +68,8 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   pl.wps = ceil_div(wp, p.stride_w);
   pl.row_halo = (p.k_h - 1) * p.dil_h / p.stride_h;
   pl.nw = p.out_h * pl.wps;
+  pl.flat = p.k_h == 1 && p.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+            p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
   const int64_t m_cap =
       kL2WeightBytes / std::max<int64_t>(pl.kq * pl.bl.wq, 1) / pl.bl.mr * pl.bl.mr;
   // Wide rows whose quad planes fit kX4Bytes (at least one).

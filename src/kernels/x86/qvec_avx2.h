@@ -28,6 +28,9 @@ struct QVecAvx2 {
 
   static I set1(int32_t v) { return _mm256_set1_epi32(v); }
   static I sub(I a, I b) { return _mm256_sub_epi32(a, b); }
+  static I add(I a, I b) { return _mm256_add_epi32(a, b); }
+  // Rounded half to even: the default MXCSR rounding, which the kernels never change.
+  static I round(F::V v) { return _mm256_cvtps_epi32(v); }
   static I load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
   static void store(void* p, I v) { _mm256_storeu_si256(static_cast<__m256i*>(p), v); }
   static int32_t load32(const void* p) {

@@ -25,6 +25,11 @@ struct QVecVnni {
 
   static I set1(int32_t v) { return _mm512_set1_epi32(v); }
   static I sub(I a, I b) { return _mm512_sub_epi32(a, b); }
+  static I add(I a, I b) { return _mm512_add_epi32(a, b); }
+  // Rounded half to even.
+  static I round(F::V v) {
+    return _mm512_cvt_roundps_epi32(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  }
   static I load(const void* p) { return _mm512_loadu_si512(p); }
   static void store(void* p, I v) { _mm512_storeu_si512(p, v); }
   static int32_t load32(const void* p) {
