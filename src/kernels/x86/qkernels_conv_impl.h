@@ -53,9 +53,20 @@ inline void gather_row(const uint8_t* src, int64_t iw0, int64_t step, int64_t w,
   std::memset(dst, fill, static_cast<size_t>(lo));
   if (step == 1) {
     std::memcpy(dst + lo, src + iw0 + lo, static_cast<size_t>(hi - lo));
-  } else {
-    for (int64_t t = lo; t < hi; ++t) dst[t] = src[iw0 + t * step];
+    std::memset(dst + hi, fill, static_cast<size_t>(count - hi));
+    return;
   }
+  int64_t t = lo;
+  if (step == 2) {  // 16 even bytes of 32 at a time, while all 32 are inside the row
+    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+    for (; t + 16 <= hi && iw0 + 2 * t + 32 <= w; t += 16) {
+      const auto* s = reinterpret_cast<const __m128i*>(src + iw0 + 2 * t);
+      const __m128i v = _mm_unpacklo_epi64(_mm_shuffle_epi8(_mm_loadu_si128(s), even),
+                                           _mm_shuffle_epi8(_mm_loadu_si128(s + 1), even));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t), v);
+    }
+  }
+  for (; t < hi; ++t) dst[t] = src[iw0 + t * step];
   std::memset(dst + hi, fill, static_cast<size_t>(count - hi));
 }
 
@@ -107,6 +118,14 @@ void pack_flat_panel(const QConvPlan& pl, const uint8_t* xg, int64_t j, int64_t 
 // Bytes of one row of `tmp` in build_x4 (a multiple of 16 covering wps).
 inline int64_t x4_tmp_row(const QConvPlan& pl) { return qceil(pl.wps, 16) * 16; }
 
+// True when some tap k < taps (dilation d) falls on stride phase `phase`: (k * d) % stride.
+inline bool phase_used(int64_t taps, int64_t d, int64_t stride, int64_t phase) {
+  for (int64_t k = 0; k < taps && k < stride; ++k) {
+    if ((k * d) % stride == phase) return true;
+  }
+  return false;
+}
+
 // The quad planes of one image and group (xg: its first channel) for the phase rows that wide
 // rows [oh0, oh0 + rph - row_halo) read: [phase y][phase x][channel quad][rph][wps] int32 lanes,
 // x_zero where the padded input is outside the input (and in missing channels).
@@ -117,6 +136,11 @@ inline void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int
   uint8_t* dst = x4;
   for (int64_t py = 0; py < p.stride_h; ++py) {
     for (int64_t px = 0; px < p.stride_w; ++px) {
+      if (!phase_used(p.k_h, p.dil_h, p.stride_h, py) ||
+          !phase_used(p.k_w, p.dil_w, p.stride_w, px)) {
+        dst += pl.cq * rph * pl.wps * 4;  // never read (a 1x1 stride-2 kernel reads 1 of 4)
+        continue;
+      }
       for (int64_t c4 = 0; c4 < pl.cq; ++c4) {
         for (int64_t rr = 0; rr < rph; ++rr, dst += pl.wps * 4) {
           const int64_t ih = (oh0 + rr) * p.stride_h + py - p.pad_top;
