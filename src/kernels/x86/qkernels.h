@@ -92,7 +92,7 @@ struct QConvPlan {
   int64_t wps = 0;         // the wide grid's row: the padded width of one column phase
   int64_t row_halo = 0;    // phase rows a block reads below its last output row: (kh - 1) dh / sh
   int64_t nw = 0;          // wide pixels per image: out_h * wps
-  bool flat = false;  // 1x1, stride 1, unpadded: panels straight from X (no quad planes)
+  bool flat = false;       // 1x1, stride 1, unpadded: panels straight from X (no quad planes)
   int64_t mc = 0, nc = 0;  // rows (a multiple of mr) and wide pixels (of nr) per task
   int64_t m_blocks = 0, n_blocks = 0;
   int64_t tasks = 0;    // batch * group * n_blocks * m_blocks

@@ -86,7 +86,8 @@ inline void interleave16(__m128i a, __m128i b, __m128i c, __m128i d, uint8_t* ds
 inline void interleave4(const uint8_t* rows, int64_t ld, int64_t count, uint8_t* dst) {
   for (int64_t t = 0; t < count; t += 16, dst += 64) {
     const auto* r = reinterpret_cast<const __m128i*>(rows + t);
-    interleave16(_mm_loadu_si128(r), _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + ld + t)),
+    interleave16(_mm_loadu_si128(r),
+                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + ld + t)),
                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 2 * ld + t)),
                  _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 3 * ld + t)), dst);
   }
@@ -97,8 +98,8 @@ inline void interleave4(const uint8_t* rows, int64_t ld, int64_t count, uint8_t*
 // missing channels and pixels from `end` on read x_zero. (Its quad planes would be the same
 // bytes: this skips writing and reading them.)
 template <class Q>
-void pack_flat_panel(const QConvPlan& pl, const uint8_t* xg, int64_t j, int64_t end,
-                     uint8_t x_zero, uint8_t* dst) {
+void pack_flat_panel(const QConvPlan& pl, const uint8_t* xg, int64_t j, int64_t end, uint8_t x_zero,
+                     uint8_t* dst) {
   constexpr int64_t kNr = Q::kNv * Q::kLanes;
   const int64_t hw = pl.p.in_h * pl.p.in_w;
   const __m128i fill = _mm_set1_epi8(static_cast<char>(x_zero));

@@ -106,6 +106,74 @@ void dw_block(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* wk,
   for (int u = 0; u < U; ++u) acc[u] = sum[u];
 }
 
+// 3x3 kernels on the byte window (one quad per kernel row, weights broadcast once): U vectors of
+// output row oh from `row` (input row oh * sh, at the vectors' first column), `dh` bytes between
+// kernel rows. kPair: also output row oh + 1 (unit row stride and dilation), whose kernel rows are
+// the next three input rows: 4 windows per vector give 6 dot products.
+template <class Q, int U, bool kPair>
+void dw3x3_block(const uint8_t* row, int64_t dh, int64_t step, typename Q::I start,
+                 typename Q::I perm, typename Q::I shuf, const typename Q::W* w,
+                 typename Q::I* acc0, typename Q::I* acc1) {
+  typename Q::I s0[U], s1[U];
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) s0[u] = s1[u] = start;
+  constexpr int kRows = kPair ? 4 : 3;
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int u = 0; u < U; ++u) {
+      const typename Q::P v = Q::prep(Q::window_quads(row + r * dh + u * step, perm, shuf));
+      if (r < 3) s0[u] = Q::dot_w(s0[u], v, w[r]);
+      if (kPair && r > 0) s1[u] = Q::dot_w(s1[u], v, w[r - 1]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int u = 0; u < U; ++u) {
+    acc0[u] = s0[u];
+    if (kPair) acc1[u] = s1[u];
+  }
+}
+
+// One output plane of a 3x3 kernel the byte window covers.
+template <class Q>
+void dw3x3_plane(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* wk,
+                 typename Q::I start, typename Q::I perm, typename Q::I shuf, const QOut<Q>& o,
+                 typename Q::F::V scale, typename Q::F::V bias, int64_t base) {
+  using I = typename Q::I;
+  constexpr int64_t kL = Q::kLanes;
+  // AVX2 has 16 registers: two rows of 4 vectors would spill.
+  constexpr int kMaxU = kL == 16 ? 4 : 2;
+  const cpu::Conv2DParams& p = pl.p;
+  const typename Q::W w[3] = {Q::weight(wk), Q::weight(wk + Q::kWq), Q::weight(wk + 2 * Q::kWq)};
+  const int64_t step = kL * p.stride_w, dh = p.dil_h * pl.wp;
+  const bool pairs = p.stride_h == 1 && p.dil_h == 1;
+  for (int64_t oh = 0; oh < p.out_h;) {
+    const bool pair = pairs && oh + 1 < p.out_h;
+    const uint8_t* row = plane + oh * p.stride_h * pl.wp;
+    for (int64_t ow = 0; ow < p.out_w;) {
+      const int64_t left = p.out_w - ow;
+      const int u = left > 2 * kL && kMaxU == 4 ? 4 : left > kL ? 2 : 1;
+      const uint8_t* at = row + ow * p.stride_w;
+      I acc0[4], acc1[4];
+      if (pair) {
+        if (u == 4) dw3x3_block<Q, kMaxU, true>(at, dh, step, start, perm, shuf, w, acc0, acc1);
+        if (u == 2) dw3x3_block<Q, 2, true>(at, dh, step, start, perm, shuf, w, acc0, acc1);
+        if (u == 1) dw3x3_block<Q, 1, true>(at, dh, step, start, perm, shuf, w, acc0, acc1);
+      } else {
+        if (u == 4) dw3x3_block<Q, kMaxU, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
+        if (u == 2) dw3x3_block<Q, 2, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
+        if (u == 1) dw3x3_block<Q, 1, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
+      }
+      for (int i = 0; i < u && ow < p.out_w; ++i, ow += kL) {
+        const QSeg seg{0, static_cast<int>(min64(kL, p.out_w - ow)), 0};
+        q_finish<Q>(o, acc0[i], scale, bias, &seg, 1, base + oh * p.out_w + ow);
+        if (pair) q_finish<Q>(o, acc1[i], scale, bias, &seg, 1, base + (oh + 1) * p.out_w + ow);
+      }
+    }
+    oh += pair ? 2 : 1;
+  }
+}
+
 template <class Q>
 void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t* packed,
                       const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end) {
@@ -122,6 +190,7 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
   const I perm = Q::perm_for_stride(static_cast<int>(min64(p.stride_w, 4)));
   I shuf[8];  // quads_w <= 8 (kernels up to 32 wide) when shuffling
   for (int64_t q = 0; q < min64(pl.quads_w, 8); ++q) shuf[q] = dw_shuffle<Q>(p, q);
+  const bool fast3x3 = pl.shuffle && p.k_h == 3 && p.k_w == 3;
   int64_t padded = -1;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t oc = t % p.out_c, b = t / p.out_c;
@@ -136,6 +205,10 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
     const typename F::V bias = ep.bias != nullptr ? F::set1(o.scaled(ep.bias[oc])) : F::zero();
     const uint8_t* wk = packed + oc * w_chan;
     const int64_t base = (b * p.out_c + oc) * plane_out;
+    if (fast3x3) {
+      dw3x3_plane<Q>(pl, scratch, wk, start, perm, shuf[0], o, scale, bias, base);
+      continue;
+    }
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
       for (int64_t ow = 0; ow < p.out_w;) {
         const int64_t left = p.out_w - ow;

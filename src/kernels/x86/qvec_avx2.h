@@ -54,6 +54,13 @@ struct QVecAvx2 {
     return madd_sum(acc, x.lo, _mm256_set1_epi32(load32(w)), x.hi,
                     _mm256_set1_epi32(load32(w + 4)));
   }
+  struct W {
+    I w02, w13;
+  };
+  static W weight(const uint8_t* w) {
+    return {_mm256_set1_epi32(load32(w)), _mm256_set1_epi32(load32(w + 4))};
+  }
+  static I dot_w(I acc, P x, W w) { return madd_sum(acc, x.lo, w.w02, x.hi, w.w13); }
   static constexpr int kGemmVecBytes = 64;  // the (b0, b2) pairs of 8 columns, then (b1, b3)
   struct GA {
     I lo, hi;

@@ -45,6 +45,10 @@ struct QVecVnni {
   static I dot(I acc, P x, const uint8_t* w) {
     return _mm512_dpbusd_epi32(acc, x, _mm512_set1_epi32(load32(w)));
   }
+  // A weight quad broadcast once, for loops that reuse it.
+  using W = I;
+  static W weight(const uint8_t* w) { return _mm512_set1_epi32(load32(w)); }
+  static I dot_w(I acc, P x, W w) { return _mm512_dpbusd_epi32(acc, x, w); }
   // GEMM: a row's u8 quad broadcast, the s8 quads of kLanes columns of B from memory.
   static constexpr int kGemmVecBytes = 64;
   using GA = I;
