@@ -85,8 +85,10 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   // A block of nc wide pixels spans at most ceil(nc / wps) + 1 rows, plus the halo below.
   const int64_t rph = ceil_div(pl.nc, pl.wps) + 1 + pl.row_halo;
   // Slack: the last panel copies NR lanes from up to wps - 1 columns past a row's start.
-  pl.x4_bytes =
-      round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 + (pl.wps + pl.bl.nr) * 4 + 64);
+  // (A flat plan builds none.)
+  pl.x4_bytes = pl.flat ? 0
+                        : round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 +
+                                  (pl.wps + pl.bl.nr) * 4 + 64);
   return pl;
 }
 
