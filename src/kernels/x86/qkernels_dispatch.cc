@@ -21,33 +21,64 @@ struct Split {
   int64_t mc, nc, m_blocks, n_blocks;
 };
 
-// Rows and columns per task: m_cap and n_cap first, then split further (columns first) until the
-// tasks spread evenly over `threads`, with blocks equalized so that no task gets a sliver.
+Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t mr, int64_t nr) {
+  Split s;
+  s.mc = round_up(ceil_div(m, m_blocks), mr);
+  s.m_blocks = ceil_div(m, s.mc);
+  s.nc = round_up(ceil_div(n, n_blocks), nr);
+  s.n_blocks = ceil_div(n, s.nc);
+  return s;
+}
+
+// The time of the slowest thread when `threads` run the split's tasks as run_tasks() does
+// (contiguous ranges, channel blocks fastest), in computed lanes: a task costs its rows times its
+// columns rounded up to whole nr-wide panels, plus `overhead` lanes (its packing).
+int64_t makespan(const Split& s, int64_t m, int64_t n, int64_t units, int64_t nr, int threads,
+                 int64_t overhead) {
+  const int64_t tasks = units * s.m_blocks * s.n_blocks;
+  const int64_t parts = std::min<int64_t>(threads, tasks);
+  int64_t worst = 0;
+  for (int64_t part = 0; part < parts; ++part) {
+    int64_t sum = 0;
+    for (int64_t t = part * tasks / parts; t < (part + 1) * tasks / parts; ++t) {
+      const int64_t mb = t % s.m_blocks, nb = (t / s.m_blocks) % s.n_blocks;
+      const int64_t rows = std::min(s.mc, m - mb * s.mc);
+      const int64_t cols = round_up(std::min(s.nc, n - nb * s.nc), nr);
+      sum += rows * cols + overhead;
+    }
+    worst = std::max(worst, sum);
+  }
+  return worst;
+}
+
+// Rows and columns per task: within m_cap and n_cap (cache budgets), and with more threads the
+// split of rows and columns whose slowest thread finishes first (ties: fewer tasks). Pixel panels
+// are coarse (48 columns): a 14x14 layer has 4 and a bit, which no column split shares evenly
+// over 2 threads, while its 1024 output channels split exactly.
 Split split(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, int64_t m_cap,
             int64_t n_cap, int threads) {
-  Split s;
   m = std::max<int64_t>(m, 1);
   n = std::max<int64_t>(n, 1);
-  s.m_blocks = ceil_div(m, std::max(mr, m_cap));
-  s.mc = round_up(ceil_div(m, s.m_blocks), mr);
-  s.m_blocks = ceil_div(m, s.mc);
-  s.n_blocks = ceil_div(n, std::max(nr, n_cap));
-  s.nc = round_up(ceil_div(n, s.n_blocks), nr);
-  s.n_blocks = ceil_div(n, s.nc);
-  for (int iter = 0; iter < 64 && threads > 1; ++iter) {
-    const int64_t tasks = units * s.m_blocks * s.n_blocks;
-    if (tasks >= threads && (tasks % threads == 0 || tasks >= 4 * threads)) break;
-    if (s.nc > nr) {
-      s.nc = round_up(ceil_div(n, s.n_blocks + 1), nr);
-      s.n_blocks = ceil_div(n, s.nc);
-    } else if (s.mc > mr) {
-      s.mc = round_up(ceil_div(m, s.m_blocks + 1), mr);
-      s.m_blocks = ceil_div(m, s.mc);
-    } else {
-      break;
+  const int64_t m0 = ceil_div(m, std::max(mr, m_cap)), n0 = ceil_div(n, std::max(nr, n_cap));
+  Split best = blocks(m, n, m0, n0, mr, nr);
+  // Enough independent units (images x groups) balance themselves.
+  if (threads <= 1 || units >= 4 * threads) return best;
+  const int64_t overhead = 4 * mr * nr;  // a task's packing, in lanes: about 4 tiles' worth
+  int64_t best_cost = makespan(best, m, n, units, nr, threads, overhead);
+  const int64_t m_max = std::min(ceil_div(m, mr), m0 + 4 * threads);
+  const int64_t n_max = std::min(ceil_div(n, nr), n0 + 4 * threads);
+  for (int64_t nb = n0; nb <= n_max; ++nb) {
+    for (int64_t mb = m0; mb <= m_max; ++mb) {
+      const Split s = blocks(m, n, mb, nb, mr, nr);
+      const int64_t cost = makespan(s, m, n, units, nr, threads, overhead);
+      const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
+      if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {
+        best = s;
+        best_cost = cost;
+      }
     }
   }
-  return s;
+  return best;
 }
 
 }  // namespace
