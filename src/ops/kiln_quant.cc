@@ -44,9 +44,9 @@ Status check_input(const InferContext& ctx, size_t i, std::string_view name, DTy
 }
 
 // A per-channel vector (W_scale, B, B_scale, C): float32, constant, 1-D with `count` values
-// (unknown: not checked), finite; scales also > 0.
+// (unknown: not checked), finite. (A zero or negative weight scale is unusual but computes.)
 Status check_channel_vector(const InferContext& ctx, size_t i, std::string_view name,
-                            const ir::Dim& count, bool scale) {
+                            const ir::Dim& count) {
   KILN_RETURN_IF_ERROR(check_input(ctx, i, name, DType::kF32, true));
   const ir::TensorDesc& d = ctx.input(i);
   const bool rank_ok = d.has_rank() && d.rank() == 1;
@@ -57,9 +57,8 @@ Status check_channel_vector(const InferContext& ctx, size_t i, std::string_view 
   const Tensor& v = *ctx.input_value(i);
   for (int64_t k = 0; k < v.numel(); ++k) {
     const float f = v.data<float>()[k];
-    if (!std::isfinite(f) || (scale && !(f > 0.0f))) {
-      return ctx.error("{} holds {} at index {}; {}", named(name, d), f, k,
-                       scale ? "scales must be finite and > 0" : "values must be finite");
+    if (!std::isfinite(f)) {
+      return ctx.error("{} holds {} at index {}; values must be finite", named(name, d), f, k);
     }
   }
   return Status::ok();
@@ -86,15 +85,18 @@ Status check_depth(const NodeContext& ctx, int64_t depth, const ir::TensorDesc& 
 
 DType output_dtype(const QuantAttrs& q) { return q.out_u8 ? DType::kU8 : DType::kF32; }
 
-// A float attribute that must be present (when `required`), finite and > 0.
-Result<float> scale_attr(const NodeContext& ctx, std::string_view name, bool required) {
+// A float attribute that must be present (when `required`), finite and >= 0 (> 0 when
+// `positive`: y_scale divides).
+Result<float> scale_attr(const NodeContext& ctx, std::string_view name, bool required,
+                         bool positive = false) {
   if (!ctx.attrs().has(name)) {
     if (required) return ctx.error("attribute {} is required", name);
     return 1.0f;
   }
   const float s = ctx.attrs().get_float(name, 1.0f);
-  if (!std::isfinite(s) || !(s > 0.0f)) {
-    return ctx.error("attribute {} is {}; a scale must be finite and > 0", name, s);
+  if (!std::isfinite(s) || s < 0.0f || (positive && s == 0.0f)) {
+    return ctx.error("attribute {} is {}; it must be finite and {}", name, s,
+                     positive ? "> 0" : ">= 0");
   }
   return s;
 }
@@ -127,8 +129,8 @@ Status infer_qconv(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(read_activation(ctx).status());
   KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, x, w, nullptr, output_dtype(q)));
   const ir::Dim m = w.has_rank() ? w.dim(0) : ir::Dim::unknown();
-  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m, true));
-  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "B", m, false));
+  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "B", m));
   if (ctx.has_input(4)) KILN_RETURN_IF_ERROR(check_z(ctx, 4, y));
   const Tensor& wv = *ctx.input_value(1);
   KILN_RETURN_IF_ERROR(check_depth(ctx, wv.dim(0) == 0 ? 0 : wv.numel() / wv.dim(0), w));
@@ -197,8 +199,8 @@ Status infer_qgemm(InferContext& ctx) {
   const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
   KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "a", z_u8));
   KILN_RETURN_IF_ERROR(read_activation(ctx).status());
-  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "B_scale", n, true));
-  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "C", n, false));
+  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "B_scale", n));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "C", n));
   KILN_RETURN_IF_ERROR(check_depth(ctx, ctx.input_value(1)->dim(0), b));
   ir::TensorDesc y = ir::TensorDesc::unknown_shape(output_dtype(q));
   if (a.has_rank()) {
@@ -253,7 +255,7 @@ Result<QuantAttrs> read_quant_attrs(const NodeContext& ctx, std::string_view in,
   }
   q.out_u8 = out == kQuantOutputUint8;
   if (q.out_u8) {
-    KILN_ASSIGN_OR_RETURN(q.y_scale, scale_attr(ctx, "y_scale", true));
+    KILN_ASSIGN_OR_RETURN(q.y_scale, scale_attr(ctx, "y_scale", true, true));
     KILN_ASSIGN_OR_RETURN(q.y_zero, zero_attr(ctx, "y_zero_point", true));
   }
   if (z_uint8) {

@@ -26,7 +26,8 @@
 //
 // Attribute rules: x_scale / a_scale is required; the zero points are 0..255 and default to 0;
 // output_type is 1 (float32, the default) or 2 (uint8); y_scale and y_zero_point are required
-// when output_type is 2, z_scale and z_zero_point when Z is uint8; every scale is finite and > 0.
+// when output_type is 2, z_scale and z_zero_point when Z is uint8. Scales are finite and >= 0
+// (y_scale > 0: it divides); the per-channel inputs (W_scale, B_scale, B, C) finite.
 // The depth (C/group * K1 * ... * Kk, or K) is at most kMaxQuantDepth, so that the int32
 // accumulator is exact.
 

@@ -2,6 +2,8 @@
 // residuals, activations, batches) and a negative test for each validation.
 #include "ops/kiln_quant.h"
 
+#include <cmath>
+
 #include "nn_test_util.h"
 
 namespace kiln::nn_test {
@@ -35,7 +37,7 @@ OpCase qconv(std::vector<OpInput> extra, ir::Attributes a) {
                                  constant(s8({1, 1, 2, 2}, {1, -1, 2, 0})),
                                  constant(f32({1}, {0.25f}))};
   inputs.insert(inputs.end(), extra.begin(), extra.end());
-  a.set("x_scale", 0.5f);
+  if (!a.has("x_scale")) a.set("x_scale", 0.5f);
   if (!a.has("x_zero_point")) a.set("x_zero_point", int64_t{2});
   return kiln_op("QConv", std::move(inputs), std::move(a));
 }
@@ -173,8 +175,10 @@ TEST(KilnQConv, Errors) {
   c.inputs[2] = constant(f32({2}, {1, 1}));
   expect_error(c, StatusCode::kInvalidModel,
                "W_scale float32[2] must be 1-D with one value per output channel (1)");
-  c.inputs[2] = constant(f32({1}, {0}));
-  expect_error(c, StatusCode::kInvalidModel, "scales must be finite and > 0");
+  c.inputs[2] = constant(f32({1}, {INFINITY}));
+  expect_error(c, StatusCode::kInvalidModel, "W_scale float32[1] holds inf at index 0");
+  expect_error(qconv({}, attrs({{"x_scale", -0.5f}})), StatusCode::kInvalidModel,
+               "attribute x_scale is -0.5; it must be finite and >= 0");
   c = qconv({constant(s8({1}, {1}))}, none);
   expect_error(c, StatusCode::kInvalidModel, "B int8[1] has dtype int8, expected float32");
   c = qconv({}, none);
@@ -191,7 +195,7 @@ TEST(KilnQConv, Errors) {
   expect_error(
       qconv({},
             attrs({{"output_type", int64_t{2}}, {"y_scale", -1.0f}, {"y_zero_point", int64_t{0}}})),
-      StatusCode::kInvalidModel, "y_scale is -1; a scale must be finite and > 0");
+      StatusCode::kInvalidModel, "y_scale is -1; it must be finite and > 0");
   expect_error(qconv({absent(), in(u8({1, 1, 2, 2}, {0, 0, 0, 0}))}, none),
                StatusCode::kInvalidModel, "attribute z_scale is required");
   expect_error(qconv({absent(), in(Tensor(DType::kI32, {1, 1, 2, 2}))}, none),
