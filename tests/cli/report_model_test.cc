@@ -16,6 +16,8 @@ namespace {
 
 using json = nlohmann::json;
 using testing::SummarySpec;
+// Inside a TEST body `Run` names testing::Test::Run.
+using RunList = std::vector<Run>;
 
 Run run_of(const SummarySpec& spec) {
   auto r = read_summary(testing::make_summary(spec), spec.tool + "-" + spec.precision + ".json");
@@ -47,7 +49,7 @@ TEST(ReportModel, TheFixtureIsAValidSummary) {
 }
 
 TEST(ReportModel, GroupsOrdersAndTakesMedians) {
-  std::vector<Run> runs = {
+  RunList runs = {
       run_of({.tool = "onnxruntime", .batch = 8, .p50_ms = 50, .qps = 20}),
       run_of({.precision = "int8", .batch = 1, .p50_ms = 4, .p99_ms = 5, .qps = 250}),
       run_of({.batch = 1, .p50_ms = 10, .p99_ms = 12, .qps = 100}),
@@ -78,7 +80,7 @@ TEST(ReportModel, GroupsOrdersAndTakesMedians) {
 }
 
 TEST(ReportModel, SpeedupsOverFp32AndOverPeers) {
-  std::vector<Run> runs = {
+  RunList runs = {
       run_of({.batch = 1, .p50_ms = 10}),
       run_of({.precision = "int8", .batch = 1, .p50_ms = 4}),
       run_of({.precision = "int8", .batch = 4, .p50_ms = 8}),  // no fp32 at batch 4
@@ -103,7 +105,7 @@ TEST(ReportModel, SpeedupsOverFp32AndOverPeers) {
 }
 
 TEST(ReportModel, WithoutKilnTheFirstBackendIsTheReference) {
-  std::vector<Run> runs = {run_of({.tool = "pytorch", .p50_ms = 20}),
+  RunList runs = {run_of({.tool = "pytorch", .p50_ms = 20}),
                            run_of({.tool = "onnxruntime", .p50_ms = 10})};
   const ReportModel m = build_report_model(runs);
   EXPECT_EQ(m.reference, "onnxruntime");
@@ -112,7 +114,7 @@ TEST(ReportModel, WithoutKilnTheFirstBackendIsTheReference) {
 }
 
 TEST(ReportModel, ThreadsAndStreamsSeparateConfigurations) {
-  std::vector<Run> runs = {run_of({.threads = 1, .p50_ms = 20}), run_of({.threads = 2, .p50_ms = 12}),
+  RunList runs = {run_of({.threads = 1, .p50_ms = 20}), run_of({.threads = 2, .p50_ms = 12}),
                            run_of({.streams = 2, .threads = 1, .p50_ms = 21}),
                            run_of({.tool = "opencv", .threads = 2, .p50_ms = 24}),
                            run_of({.tool = "opencv", .threads = 1, .p50_ms = 30})};
@@ -137,7 +139,7 @@ TEST(ReportModel, MedianOfEvenAndOdd) {
 }
 
 TEST(ReportTables, ColumnsFollowTheData) {
-  std::vector<Run> runs = {run_of({.p50_ms = 10}), run_of({.precision = "int8", .p50_ms = 5}),
+  RunList runs = {run_of({.p50_ms = 10}), run_of({.precision = "int8", .p50_ms = 5}),
                            run_of({.tool = "onnxruntime", .p50_ms = 20})};
   runs[1].accuracy = Accuracy{"fp32 engine", 100, "top1_percent", 75.1, 75.5, -0.4, 0.2, {}};
   runs[0].engine_bytes = 3 << 20;
@@ -155,9 +157,12 @@ TEST(ReportTables, ColumnsFollowTheData) {
   ASSERT_LT(col("engine"), static_cast<long>(t.headers.size()));
   EXPECT_EQ(col("activations"), static_cast<long>(t.headers.size()));  // none recorded: no column
   EXPECT_EQ(col("threads"), static_cast<long>(t.headers.size()));      // all the same: no column
-  EXPECT_EQ(t.rows[1][col("speed-up over fp32")].text, "2.00\u00d7");
-  EXPECT_EQ(t.rows[1][col("speed-up over fp32")].css_class, "faster");
-  EXPECT_EQ(t.rows[1][col("accuracy \u0394")].text, "top1_percent \u22120.4");
+  ASSERT_EQ(t.rows[2][col("precision")].text, "int8");  // after both fp32 rows
+  EXPECT_EQ(t.rows[2][col("speed-up over fp32")].text, "2.00\u00d7");
+  EXPECT_EQ(t.rows[2][col("speed-up over fp32")].css_class, "faster");
+  EXPECT_EQ(t.rows[0][col("speed-up over fp32")].text, "\u2014");  // fp32 itself
+  EXPECT_EQ(t.rows[2][col("accuracy \u0394")].text, "top1_percent \u22120.4");
+  EXPECT_EQ(t.rows[2][col("accuracy \u0394")].title, "compared with fp32 engine");
   EXPECT_EQ(t.rows[0][col("engine")].text, "3.0 MiB");
   EXPECT_EQ(tables[1].headers.back(), "speed-up over onnxruntime");
   EXPECT_EQ(tables[1].rows[0].back().text, "2.00\u00d7");
@@ -182,7 +187,7 @@ TEST(ReportTables, NumberFormats) {
 }
 
 TEST(ReportFigures, OneLatencyAndThroughputChartPerModelPlusProfilesAndErrors) {
-  std::vector<Run> runs = {run_of({.batch = 1, .p50_ms = 10}), run_of({.batch = 4, .p50_ms = 30}),
+  RunList runs = {run_of({.batch = 1, .p50_ms = 10}), run_of({.batch = 4, .p50_ms = 30}),
                            run_of({.model = "a<b>", .batch = 1, .p50_ms = 3})};
   runs[0].layers = {{"conv1", 4, 40}, {"relu", 1, 10}, {"fc", 5, 50}};
   runs[0].profile_from = "the summary";
@@ -202,7 +207,7 @@ TEST(ReportFigures, OneLatencyAndThroughputChartPerModelPlusProfilesAndErrors) {
 }
 
 TEST(ReportFigures, LongProfilesGroupTheRest) {
-  std::vector<Run> runs = {run_of({})};
+  RunList runs = {run_of({})};
   for (int i = 0; i < 30; ++i) {
     runs[0].layers.push_back({"layer" + std::to_string(i), static_cast<double>(i + 1), 1});
   }

@@ -120,12 +120,9 @@ TEST(ReportReader, AccuracyAndProfileSections) {
                    {"value", 75.1},              {"reference_value", 75.5}, {"delta", -0.4},
                    {"layers", {{{"name", "conv1"}, {"rel_err", 0.01}, {"sqnr_db", 40}},
                                {{"name", "fc"}, {"max_abs_err", 0.3}}}}};
-  j["profile"] = {{"source", "timed run"}, {"iterations", 10},
-                  {"total_ms", 30},        {"average_ms", 3},
-                  {"median_ms", 3},
-                  {"layers",
-                   {{{"name", "conv1"}, {"timeMs", 20}, {"averageMs", 2}, {"medianMs", 2},
-                     {"percentage", 66.7}}}}}};
+  j["profile"] = json::parse(R"({"source": "timed run", "iterations": 10, "total_ms": 30,
+      "average_ms": 3, "median_ms": 3, "layers": [{"name": "conv1", "timeMs": 20,
+      "averageMs": 2, "medianMs": 2, "percentage": 66.7}]})");
   auto r = read_summary(j, "a.json");
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_TRUE(r->accuracy.has_value());
@@ -227,7 +224,7 @@ TEST_F(ReportFolder, AMalformedSummaryIsAnErrorNamingFileAndField) {
 
 TEST_F(ReportFolder, ATruncatedSummaryIsAnError) {
   const std::string text = make_summary({}).dump(2);
-  write_text_file(p("cut.json"), text.substr(0, text.size() / 2));
+  write_text_file(p("cut.json"), text.substr(0, text.find("\"source\"")));  // after "schema"
   expect_error(read_report_folder(dir_.path()).status(), StatusCode::kInvalidArgument,
                {"cut.json: not valid JSON", "parse error"});
 }
@@ -281,7 +278,7 @@ TEST_F(ReportFolder, ProfilesAreMatchedByTheExportProfileFlag) {
             std::string::npos);
   write_text_file(p("prof.json"), R"([{"count": 2}, {"name": "conv"}])");
   expect_error(read_report_folder(dir_.path()).status(), StatusCode::kInvalidArgument,
-               {"prof.json: field '[1].averageMs'"});
+               {"prof.json: field '[1].timeMs': missing"});
 }
 
 }  // namespace

@@ -46,7 +46,8 @@ fs::path normal(const fs::path& p) { return fs::absolute(p).lexically_normal(); 
 // nlohmann's message without its "[json.exception.parse_error.101] " prefix.
 std::string parse_message(const std::string& text) {
   try {
-    (void)json::parse(text);
+    const json unused = json::parse(text);
+    (void)unused;
   } catch (const json::exception& e) {
     std::string m = e.what();
     const size_t end = m.find("] ");
@@ -62,14 +63,14 @@ Status read_index(FolderState& st, const json& index, const fs::path& path,
   const Fields rf(*runs, rel, "runs");
   for (size_t i = 0; i < runs->size(); ++i) {
     const Fields r = rf.element(i);
-    KILN_ASSIGN_OR_RETURN(auto summary, r.text("summary", Need::kValue));
-    KILN_ASSIGN_OR_RETURN(auto engine, r.text("engine", Need::kOptional));
-    const fs::path summary_path = normal(path.parent_path() / *summary);
+    KILN_ASSIGN_OR_RETURN(const std::string summary, r.text("summary", Need::kValue));
+    KILN_ASSIGN_OR_RETURN(const std::string engine, r.text("engine", Need::kOptional));
+    const fs::path summary_path = normal(path.parent_path() / summary);
     std::error_code ec;
     if (!fs::is_regular_file(summary_path, ec)) {
       return r.error("summary", fmt::format("'{}' does not exist", summary_path.string()));
     }
-    if (engine) st.engine_of_summary[summary_path] = normal(path.parent_path() / *engine);
+    if (!engine.empty()) st.engine_of_summary[summary_path] = normal(path.parent_path() / engine);
   }
   return Status::ok();
 }

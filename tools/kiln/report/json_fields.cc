@@ -102,11 +102,11 @@ Result<std::optional<int64_t>> Fields::integer(std::string_view key, Need need,
   return std::optional<int64_t>(i);
 }
 
-Result<std::optional<std::string>> Fields::text(std::string_view key, Need need) const {
+Result<std::string> Fields::text(std::string_view key, Need need) const {
   KILN_ASSIGN_OR_RETURN(const json* v, member(key, need));
-  if (v == nullptr) return std::optional<std::string>();
+  if (v == nullptr) return std::string();
   if (!v->is_string()) return error(key, "expected a string, got " + describe_json(*v));
-  return std::optional<std::string>(v->get<std::string>());
+  return v->get<std::string>();
 }
 
 Result<std::optional<bool>> Fields::boolean(std::string_view key, Need need) const {

@@ -45,7 +45,8 @@ class Fields {
   Result<std::optional<int64_t>> integer(
       std::string_view key, Need need,
       int64_t min = std::numeric_limits<int64_t>::min()) const;
-  Result<std::optional<std::string>> text(std::string_view key, Need need) const;
+  // A string member; "" for null/absent when `need` allows it.
+  Result<std::string> text(std::string_view key, Need need) const;
   Result<std::optional<bool>> boolean(std::string_view key, Need need) const;
 
  private:

@@ -18,8 +18,7 @@ using json = nlohmann::json;
 // row has no averageMs (trtexec 7.x).
 Result<LayerTime> read_layer(const Fields& f, std::optional<int64_t> count) {
   LayerTime layer;
-  KILN_ASSIGN_OR_RETURN(auto name, f.text("name", Need::kValue));
-  layer.name = *name;
+  KILN_ASSIGN_OR_RETURN(layer.name, f.text("name", Need::kValue));
   KILN_ASSIGN_OR_RETURN(auto average, f.number("averageMs", Need::kOptional, 0));
   if (average) {
     layer.average_ms = *average;
@@ -57,8 +56,7 @@ Result<std::vector<LayerTime>> read_layers(const Fields& parent, const json& arr
 
 Result<std::optional<LayerError>> read_layer_error(const Fields& f) {
   LayerError e;
-  KILN_ASSIGN_OR_RETURN(auto name, f.text("name", Need::kValue));
-  e.name = *name;
+  KILN_ASSIGN_OR_RETURN(e.name, f.text("name", Need::kValue));
   KILN_ASSIGN_OR_RETURN(e.rel_err, f.number("rel_err", Need::kOptional, 0));
   KILN_ASSIGN_OR_RETURN(e.max_abs_err, f.number("max_abs_err", Need::kOptional, 0));
   KILN_ASSIGN_OR_RETURN(e.sqnr_db, f.number("sqnr_db", Need::kOptional));
@@ -69,11 +67,9 @@ Result<std::optional<Accuracy>> read_accuracy(const Fields& root) {
   KILN_ASSIGN_OR_RETURN(auto f, root.object("accuracy", Need::kOptional));
   if (!f) return std::optional<Accuracy>();
   Accuracy a;
-  KILN_ASSIGN_OR_RETURN(auto reference, f->text("reference", Need::kValue));
-  a.reference = *reference;
+  KILN_ASSIGN_OR_RETURN(a.reference, f->text("reference", Need::kValue));
   KILN_ASSIGN_OR_RETURN(a.samples, f->integer("samples", Need::kOptional, 1));
-  KILN_ASSIGN_OR_RETURN(auto metric, f->text("metric", Need::kOptional));
-  a.metric = metric.value_or("");
+  KILN_ASSIGN_OR_RETURN(a.metric, f->text("metric", Need::kOptional));
   KILN_ASSIGN_OR_RETURN(a.value, f->number("value", Need::kOptional));
   KILN_ASSIGN_OR_RETURN(a.reference_value, f->number("reference_value", Need::kOptional));
   KILN_ASSIGN_OR_RETURN(a.delta, f->number("delta", Need::kOptional));
@@ -101,13 +97,11 @@ Status read_header(const Fields& f, Run& run) {
                                kOldestReadableSummaryVersion, exec::kSummarySchemaVersion));
   }
   KILN_ASSIGN_OR_RETURN(auto source, f.object("source", Need::kValue));
-  KILN_ASSIGN_OR_RETURN(auto tool, source->text("tool", Need::kValue));
-  run.backend = backend_of_tool(*tool);
+  KILN_ASSIGN_OR_RETURN(const std::string tool, source->text("tool", Need::kValue));
+  run.backend = backend_of_tool(tool);
   if (run.backend.empty()) return source->error("tool", "is empty");
-  KILN_ASSIGN_OR_RETURN(auto tool_version, source->text("version", Need::kNullable));
-  run.version = tool_version.value_or("");
-  KILN_ASSIGN_OR_RETURN(auto started, f.text("started_at", Need::kOptional));
-  run.started_at = started.value_or("");
+  KILN_ASSIGN_OR_RETURN(run.version, source->text("version", Need::kNullable));
+  KILN_ASSIGN_OR_RETURN(run.started_at, f.text("started_at", Need::kOptional));
   KILN_ASSIGN_OR_RETURN(const json* command, f.array("command", Need::kOptional));
   if (command != nullptr) {
     for (size_t i = 0; i < command->size(); ++i) {
@@ -124,24 +118,23 @@ Status read_header(const Fields& f, Run& run) {
   }
   KILN_ASSIGN_OR_RETURN(auto env, f.object("environment", Need::kOptional));
   if (env) {
-    KILN_ASSIGN_OR_RETURN(auto device, env->text("device", Need::kOptional));
-    run.device = device.value_or("");
+    KILN_ASSIGN_OR_RETURN(run.device, env->text("device", Need::kOptional));
   }
   return Status::ok();
 }
 
 Status read_model(const Fields& f, Run& run) {
   KILN_ASSIGN_OR_RETURN(auto model, f.object("model", Need::kValue));
-  KILN_ASSIGN_OR_RETURN(auto name, model->text("name", Need::kNullable));
-  run.model = name && !name->empty() ? *name : "(unnamed)";
+  KILN_ASSIGN_OR_RETURN(run.model, model->text("name", Need::kNullable));
+  if (run.model.empty()) run.model = "(unnamed)";
   KILN_ASSIGN_OR_RETURN(run.batch, model->integer("batch", Need::kNullable, 1));
   for (const char* key : {"saved_engine", "engine"}) {
-    KILN_ASSIGN_OR_RETURN(auto engine, model->text(key, Need::kOptional));
-    if (engine && run.engine.empty()) run.engine = *engine;
+    KILN_ASSIGN_OR_RETURN(const std::string engine, model->text(key, Need::kOptional));
+    if (run.engine.empty()) run.engine = engine;
   }
   KILN_ASSIGN_OR_RETURN(auto build, f.object("build", Need::kValue));
-  KILN_ASSIGN_OR_RETURN(auto precision, build->text("precision", Need::kNullable));
-  run.precision = precision && !precision->empty() ? *precision : "unknown";
+  KILN_ASSIGN_OR_RETURN(run.precision, build->text("precision", Need::kNullable));
+  if (run.precision.empty()) run.precision = "unknown";
   std::transform(run.precision.begin(), run.precision.end(), run.precision.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   KILN_ASSIGN_OR_RETURN(auto execution, f.object("execution", Need::kValue));
