@@ -199,7 +199,10 @@ std::string render_hbar_chart(const HBarChart& c) {
   for (const HBar& b : c.bars) label_w = std::max(label_w, text_width(b.label, kFont));
   label_w = std::clamp(label_w, 60.0, 260.0);
   const size_t max_chars = static_cast<size_t>(label_w / (kFont * 0.6));
-  const double left = label_w + 20, right = kWidth - 70, top = 36, row = 20;
+  double value_w = 0;  // room for the text after the longest bar
+  for (const HBar& b : c.bars) value_w = std::max(value_w, text_width(b.value_text, kFont - 1));
+  const double left = label_w + 20, right = kWidth - 16 - std::min(value_w + 6, 200.0);
+  const double top = 36, row = 20;
   const double plot_h = row * static_cast<double>(c.bars.size());
   const double height = top + plot_h + 44 + (c.note.empty() ? 0 : 18);
   SvgWriter svg(kWidth, height, c.title, "chart hbar-chart");
