@@ -162,6 +162,18 @@ TEST(ReportCharts, BarChartHasBarsWhiskersAxesAndLegend) {
   expect_well_escaped(s);
 }
 
+TEST(ReportCharts, AFarWhiskerIsCutAndLabelledNotFlatteningTheBars) {
+  BarChart c{"t", "ms", "batch", {"b1"}, {}};
+  c.series.push_back({"a", {BarValue{10, 12, ""}}});
+  c.series.push_back({"b", {BarValue{20, 1995, ""}}});  // one slow query
+  const std::string s = render_bar_chart(c);
+  EXPECT_NE(s.find(">1995\u2191</text>"), std::string::npos) << s;
+  EXPECT_NE(s.find("stroke-dasharray"), std::string::npos);
+  EXPECT_NE(s.find(">50</text>"), std::string::npos);  // the axis ends at 50 (2.5 x 20)
+  EXPECT_EQ(s.find(">2000</text>"), std::string::npos);
+  expect_well_escaped(s);
+}
+
 TEST(ReportCharts, LineChartDrawsOneSeriesPerLineAndSinglePoints) {
   LineChart c;
   c.title = "throughput";

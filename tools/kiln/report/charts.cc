@@ -74,14 +74,21 @@ void draw_y_axis(SvgWriter& svg, const Ticks& ticks, const LinearScale& y, doubl
             .css_class = "axis-label"});
 }
 
-double max_bar_value(const BarChart& c) {
-  double m = 0;
+// The top of the value axis: the tallest bar, and whiskers up to kWhiskerRoom times it; a longer
+// whisker (one slow query's p99) is cut at the top and labelled, so it does not flatten the bars.
+constexpr double kWhiskerRoom = 2.5;
+
+double bar_axis_top(const BarChart& c) {
+  double bars = 0, whiskers = 0;
   for (const BarSeries& s : c.series) {
     for (const auto& v : s.values) {
-      if (v) m = std::max({m, v->value, v->whisker.value_or(0)});
+      if (!v) continue;
+      bars = std::max(bars, v->value);
+      whiskers = std::max(whiskers, v->whisker.value_or(0));
     }
   }
-  return m;
+  if (bars <= 0) return whiskers;
+  return std::max(bars, std::min(whiskers, kWhiskerRoom * bars));
 }
 
 std::vector<std::string> series_names(const std::vector<BarSeries>& s) {
@@ -96,16 +103,24 @@ std::vector<std::string> series_names(const std::vector<LineSeries>& s) {
   return n;
 }
 
-void draw_bar(SvgWriter& svg, const BarValue& v, const LinearScale& y, double x, double w,
-              size_t series) {
+void draw_bar(SvgWriter& svg, const BarValue& v, const LinearScale& y, double axis_top, double x,
+              double w, size_t series) {
   const double top = y(v.value);
   svg.rect(x, top, w, y(0) - top, series_color(series), "bar", v.tooltip);
-  if (v.whisker && *v.whisker > v.value) {
-    const double cx = x + w / 2, wy = y(*v.whisker);
+  if (!v.whisker || *v.whisker <= v.value) return;
+  const double cx = x + w / 2, cap = std::min(w / 4, 5.0);
+  if (*v.whisker <= axis_top) {
+    const double wy = y(*v.whisker);
     svg.line(cx, top, cx, wy, "#222", 1.2, "whisker");
-    svg.line(cx - std::min(w / 4, 5.0), wy, cx + std::min(w / 4, 5.0), wy, "#222", 1.2,
-             "whisker");
+    svg.line(cx - cap, wy, cx + cap, wy, "#222", 1.2, "whisker");
+    return;
   }
+  // Off the axis: a dashed stem to the top and the value written there.
+  const double wy = y(axis_top);
+  svg.line(cx, top, cx, wy, "#222", 1.2, "whisker", "3 2");
+  const double digits = std::pow(10.0, std::floor(std::log10(*v.whisker)) - 2);  // 3 significant
+  svg.text(cx + 3, wy + 9, tick_label(*v.whisker, digits) + "\u2191",
+           {.size = 9, .fill = "#222", .css_class = "whisker-label"});
 }
 
 }  // namespace
@@ -126,7 +141,7 @@ std::string render_bar_chart(const BarChart& c) {
   SvgWriter svg(kWidth, height, c.title, "chart bar-chart");
   draw_title(svg, c.title);
   draw_legend(svg, names, legend, false);
-  const Ticks ticks = nice_ticks(0, max_bar_value(c));
+  const Ticks ticks = nice_ticks(0, bar_axis_top(c));
   const LinearScale y(ticks.lo, ticks.hi, top + plot_h, top);
   draw_y_axis(svg, ticks, y, left, right, c.y_label);
   const double band = (right - left) / static_cast<double>(std::max<size_t>(c.categories.size(), 1));
@@ -136,7 +151,7 @@ std::string render_bar_chart(const BarChart& c) {
     const double x0 = left + band * (static_cast<double>(ci) + 0.5) - group_w / 2;
     for (size_t si = 0; si < c.series.size(); ++si) {
       const auto& v = ci < c.series[si].values.size() ? c.series[si].values[ci] : std::nullopt;
-      if (v) draw_bar(svg, *v, y, x0 + bar_w * static_cast<double>(si), bar_w * 0.92, si);
+      if (v) draw_bar(svg, *v, y, ticks.hi, x0 + bar_w * static_cast<double>(si), bar_w * 0.92, si);
     }
     svg.text(left + band * (static_cast<double>(ci) + 0.5), top + plot_h + 16,
              ellipsize_front(c.categories[ci], static_cast<size_t>(band / (kFont * 0.6))),
@@ -197,7 +212,7 @@ std::string render_line_chart(const LineChart& c) {
 std::string render_hbar_chart(const HBarChart& c) {
   double label_w = 0;
   for (const HBar& b : c.bars) label_w = std::max(label_w, text_width(b.label, kFont));
-  label_w = std::clamp(label_w, 60.0, 260.0);
+  label_w = std::clamp(label_w, 60.0, 300.0);
   const size_t max_chars = static_cast<size_t>(label_w / (kFont * 0.6));
   double value_w = 0;  // room for the text after the longest bar
   for (const HBar& b : c.bars) value_w = std::max(value_w, text_width(b.value_text, kFont - 1));

@@ -19,7 +19,8 @@ nav a { margin-right: 14px; font-size: 13px; }
 .wide { overflow-x: auto; }
 table { border-collapse: collapse; margin: 6px 0 12px; font-size: 13px; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 9px; text-align: left; white-space: nowrap; }
-th { background: #f2f2f2; border-bottom: 2px solid #bbb; }
+th { background: #f2f2f2; border-bottom: 2px solid #bbb; white-space: normal; max-width: 9em;
+     vertical-align: bottom; }
 th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.faster { color: #006d2c; font-weight: bold; }
 td.slower { color: #b30000; }

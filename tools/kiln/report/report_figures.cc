@@ -6,6 +6,7 @@
 #include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "report/charts.h"
 #include "report/report_tables.h"
@@ -49,14 +50,35 @@ size_t index_of(std::vector<std::string>& labels, const std::string& label) {
   return labels.size() - 1;
 }
 
+// The model's rows (with a p50 when `need_p50`), in series order: the backends' order (kiln
+// first), then precision, streams and threads, so a backend keeps its colour across charts.
+std::vector<const Row*> series_rows(const ReportModel& m, const std::string& model,
+                                    bool need_p50) {
+  std::vector<const Row*> rows;
+  for (const Row& r : m.rows) {
+    if (r.key.model == model && (r.p50_ms || !need_p50)) rows.push_back(&r);
+  }
+  const auto rank = [&](const Row* r) {
+    const auto b = std::find(m.backends.begin(), m.backends.end(), r->key.backend);
+    return std::make_tuple(b - m.backends.begin(), precision_rank(r->key.precision),
+                           r->key.precision, r->key.streams, r->key.threads.value_or(0));
+  };
+  std::stable_sort(rows.begin(), rows.end(),
+                   [&](const Row* a, const Row* b) { return rank(a) < rank(b); });
+  return rows;
+}
+
 Figure latency_figure(const ReportModel& m, const std::string& model) {
   BarChart c;
   c.title = model + ": latency per query";
   c.y_label = "latency (ms)";
   c.category_label = m.threads_vary ? "batch · threads" : "batch";
+  for (const Row& r : m.rows) {  // categories in row order: batch, streams, threads
+    if (r.key.model == model && r.p50_ms) index_of(c.categories, config_label(r.key, m.threads_vary));
+  }
   std::vector<std::string> series;
-  for (const Row& r : m.rows) {
-    if (r.key.model != model || !r.p50_ms) continue;
+  for (const Row* row : series_rows(m, model, true)) {
+    const Row& r = *row;
     const size_t ci = index_of(c.categories, config_label(r.key, m.threads_vary));
     const size_t si = index_of(series, r.key.backend + " " + r.key.precision);
     if (si >= c.series.size()) c.series.push_back({series[si], {}});
@@ -81,8 +103,9 @@ Figure throughput_figure(const ReportModel& m, const std::string& model) {
   c.y_label = "inferences/s";
   std::vector<std::string> names;
   std::set<double> batches;
-  for (const Row& r : m.rows) {
-    if (r.key.model != model || !r.key.batch) continue;
+  for (const Row* row : series_rows(m, model, false)) {
+    const Row& r = *row;
+    if (!r.key.batch) continue;
     std::string name = r.key.backend + " " + r.key.precision;
     if (m.threads_vary) name += fmt::format(", {} threads", format_threads(r.key.streams, r.key.threads));
     const size_t si = index_of(names, name);
