@@ -35,6 +35,7 @@ ul.notes { font-size: 12px; color: #555; }
   .wide { overflow: visible; }
   table { font-size: 7.5pt; }
   th, td { white-space: normal; padding: 2px 5px; }
+  td.num { white-space: nowrap; }
   thead { display: table-header-group; }
   tr, figure { break-inside: avoid; page-break-inside: avoid; }
   h2 { break-after: avoid; page-break-after: avoid; }
