@@ -73,7 +73,8 @@ TEST_F(KilnReport, HtmlFromARealSweepAProfileAndAPeer) {
   EXPECT_GE(count(html, "class=\"series\""), 1u);
   EXPECT_NE(html.find("speed-up over onnxruntime"), std::string::npos);
   EXPECT_NE(html.find("activations"), std::string::npos);  // the kiln engines' arenas
-  EXPECT_EQ(r.out.find("skipped profile.json"), std::string::npos) << r.out;  // its summary names it
+  EXPECT_EQ(r.out.find("skipped profile.json"), std::string::npos)
+      << r.out;  // its summary names it
   EXPECT_NE(html.find("@media print"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_EQ(html.find("http://"), html.find("http://www.w3.org/2000/svg"));  // no other URL
@@ -104,9 +105,8 @@ TEST_F(KilnReport, MarkdownWithChartsAsSvgFiles) {
   }
   EXPECT_EQ(files, 3u);
   // --format overrides the extension.
-  ASSERT_EQ(run_kiln("report " + path("res") + " -o " + path("out/r.txt") + " --format=md")
-                .exit_code,
-            0);
+  ASSERT_EQ(
+      run_kiln("report " + path("res") + " -o " + path("out/r.txt") + " --format=md").exit_code, 0);
   EXPECT_EQ(testing::read_text(path("out/r.txt")).rfind("# kiln benchmark report", 0), 0u);
 }
 

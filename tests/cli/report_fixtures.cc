@@ -23,10 +23,12 @@ json stats(double p50, std::optional<double> p99) {
 }
 
 json policy() {
-  return {{"warmup_ms", 200},      {"min_iterations", 10},     {"min_duration_s", 3},
-          {"avg_runs", 10},        {"percentiles", {90, 99}},  {"warmup_policy", "w"},
-          {"stop_rule", "s"},      {"clock", "c"},             {"percentile_method", "p"},
-          {"median_method", "m"},  {"cov_method", "v"},        {"unstable_cov_percent", 1.0}};
+  return {{"warmup_ms", 200},         {"min_iterations", 10},
+          {"min_duration_s", 3},      {"avg_runs", 10},
+          {"percentiles", {90, 99}},  {"warmup_policy", "w"},
+          {"stop_rule", "s"},         {"clock", "c"},
+          {"percentile_method", "p"}, {"median_method", "m"},
+          {"cov_method", "v"},        {"unstable_cov_percent", 1.0}};
 }
 
 }  // namespace
@@ -54,7 +56,8 @@ json make_summary(const SummarySpec& s) {
         {"load_ms", nullptr},
         {"precision", s.precision},
         {"builder_optimization_level", nullptr}}},
-      {"environment", {{"cpu", nullptr}, {"os", nullptr}, {"device", "Test CPU"}, {"kiln", nullptr}}},
+      {"environment",
+       {{"cpu", nullptr}, {"os", nullptr}, {"device", "Test CPU"}, {"kiln", nullptr}}},
       {"execution",
        {{"inference_streams", s.streams},
         {"threads_per_stream", s.threads ? json(*s.threads) : json(nullptr)},

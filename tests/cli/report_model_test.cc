@@ -1,12 +1,13 @@
 // kiln report's grouping and comparisons on hand-made summaries: rows per configuration, medians
 // over repeated runs, speed-up over fp32 and over each peer, and the tables built from them.
+#include "report/report_model.h"
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "json_schema.h"
 #include "report/report_figures.h"
-#include "report/report_model.h"
 #include "report/report_tables.h"
 #include "report/summary_reader.h"
 #include "report_fixtures.h"
@@ -40,7 +41,8 @@ TEST(ReportModel, TheFixtureIsAValidSummary) {
   EXPECT_TRUE(testing::check_schema(s, schema).empty())
       << ::testing::PrintToString(testing::check_schema(s, schema));
   s["source"]["tool"] = "onnxruntime";  // version 3: any tool
-  s["accuracy"] = {{"reference", "PyTorch"}, {"max_abs_err", 1e-5},
+  s["accuracy"] = {{"reference", "PyTorch"},
+                   {"max_abs_err", 1e-5},
                    {"layers", {{{"name", "conv"}, {"rel_err", 0.01}}}}};
   EXPECT_TRUE(testing::check_schema(s, schema).empty())
       << ::testing::PrintToString(testing::check_schema(s, schema));
@@ -72,9 +74,9 @@ TEST(ReportModel, GroupsOrdersAndTakesMedians) {
   EXPECT_EQ(m.backends, (std::vector<std::string>{"kiln", "onnxruntime"}));
   const Row& fp32 = m.rows[0];
   EXPECT_EQ(fp32.runs.size(), 3u);
-  EXPECT_DOUBLE_EQ(*fp32.p50_ms, 12);             // median of 10, 12, 14
-  EXPECT_DOUBLE_EQ(*fp32.p99_ms, 16);             // median of the two recorded: 12, 20
-  EXPECT_DOUBLE_EQ(fp32.inferences_per_s, 80);    // median of 100, 80, 70 (batch 1)
+  EXPECT_DOUBLE_EQ(*fp32.p50_ms, 12);                 // median of 10, 12, 14
+  EXPECT_DOUBLE_EQ(*fp32.p99_ms, 16);                 // median of the two recorded: 12, 20
+  EXPECT_DOUBLE_EQ(fp32.inferences_per_s, 80);        // median of 100, 80, 70 (batch 1)
   EXPECT_DOUBLE_EQ(m.rows[2].inferences_per_s, 160);  // 20 qps x batch 8
   EXPECT_FALSE(m.threads_vary);
 }
@@ -106,7 +108,7 @@ TEST(ReportModel, SpeedupsOverFp32AndOverPeers) {
 
 TEST(ReportModel, WithoutKilnTheFirstBackendIsTheReference) {
   RunList runs = {run_of({.tool = "pytorch", .p50_ms = 20}),
-                           run_of({.tool = "onnxruntime", .p50_ms = 10})};
+                  run_of({.tool = "onnxruntime", .p50_ms = 10})};
   const ReportModel m = build_report_model(runs);
   EXPECT_EQ(m.reference, "onnxruntime");
   EXPECT_EQ(m.peers, std::vector<std::string>{"pytorch"});
@@ -115,15 +117,15 @@ TEST(ReportModel, WithoutKilnTheFirstBackendIsTheReference) {
 
 TEST(ReportModel, ThreadsAndStreamsSeparateConfigurations) {
   RunList runs = {run_of({.threads = 1, .p50_ms = 20}), run_of({.threads = 2, .p50_ms = 12}),
-                           run_of({.streams = 2, .threads = 1, .p50_ms = 21}),
-                           run_of({.tool = "opencv", .threads = 2, .p50_ms = 24}),
-                           run_of({.tool = "opencv", .threads = 1, .p50_ms = 30})};
+                  run_of({.streams = 2, .threads = 1, .p50_ms = 21}),
+                  run_of({.tool = "opencv", .threads = 2, .p50_ms = 24}),
+                  run_of({.tool = "opencv", .threads = 1, .p50_ms = 30})};
   const ReportModel m = build_report_model(runs);
   EXPECT_EQ(m.rows.size(), 5u);
   EXPECT_TRUE(m.threads_vary);
   ASSERT_EQ(m.peer_cells.size(), 3u);
-  EXPECT_DOUBLE_EQ(*m.peer_cells[0].speedup.at("opencv"), 1.5);  // 1 thread: 30 / 20
-  EXPECT_DOUBLE_EQ(*m.peer_cells[1].speedup.at("opencv"), 2);    // 2 threads: 24 / 12
+  EXPECT_DOUBLE_EQ(*m.peer_cells[0].speedup.at("opencv"), 1.5);    // 1 thread: 30 / 20
+  EXPECT_DOUBLE_EQ(*m.peer_cells[1].speedup.at("opencv"), 2);      // 2 threads: 24 / 12
   EXPECT_FALSE(m.peer_cells[2].speedup.at("opencv").has_value());  // 2 streams: no peer
   EXPECT_EQ(format_threads(2, 1), "2\u00d71");
   EXPECT_EQ(format_threads(1, std::nullopt), "\u2014");
@@ -140,7 +142,7 @@ TEST(ReportModel, MedianOfEvenAndOdd) {
 
 TEST(ReportTables, ColumnsFollowTheData) {
   RunList runs = {run_of({.p50_ms = 10}), run_of({.precision = "int8", .p50_ms = 5}),
-                           run_of({.tool = "onnxruntime", .p50_ms = 20})};
+                  run_of({.tool = "onnxruntime", .p50_ms = 20})};
   runs[1].accuracy = Accuracy{"fp32 engine", 100, "top1_percent", 75.1, 75.5, -0.4, 0.2, {}};
   runs[0].engine_bytes = 3 << 20;
   const ReportModel m = build_report_model(runs);
@@ -157,7 +159,7 @@ TEST(ReportTables, ColumnsFollowTheData) {
   ASSERT_LT(col("engine"), static_cast<long>(t.headers.size()));
   EXPECT_EQ(col("activations"), static_cast<long>(t.headers.size()));  // none recorded: no column
   EXPECT_EQ(col("threads"), static_cast<long>(t.headers.size()));      // all the same: no column
-  ASSERT_EQ(t.rows[2][col("precision")].text, "int8");  // after both fp32 rows
+  ASSERT_EQ(t.rows[2][col("precision")].text, "int8");                 // after both fp32 rows
   EXPECT_EQ(t.rows[2][col("speed-up over fp32")].text, "2.00\u00d7");
   EXPECT_EQ(t.rows[2][col("speed-up over fp32")].css_class, "faster");
   EXPECT_EQ(t.rows[0][col("speed-up over fp32")].text, "\u2014");  // fp32 itself
@@ -188,10 +190,11 @@ TEST(ReportTables, NumberFormats) {
 
 TEST(ReportFigures, OneLatencyAndThroughputChartPerModelPlusProfilesAndErrors) {
   RunList runs = {run_of({.batch = 1, .p50_ms = 10}), run_of({.batch = 4, .p50_ms = 30}),
-                           run_of({.model = "a<b>", .batch = 1, .p50_ms = 3})};
+                  run_of({.model = "a<b>", .batch = 1, .p50_ms = 3})};
   runs[0].layers = {{"conv1", 4, 40}, {"relu", 1, 10}, {"fc", 5, 50}};
   runs[0].profile_from = "the summary";
-  runs[1].accuracy = Accuracy{"fp32", {}, "", {}, {}, {}, {}, {{"conv1", 0.02, 0.5, {}}, {"fc", 0.1, 1.0, {}}}};
+  runs[1].accuracy =
+      Accuracy{"fp32", {}, "", {}, {}, {}, {}, {{"conv1", 0.02, 0.5, {}}, {"fc", 0.1, 1.0, {}}}};
   const ReportModel m = build_report_model(runs);
   std::vector<std::string> notes;
   const std::vector<Figure> f = build_figures(m, notes);
@@ -204,6 +207,17 @@ TEST(ReportFigures, OneLatencyAndThroughputChartPerModelPlusProfilesAndErrors) {
   EXPECT_NE(f[2].svg.find("a&lt;b&gt;"), std::string::npos);
   EXPECT_LT(f[5].svg.find(">fc<"), f[5].svg.find(">conv1<"));  // the largest error first
   EXPECT_TRUE(notes.empty());
+}
+
+TEST(ReportFigures, ChartsWithoutDataAreLeftOutWithANote) {
+  RunList runs = {run_of({.batch = std::nullopt})};
+  runs[0].p50_ms.reset();
+  const ReportModel m = build_report_model(runs);
+  std::vector<std::string> notes;
+  EXPECT_TRUE(build_figures(m, notes).empty());
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("resnet50: no run recorded a median latency"), std::string::npos);
+  EXPECT_NE(notes[1].find("no throughput chart"), std::string::npos);
 }
 
 TEST(ReportFigures, LongProfilesGroupTheRest) {

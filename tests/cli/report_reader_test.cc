@@ -28,8 +28,8 @@ void expect_error(const Status& s, StatusCode code, std::initializer_list<std::s
 Status read_status(const json& j) { return read_summary(j, "a.json").status(); }
 
 TEST(ReportReader, ReadsTheFiguresOfASummary) {
-  json j = make_summary({.tool = "kiln exec", .precision = "FP16", .batch = 8, .p50_ms = 7,
-                         .p99_ms = 9, .qps = 50});
+  json j = make_summary(
+      {.tool = "kiln exec", .precision = "FP16", .batch = 8, .p50_ms = 7, .p99_ms = 9, .qps = 50});
   j["command"] = {"--onnx=m.onnx", "--exportProfile=out/p.json", "--exportProfile", "q.json"};
   j["model"]["saved_engine"] = "engines/m.plan";
   auto r = read_summary(j, "sub/a.json");
@@ -49,8 +49,8 @@ TEST(ReportReader, ReadsTheFiguresOfASummary) {
 }
 
 TEST(ReportReader, NullsBecomeDefaultsOrGaps) {
-  json j = make_summary({.tool = "trtexec", .batch = std::nullopt, .threads = std::nullopt,
-                         .p99_ms = std::nullopt});
+  json j = make_summary(
+      {.tool = "trtexec", .batch = std::nullopt, .threads = std::nullopt, .p99_ms = std::nullopt});
   j["model"]["name"] = nullptr;
   j["build"]["precision"] = nullptr;
   j["results"]["latency_ms"]["median"] = nullptr;
@@ -116,10 +116,15 @@ TEST(ReportReader, MalformedFieldsAreNamed) {
 
 TEST(ReportReader, AccuracyAndProfileSections) {
   json j = make_summary({.precision = "int8"});
-  j["accuracy"] = {{"reference", "fp32 engine"}, {"samples", 500},    {"metric", "top1_percent"},
-                   {"value", 75.1},              {"reference_value", 75.5}, {"delta", -0.4},
-                   {"layers", {{{"name", "conv1"}, {"rel_err", 0.01}, {"sqnr_db", 40}},
-                               {{"name", "fc"}, {"max_abs_err", 0.3}}}}};
+  j["accuracy"] = {{"reference", "fp32 engine"},
+                   {"samples", 500},
+                   {"metric", "top1_percent"},
+                   {"value", 75.1},
+                   {"reference_value", 75.5},
+                   {"delta", -0.4},
+                   {"layers",
+                    {{{"name", "conv1"}, {"rel_err", 0.01}, {"sqnr_db", 40}},
+                     {{"name", "fc"}, {"max_abs_err", 0.3}}}}};
   j["profile"] = json::parse(R"({"source": "timed run", "iterations": 10, "total_ms": 30,
       "average_ms": 3, "median_ms": 3, "layers": [{"name": "conv1", "timeMs": 20,
       "averageMs": 2, "medianMs": 2, "percentage": 66.7}]})");
@@ -145,14 +150,15 @@ TEST(ReportReader, ProfilesOfEveryShape) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->size(), 2u);
   // trtexec 7.x: totals only; per-query times and shares are derived.
-  const json old = json::parse(R"([{"count": 4}, {"name": "a", "timeMs": 8}, {"name": "b", "timeMs": 24}])");
+  const json old =
+      json::parse(R"([{"count": 4}, {"name": "a", "timeMs": 8}, {"name": "b", "timeMs": 24}])");
   r = read_profile(old, "old.json");
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_DOUBLE_EQ((*r)[1].average_ms, 6);
   EXPECT_DOUBLE_EQ((*r)[1].percent, 75);
-  expect_error(read_profile(json::parse(R"([{"count": 0}, {"name": "a", "timeMs": 8}])"), "z.json")
-                   .status(),
-               StatusCode::kInvalidArgument, {"z.json: field '[1].averageMs'"});
+  expect_error(
+      read_profile(json::parse(R"([{"count": 0}, {"name": "a", "timeMs": 8}])"), "z.json").status(),
+      StatusCode::kInvalidArgument, {"z.json: field '[1].averageMs'"});
   expect_error(read_profile(json::parse(R"([{"count": 1}, {"name": 3, "averageMs": 1}])"), "y.json")
                    .status(),
                StatusCode::kInvalidArgument, {"y.json: field '[1].name': expected a string"});
@@ -205,7 +211,8 @@ TEST_F(ReportFolder, SkipsOtherFilesWithOneNoteEach) {
   EXPECT_EQ(r->runs[0].file, "runs/deep/a.json");
   EXPECT_EQ(r->files, 5u);
   ASSERT_EQ(r->notes.size(), 4u);
-  const std::string all = r->notes[0] + "\n" + r->notes[1] + "\n" + r->notes[2] + "\n" + r->notes[3];
+  const std::string all =
+      r->notes[0] + "\n" + r->notes[1] + "\n" + r->notes[2] + "\n" + r->notes[3];
   EXPECT_NE(all.find("skipped broken.json: not valid JSON"), std::string::npos) << all;
   EXPECT_NE(all.find("skipped engine.plan: not a .json file"), std::string::npos) << all;
   EXPECT_NE(all.find("skipped meta.json: JSON that is not a benchmark summary"), std::string::npos);

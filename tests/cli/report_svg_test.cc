@@ -200,7 +200,7 @@ TEST(ReportCharts, HorizontalBarsLabelLongNamesAndZeroValues) {
   c.note = "from a & b";
   const std::string s = render_hbar_chart(c);
   EXPECT_EQ(count(s, "class=\"bar\""), 3u);
-  EXPECT_NE(s.find("\u2026"), std::string::npos);  // the long label is cut, the end kept
+  EXPECT_NE(s.find("\u2026"), std::string::npos);   // the long label is cut, the end kept
   EXPECT_NE(s.find("#b5b5b5"), std::string::npos);  // the grouped rest is grey
   expect_well_escaped(s);
   HBarChart all_zero;

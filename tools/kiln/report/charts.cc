@@ -70,7 +70,10 @@ void draw_y_axis(SvgWriter& svg, const Ticks& ticks, const LinearScale& y, doubl
   svg.line(left, y(ticks.lo), left, y(ticks.hi), kAxis, 1, "axis");
   const double mid = (y(ticks.lo) + y(ticks.hi)) / 2;
   svg.text(14, mid, label,
-           {.anchor = Anchor::kMiddle, .size = kFont, .fill = kAxis, .rotate = -90,
+           {.anchor = Anchor::kMiddle,
+            .size = kFont,
+            .fill = kAxis,
+            .rotate = -90,
             .css_class = "axis-label"});
 }
 
@@ -144,8 +147,10 @@ std::string render_bar_chart(const BarChart& c) {
   const Ticks ticks = nice_ticks(0, bar_axis_top(c));
   const LinearScale y(ticks.lo, ticks.hi, top + plot_h, top);
   draw_y_axis(svg, ticks, y, left, right, c.y_label);
-  const double band = (right - left) / static_cast<double>(std::max<size_t>(c.categories.size(), 1));
-  const double bar_w = std::min(band * 0.8 / static_cast<double>(std::max<size_t>(c.series.size(), 1)), 56.0);
+  const double band =
+      (right - left) / static_cast<double>(std::max<size_t>(c.categories.size(), 1));
+  const double bar_w =
+      std::min(band * 0.8 / static_cast<double>(std::max<size_t>(c.series.size(), 1)), 56.0);
   for (size_t ci = 0; ci < c.categories.size(); ++ci) {
     const double group_w = bar_w * static_cast<double>(c.series.size());
     const double x0 = left + band * (static_cast<double>(ci) + 0.5) - group_w / 2;
@@ -155,7 +160,9 @@ std::string render_bar_chart(const BarChart& c) {
     }
     svg.text(left + band * (static_cast<double>(ci) + 0.5), top + plot_h + 16,
              ellipsize_front(c.categories[ci], static_cast<size_t>(band / (kFont * 0.6))),
-             {.anchor = Anchor::kMiddle, .size = kFont, .css_class = "category",
+             {.anchor = Anchor::kMiddle,
+              .size = kFont,
+              .css_class = "category",
               .tooltip = c.categories[ci]});
   }
   svg.line(left, y(0), right, y(0), kAxis, 1, "axis");

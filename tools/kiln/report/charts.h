@@ -44,8 +44,8 @@ struct LineSeries {
 struct LineChart {
   std::string title, x_label, y_label;
   std::vector<LineSeries> series;
-  bool log_x = true;             // x > 0 on a log scale (batch sizes)
-  std::vector<double> x_ticks;   // where the x labels go (e.g. the batch sizes run)
+  bool log_x = true;            // x > 0 on a log scale (batch sizes)
+  std::vector<double> x_ticks;  // where the x labels go (e.g. the batch sizes run)
 };
 
 struct HBar {
@@ -53,7 +53,7 @@ struct HBar {
   double value = 0;
   std::string value_text;  // printed after the bar
   std::string tooltip;
-  bool muted = false;      // drawn grey ("other layers")
+  bool muted = false;  // drawn grey ("other layers")
 };
 
 struct HBarChart {

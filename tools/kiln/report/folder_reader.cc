@@ -211,15 +211,16 @@ Result<ReportInputs> read_report_folder(const fs::path& dir) {
   FolderState st;
   st.dir = normal(dir);
   std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(
-           dir, fs::directory_options::skip_permission_denied, ec);
+  for (auto it =
+           fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file(ec)) files.push_back(normal(it->path()));
   }
   if (ec) return io_error("cannot list '{}': {}", dir.string(), ec.message());
   std::sort(files.begin(), files.end());
   st.out.files = files.size();
-  if (files.empty()) return invalid_argument("'{}' is empty: there is nothing to report", dir.string());
+  if (files.empty())
+    return invalid_argument("'{}' is empty: there is nothing to report", dir.string());
   for (const fs::path& f : files) {
     const std::string rel = f.lexically_relative(st.dir).generic_string();
     if (f.extension() == ".json") {

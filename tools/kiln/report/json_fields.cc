@@ -87,8 +87,7 @@ Result<std::optional<double>> Fields::number(std::string_view key, Need need, do
   return std::optional<double>(d);
 }
 
-Result<std::optional<int64_t>> Fields::integer(std::string_view key, Need need,
-                                               int64_t min) const {
+Result<std::optional<int64_t>> Fields::integer(std::string_view key, Need need, int64_t min) const {
   KILN_ASSIGN_OR_RETURN(const json* v, member(key, need));
   if (v == nullptr) return std::optional<int64_t>();
   if (!v->is_number_integer()) {

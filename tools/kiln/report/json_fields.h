@@ -39,12 +39,10 @@ class Fields {
   // Element `i` of an array node, as Fields.
   Fields element(size_t i) const;
 
-  Result<std::optional<double>> number(
-      std::string_view key, Need need,
-      double min = -std::numeric_limits<double>::infinity()) const;
-  Result<std::optional<int64_t>> integer(
-      std::string_view key, Need need,
-      int64_t min = std::numeric_limits<int64_t>::min()) const;
+  Result<std::optional<double>> number(std::string_view key, Need need,
+                                       double min = -std::numeric_limits<double>::infinity()) const;
+  Result<std::optional<int64_t>> integer(std::string_view key, Need need,
+                                         int64_t min = std::numeric_limits<int64_t>::min()) const;
   // A string member; "" for null/absent when `need` allows it.
   Result<std::string> text(std::string_view key, Need need) const;
   Result<std::optional<bool>> boolean(std::string_view key, Need need) const;

@@ -52,8 +52,7 @@ size_t index_of(std::vector<std::string>& labels, const std::string& label) {
 
 // The model's rows (with a p50 when `need_p50`), in series order: the backends' order (kiln
 // first), then precision, streams and threads, so a backend keeps its colour across charts.
-std::vector<const Row*> series_rows(const ReportModel& m, const std::string& model,
-                                    bool need_p50) {
+std::vector<const Row*> series_rows(const ReportModel& m, const std::string& model, bool need_p50) {
   std::vector<const Row*> rows;
   for (const Row& r : m.rows) {
     if (r.key.model == model && (r.p50_ms || !need_p50)) rows.push_back(&r);
@@ -74,7 +73,8 @@ Figure latency_figure(const ReportModel& m, const std::string& model) {
   c.y_label = "latency (ms)";
   c.category_label = m.threads_vary ? "batch · threads" : "batch";
   for (const Row& r : m.rows) {  // categories in row order: batch, streams, threads
-    if (r.key.model == model && r.p50_ms) index_of(c.categories, config_label(r.key, m.threads_vary));
+    if (r.key.model == model && r.p50_ms)
+      index_of(c.categories, config_label(r.key, m.threads_vary));
   }
   std::vector<std::string> series;
   for (const Row* row : series_rows(m, model, true)) {
@@ -85,9 +85,8 @@ Figure latency_figure(const ReportModel& m, const std::string& model) {
     std::vector<std::optional<BarValue>>& values = c.series[si].values;
     if (values.size() <= ci) values.resize(ci + 1);
     values[ci] = BarValue{*r.p50_ms, r.p99_ms,
-                          fmt::format("{} {}: p50 {} ms, p99 {} ms", series[si],
-                                      c.categories[ci], format_value(r.p50_ms),
-                                      format_value(r.p99_ms))};
+                          fmt::format("{} {}: p50 {} ms, p99 {} ms", series[si], c.categories[ci],
+                                      format_value(r.p50_ms), format_value(r.p99_ms))};
   }
   return {"", "latency",
           fmt::format("{}: p50 latency of one query (bars) and p99 (whiskers), by precision and "
@@ -107,7 +106,8 @@ Figure throughput_figure(const ReportModel& m, const std::string& model) {
     const Row& r = *row;
     if (!r.key.batch) continue;
     std::string name = r.key.backend + " " + r.key.precision;
-    if (m.threads_vary) name += fmt::format(", {} threads", format_threads(r.key.streams, r.key.threads));
+    if (m.threads_vary)
+      name += fmt::format(", {} threads", format_threads(r.key.streams, r.key.threads));
     const size_t si = index_of(names, name);
     if (si >= c.series.size()) c.series.push_back({name, {}});
     const double b = static_cast<double>(*r.key.batch);
@@ -142,8 +142,8 @@ Figure layers_figure(const Row& r) {
   for (size_t i = 0; i < layers.size() && i < kTopLayers; ++i) {
     const LayerTime& l = layers[i];
     c.bars.push_back({l.name, l.average_ms,
-                      fmt::format("{} ms · {:.1f}%", format_value(l.average_ms), l.percent),
-                      l.name, false});
+                      fmt::format("{} ms · {:.1f}%", format_value(l.average_ms), l.percent), l.name,
+                      false});
   }
   if (layers.size() > kTopLayers) {
     double rest = 0, rest_pct = 0;
@@ -174,9 +174,10 @@ std::optional<Figure> error_figure(const Row& r, std::vector<std::string>& notes
     if (v) errors.emplace_back(*v, e.name);
   }
   if (errors.empty()) {
-    notes.push_back(fmt::format("{}: accuracy.layers has neither rel_err nor max_abs_err; no "
-                                "per-layer error chart",
-                                row_title(r)));
+    notes.push_back(
+        fmt::format("{}: accuracy.layers has neither rel_err nor max_abs_err; no "
+                    "per-layer error chart",
+                    row_title(r)));
     return std::nullopt;
   }
   std::stable_sort(errors.begin(), errors.end(),
@@ -205,12 +206,24 @@ std::vector<Figure> build_figures(const ReportModel& m, std::vector<std::string>
   std::vector<Figure> out;
   std::set<std::string> ids;
   for (const std::string& model : m.models) {
-    Figure f = latency_figure(m, model);
-    f.id = unique_id(ids, slug("latency", model));
-    out.push_back(std::move(f));
-    f = throughput_figure(m, model);
-    f.id = unique_id(ids, slug("throughput", model));
-    out.push_back(std::move(f));
+    const auto has = [&](auto pred) {
+      return std::any_of(m.rows.begin(), m.rows.end(),
+                         [&](const Row& r) { return r.key.model == model && pred(r); });
+    };
+    if (has([](const Row& r) { return r.p50_ms.has_value(); })) {
+      Figure f = latency_figure(m, model);
+      f.id = unique_id(ids, slug("latency", model));
+      out.push_back(std::move(f));
+    } else {
+      notes.push_back(fmt::format("{}: no run recorded a median latency; no latency chart", model));
+    }
+    if (has([](const Row& r) { return r.key.batch.has_value(); })) {
+      Figure f = throughput_figure(m, model);
+      f.id = unique_id(ids, slug("throughput", model));
+      out.push_back(std::move(f));
+    } else {
+      notes.push_back(fmt::format("{}: no run recorded its batch; no throughput chart", model));
+    }
   }
   size_t layer_charts = 0;
   for (const Row& r : m.rows) {

@@ -64,7 +64,8 @@ void fp32_speedups(std::vector<Row>& rows) {
   for (Row& row : rows) {
     RowKey fp32 = row.key;
     fp32.precision = "fp32";
-    if (const Row* base = find_row(rows, fp32)) row.speedup_vs_fp32 = ratio(base->p50_ms, row.p50_ms);
+    if (const Row* base = find_row(rows, fp32))
+      row.speedup_vs_fp32 = ratio(base->p50_ms, row.p50_ms);
   }
 }
 

@@ -39,18 +39,18 @@ struct Row {
 // A cell of the peer comparison: one configuration, every backend's p50 and the speed-ups.
 struct PeerCell {
   const Row* reference = nullptr;
-  std::map<std::string, const Row*> peer_rows;          // by backend
+  std::map<std::string, const Row*> peer_rows;           // by backend
   std::map<std::string, std::optional<double>> speedup;  // peer p50 / reference p50
 };
 
 struct ReportModel {
-  std::vector<Row> rows;  // ordered: model, precision, batch, streams, threads, backend
-  std::vector<std::string> models;     // in row order
-  std::vector<std::string> backends;   // kiln first, then trtexec, then by name
-  std::string reference;               // the backend the peers are compared with
-  std::vector<std::string> peers;      // the other backends
-  std::vector<PeerCell> peer_cells;    // one per reference row
-  bool threads_vary = false;           // rows differ in streams or threads
+  std::vector<Row> rows;              // ordered: model, precision, batch, streams, threads, backend
+  std::vector<std::string> models;    // in row order
+  std::vector<std::string> backends;  // kiln first, then trtexec, then by name
+  std::string reference;              // the backend the peers are compared with
+  std::vector<std::string> peers;     // the other backends
+  std::vector<PeerCell> peer_cells;   // one per reference row
+  bool threads_vary = false;          // rows differ in streams or threads
 };
 
 // `runs` must outlive the model (rows point into it).

@@ -57,8 +57,9 @@ Table results_table(const ReportModel& m) {
       "inferences/s = queries/s × batch.";
   if (c.fp32) t.note += " Speed-up over fp32 = the same backend's fp32 p50 / this p50.";
   if (c.activations) {
-    t.note += " Activations: the arena the kiln engine plans (largest over its profiles, at "
-              "their max shapes).";
+    t.note +=
+        " Activations: the arena the kiln engine plans (largest over its profiles, at "
+        "their max shapes).";
   }
   for (const char* h : {"model", "precision", "batch"}) add_column(t, h, h == std::string("batch"));
   if (m.threads_vary) add_column(t, "threads", true);
@@ -129,8 +130,9 @@ Table runs_table(const ReportInputs& in) {
   Table t;
   t.id = "runs";
   t.caption = "Runs read";
-  t.note = "Every summary in the folder, as recorded: the tool and its version, what ran the "
-           "model, the queries timed and whether the run was stable (CoV within the tool's bound).";
+  t.note =
+      "Every summary in the folder, as recorded: the tool and its version, what ran the "
+      "model, the queries timed and whether the run was stable (CoV within the tool's bound).";
   for (const char* h : {"file", "backend", "version", "device", "started", "queries", "stable",
                         "per-layer profile"}) {
     add_column(t, h, h == std::string("queries"));

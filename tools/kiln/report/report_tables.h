@@ -31,7 +31,7 @@ std::vector<Table> build_tables(const ReportModel& model, const ReportInputs& in
 // Number formats shared by the tables and the charts: about four significant digits without an
 // exponent ("259.5", "12.35", "0.01230"); "—" for nullopt. Never "nan" or "inf".
 std::string format_value(std::optional<double> v);
-std::string format_ratio(std::optional<double> v);  // "2.31×"
+std::string format_ratio(std::optional<double> v);   // "2.31×"
 std::string format_bytes(std::optional<int64_t> v);  // "44.6 MiB", "512 KiB", "900 B"
 // "4", "2×4" (streams × threads per stream), "—" when the threads are unknown.
 std::string format_threads(int streams, std::optional<int64_t> threads);

@@ -80,7 +80,8 @@ Result<std::optional<Accuracy>> read_accuracy(const Fields& root) {
     for (size_t i = 0; i < layers->size(); ++i) {
       const Fields e = lf.element(i);
       if (!e.node().is_object()) {
-        return lf.error(fmt::format("[{}]", i), "expected an object, got " + describe_json(e.node()));
+        return lf.error(fmt::format("[{}]", i),
+                        "expected an object, got " + describe_json(e.node()));
       }
       KILN_ASSIGN_OR_RETURN(auto layer, read_layer_error(e));
       a.layers.push_back(std::move(*layer));
@@ -107,7 +108,8 @@ Status read_header(const Fields& f, Run& run) {
     for (size_t i = 0; i < command->size(); ++i) {
       const json& arg = (*command)[i];
       if (!arg.is_string()) {
-        return f.error(fmt::format("command[{}]", i), "expected a string, got " + describe_json(arg));
+        return f.error(fmt::format("command[{}]", i),
+                       "expected a string, got " + describe_json(arg));
       }
       const std::string& s = arg.get_ref<const std::string&>();
       if (s.rfind("--exportProfile=", 0) == 0) run.profile_exports.push_back(s.substr(16));

@@ -30,7 +30,6 @@ bool looks_like_profile(const nlohmann::json& j);
 
 // [{"count": N}, {"name", "timeMs", "averageMs", "medianMs", "percentage"}, ...]; trtexec 7.x's
 // files without "averageMs" take timeMs / count.
-Result<std::vector<LayerTime>> read_profile(const nlohmann::json& profile,
-                                            const std::string& file);
+Result<std::vector<LayerTime>> read_profile(const nlohmann::json& profile, const std::string& file);
 
 }  // namespace kiln::cli::report

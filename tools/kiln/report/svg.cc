@@ -175,11 +175,11 @@ SvgWriter::SvgWriter(double width, double height, std::string_view title,
 
 void SvgWriter::rect(double x, double y, double w, double h, std::string_view fill,
                      std::string_view css_class, std::string_view tooltip) {
-  body_ += element(fmt::format("<rect{} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"",
-                               class_attr(css_class), svg_number(x), svg_number(y),
-                               svg_number(std::max(w, 0.0)), svg_number(std::max(h, 0.0)),
-                               xml_escape(fill)),
-                   "rect", tooltip);
+  body_ += element(
+      fmt::format("<rect{} x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"",
+                  class_attr(css_class), svg_number(x), svg_number(y), svg_number(std::max(w, 0.0)),
+                  svg_number(std::max(h, 0.0)), xml_escape(fill)),
+      "rect", tooltip);
 }
 
 void SvgWriter::line(double x1, double y1, double x2, double y2, std::string_view stroke,
@@ -207,17 +207,18 @@ void SvgWriter::path(const std::vector<std::pair<double, double>>& points, std::
 
 void SvgWriter::circle(double cx, double cy, double r, std::string_view fill,
                        std::string_view css_class, std::string_view tooltip) {
-  body_ += element(fmt::format("<circle{} cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"",
-                               class_attr(css_class), svg_number(cx), svg_number(cy),
-                               svg_number(r), xml_escape(fill)),
-                   "circle", tooltip);
+  body_ += element(
+      fmt::format("<circle{} cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\"", class_attr(css_class),
+                  svg_number(cx), svg_number(cy), svg_number(r), xml_escape(fill)),
+      "circle", tooltip);
 }
 
 void SvgWriter::text(double x, double y, std::string_view text, const TextStyle& s) {
-  std::string attrs = fmt::format("{} x=\"{}\" y=\"{}\" font-size=\"{}\" fill=\"{}\"",
-                                  class_attr(s.css_class), svg_number(x), svg_number(y),
-                                  svg_number(s.size), xml_escape(s.fill));
-  if (s.anchor != Anchor::kStart) attrs += fmt::format(" text-anchor=\"{}\"", anchor_name(s.anchor));
+  std::string attrs =
+      fmt::format("{} x=\"{}\" y=\"{}\" font-size=\"{}\" fill=\"{}\"", class_attr(s.css_class),
+                  svg_number(x), svg_number(y), svg_number(s.size), xml_escape(s.fill));
+  if (s.anchor != Anchor::kStart)
+    attrs += fmt::format(" text-anchor=\"{}\"", anchor_name(s.anchor));
   if (s.bold) attrs += " font-weight=\"bold\"";
   if (s.rotate != 0) {
     attrs += fmt::format(" transform=\"rotate({} {} {})\"", svg_number(s.rotate), svg_number(x),

@@ -66,9 +66,9 @@ struct TextStyle {
   double size = 11;
   bool bold = false;
   std::string fill = "#222";
-  double rotate = 0;       // degrees, around (x, y)
-  std::string css_class;   // optional class attribute
-  std::string tooltip;     // optional <title> child
+  double rotate = 0;      // degrees, around (x, y)
+  std::string css_class;  // optional class attribute
+  std::string tooltip;    // optional <title> child
 };
 
 class SvgWriter {
