@@ -1,7 +1,7 @@
 #pragma once
 // A small SVG writer for kiln report's charts: elements with escaped text and coordinates that are
 // always finite numbers, linear and logarithmic scales, and axis ticks at "nice" numbers (1, 2 or
-// 5 times a power of ten, Heckbert's rule). The output is plain SVG 1.1 with inline attributes: no
+// 5 times a power of ten: the step is the nice number nearest range / target, after Heckbert). The output is plain SVG 1.1 with inline attributes: no
 // script, no external font or stylesheet, so it renders the same inline in HTML, as a file, and
 // on paper.
 
