@@ -168,7 +168,9 @@ SvgWriter::SvgWriter(double width, double height, std::string_view title,
       "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\"{} width=\"{}\" height=\"{}\" "
       "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\" "
       "font-family=\"DejaVu Sans, Liberation Sans, Arial, Helvetica, sans-serif\">\n"
-      "<title>{}</title>\n",
+      "<title>{}</title>\n"
+      // Opaque, so a chart stays readable on a dark page (a markdown viewer's dark theme).
+      "<rect class=\"background\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n",
       class_attr(css_class), svg_number(width), svg_number(height), svg_number(width),
       svg_number(height), xml_escape(title), xml_escape(title));
 }
