@@ -21,6 +21,8 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
+  # kiln report's rendering test and docs screenshots (headless)
+  chromium fonts-dejavu-core
 )
 
 missing=()

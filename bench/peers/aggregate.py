@@ -40,6 +40,14 @@ def aggregate(rows):
                      spread_pct=_spread(p50), p50_min=min(p50), p50_max=max(p50),
                      iters=sorted(r.get("iters", 0) for r in ok),
                      version=ok[0].get("version", ""))
+            # The other figures the runners print, when every repeat has them (summaries.py).
+            for field in ("p90_ms", "mean_ms"):
+                if all(field in r for r in ok):
+                    s[field] = statistics.median(r[field] for r in ok)
+            if all("min_ms" in r for r in ok):
+                s["min_ms"] = min(r["min_ms"] for r in ok)
+            if all("warmup_runs" in r for r in ok):
+                s["warmup_runs"] = sum(r["warmup_runs"] for r in ok)
             errs = [r["max_abs_err"] for r in ok if "max_abs_err" in r]
             if errs:  # the output check: max |output - PyTorch's reference| over the repeats
                 s["max_abs_err"] = max(errs)

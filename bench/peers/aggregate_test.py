@@ -1,5 +1,6 @@
 #!/usr/bin/python3
 """Unit tests of aggregate.py and report.py on synthetic rows: no engine, no model, no timing."""
+import json
 import os
 import sys
 import tempfile
@@ -10,6 +11,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aggregate  # noqa: E402
 import report  # noqa: E402
 import run  # noqa: E402
+import summaries  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 
 def row(engine, p50, model="resnet50", batch=1, threads=2, repeat=0, **kw):
@@ -102,6 +106,106 @@ class ReportTest(unittest.TestCase):
                 f.write("no markers\n")
             with self.assertRaises(ValueError):
                 report.update_docs(doc, md)
+
+
+def schema_errors(value, schema, root=None, path="$"):
+    """The subset of JSON Schema the summary schema uses (tests/cli/json_schema.h's subset):
+    type, properties, required, additionalProperties, items, enum, const, minimum, minLength,
+    anyOf, $ref. Returns the violations as "<path>: <what>"."""
+    root = root or schema
+    if "$ref" in schema:
+        return schema_errors(value, root["definitions"][schema["$ref"].split("/")[-1]], root, path)
+    errors = []
+    if "anyOf" in schema and all(schema_errors(value, s, root, path) for s in schema["anyOf"]):
+        errors.append(f"{path}: matches no schema of anyOf")
+    kinds = {"object": dict, "array": list, "string": str, "boolean": bool, "null": type(None),
+             "number": (int, float), "integer": int}
+    types = schema.get("type")
+    if types is not None:
+        types = types if isinstance(types, list) else [types]
+        ok = any(isinstance(value, kinds[t]) and not (isinstance(value, bool) and t in
+                                                      ("number", "integer")) for t in types)
+        if not ok:
+            errors.append(f"{path}: {value!r} is not of type {types}")
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{path}: {value!r} is not {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{path}: {value!r} is not one of {schema['enum']}")
+    if "minimum" in schema and isinstance(value, (int, float)) and value < schema["minimum"]:
+        errors.append(f"{path}: {value} < {schema['minimum']}")
+    if "minLength" in schema and isinstance(value, str) and len(value) < schema["minLength"]:
+        errors.append(f"{path}: shorter than {schema['minLength']}")
+    if isinstance(value, dict):
+        for key in schema.get("required", []):
+            if key not in value:
+                errors.append(f"{path}: missing '{key}'")
+        props = schema.get("properties", {})
+        for key, v in value.items():
+            if key in props:
+                errors += schema_errors(v, props[key], root, f"{path}.{key}")
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{path}.{key}: unexpected key")
+    if isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            errors += schema_errors(v, schema["items"], root, f"{path}[{i}]")
+    return errors
+
+
+class SummariesTest(unittest.TestCase):
+    META = {"date": "2026-11-25 18:07 UTC", "cpu": "Test CPU", "cores": 2, "kernel": "6.1",
+            "repeats": 3, "iters": 100, "budget_s": 5.0, "min_iters": 10, "warmup_runs": 10,
+            "warmup_s": 1.0}
+
+    def rows(self):
+        rows = [row("kiln", 30.0 + i, repeat=i, p90_ms=31.0 + i, mean_ms=30.5, min_ms=28.0 - i,
+                    warmup_runs=4, max_abs_err=1e-5 * (i + 1)) for i in range(3)]
+        rows += [row("onnxruntime", 40.0, batch=8, threads=1, repeat=i) for i in range(3)]
+        rows += [{"engine": "opencv", "model": "resnet50", "batch": 1, "threads": 2,
+                  "error": "load: bad opset", "repeat": 0}]
+        return rows
+
+    def test_one_summary_per_measured_cell_in_the_schema(self):
+        with open(os.path.join(ROOT, "docs", "exec_summary.schema.json")) as f:
+            schema = json.load(f)
+        out = summaries.build(self.rows(), self.META)
+        self.assertEqual(sorted(out), ["resnet50-fp32-b1-t2-kiln.json",
+                                       "resnet50-fp32-b8-t1-onnxruntime.json"])  # opencv failed
+        for name, s in out.items():
+            self.assertEqual(schema_errors(s, schema), [], name)
+        k = out["resnet50-fp32-b1-t2-kiln.json"]
+        self.assertEqual(k["schema_version"], schema["properties"]["schema_version"]["const"])
+        self.assertEqual(k["source"]["tool"], "kiln")
+        self.assertEqual((k["model"]["name"], k["model"]["batch"]), ("resnet50", 1))
+        self.assertEqual(k["execution"]["threads_per_stream"], 2)
+        lat = k["results"]["latency_ms"]
+        self.assertAlmostEqual(lat["median"], 31.0)
+        self.assertAlmostEqual(lat["min"], 26.0)
+        self.assertEqual([p["percentile"] for p in lat["percentiles"]], [90, 99])
+        self.assertAlmostEqual(lat["percentiles"][0]["ms"], 32.0)
+        self.assertEqual(k["results"]["queries"], 300)
+        self.assertEqual(k["results"]["warmup_queries"], 12)
+        self.assertAlmostEqual(k["accuracy"]["max_abs_err"], 3e-5)
+        self.assertEqual(k["started_at"], "2026-11-25T18:07:00Z")
+        o = out["resnet50-fp32-b8-t1-onnxruntime.json"]
+        self.assertAlmostEqual(o["results"]["throughput_qps"] * 8, 200.0)  # images/s = qps x batch
+        self.assertEqual([p["percentile"] for p in o["results"]["latency_ms"]["percentiles"]], [99])
+        self.assertIsNone(o["results"]["latency_ms"]["min"])
+        self.assertNotIn("accuracy", o)
+
+    def test_written_next_to_raw_rows(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(os.path.join(d, "raw.jsonl"), "w") as f:
+                for r in self.rows():
+                    f.write(json.dumps(r) + "\n")
+            with open(os.path.join(d, "meta.json"), "w") as f:
+                json.dump(self.META, f)
+            paths = summaries.write_summaries(d)
+            self.assertEqual(len(paths), 2)
+            for p in paths:
+                self.assertEqual(os.path.dirname(p), d)
+                with open(p) as f:
+                    self.assertEqual(json.load(f)["schema"], "kiln.exec.summary")
+            self.assertFalse([n for n in os.listdir(d) if n.endswith(".tmp")])
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import aggregate  # noqa: E402
+import summaries  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
@@ -141,6 +142,9 @@ def main():
     with open(os.path.join(args.results, "summary.md"), "w") as f:
         f.write(md)
     print(md)
+    # One kiln summary per (model, batch, threads, engine) for `kiln report RESULTS_DIR`.
+    written = summaries.write_summaries(args.results)
+    print(f"[peers] {len(written)} summaries for kiln report written next to raw.jsonl")
     if args.update_docs:
         update_docs(args.docs, md)
         print(f"[peers] updated {args.docs}")

@@ -13,6 +13,7 @@
 #include "kiln/version.h"
 #include "list_ops.h"
 #include "report/parse_trtexec_command.h"
+#include "report/report_command.h"
 #include "run_command.h"
 
 namespace {
@@ -115,6 +116,18 @@ void add_parse_trtexec(CLI::App& app, kiln::cli::report::ParseTrtexecOptions& o)
       ->check(CLI::PositiveNumber);
 }
 
+void add_report(CLI::App& app, kiln::cli::report::ReportOptions& o) {
+  auto* r = app.add_subcommand(
+      "report",
+      "Tables and charts from a folder of benchmark summaries (kiln exec/sweep, parse-trtexec, "
+      "bench/peers): kiln report results/ -o report.html");
+  r->add_option("folder", o.folder, "Folder of summary JSON files (read recursively)")->required();
+  r->add_option("-o,--output", o.output, "Report file to write (.html, or .md)")->required();
+  r->add_option("--format", o.format, "html (one self-contained file) or md (charts as SVG files)")
+      ->check(CLI::IsMember({"html", "md"}));
+  r->add_option("--title", o.title, "The report's title")->capture_default_str();
+}
+
 void add_inspect(CLI::App& app, kiln::cli::InspectOptions& o) {
   auto* i = app.add_subcommand("inspect", "Describe an engine: layers, tactics, memory, profiles");
   i->add_option("engine", o.engine, "Engine file")->required();
@@ -163,6 +176,8 @@ int run_cli(int argc, char** argv) {
   add_calibrate(app, calibrate_opts);
   kiln::cli::report::ParseTrtexecOptions parse_trtexec_opts;
   add_parse_trtexec(app, parse_trtexec_opts);
+  kiln::cli::report::ReportOptions report_opts;
+  add_report(app, report_opts);
   app.add_subcommand(
       "exec", "Benchmark an engine like trtexec: kiln exec --onnx=m.onnx (kiln exec --help)");
   std::string list_format = "text";
@@ -186,6 +201,8 @@ int run_cli(int argc, char** argv) {
     status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout, std::cerr);
   } else if (app.got_subcommand("parse-trtexec")) {
     status = kiln::cli::report::parse_trtexec_command(parse_trtexec_opts, std::cout);
+  } else if (app.got_subcommand("report")) {
+    status = kiln::cli::report::report_command(report_opts, std::cout);
   } else if (app.got_subcommand("inspect")) {
     status = kiln::cli::inspect_command(inspect_opts, std::cout);
   } else if (app.got_subcommand("list-ops")) {
