@@ -125,7 +125,7 @@ struct QDepthwisePlan {
   bool shuffle = false;    // the taps of 4 neighbouring pixels fit a 16-byte window
   int64_t tasks = 0;       // batch * out_c
 };
-bool is_qdepthwise(const cpu::Conv2DParams& p);
+// Depthwise layers (kernels.h's is_depthwise) take plan_qdepthwise.
 QDepthwisePlan plan_qdepthwise(QIsa isa, const cpu::Conv2DParams& p);
 size_t qdepthwise_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p);
 void qdepthwise_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w,

@@ -153,10 +153,6 @@ void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
 
 // --- depthwise -------------------------------------------------------------------------------
 
-bool is_qdepthwise(const cpu::Conv2DParams& p) {
-  return p.group > 1 && p.group == p.in_c && p.out_c % p.group == 0;
-}
-
 QDepthwisePlan plan_qdepthwise(QIsa isa, const cpu::Conv2DParams& p) {
   QDepthwisePlan pl;
   pl.isa = isa;

@@ -4,6 +4,7 @@
 // their per-channel sums, the zero point's correction) are packed once, at engine build time.
 #include <fmt/format.h>
 
+#include "kernels/x86/kernels.h"
 #include "tactics/builtin_conv.h"
 #include "tactics/builtin_util.h"
 #include "tactics/quant_util.h"
@@ -107,7 +108,7 @@ class X86QConvKernel final : public LayerKernel {
     const int threads = pool_threads(thread_pool());
     size_t scratch = 0;
     if (kind_ == QConvKind::kDepthwise) {
-      if (!kx::is_qdepthwise(p)) return layer_error(node_, "the convolution is not depthwise");
+      if (!kx::is_depthwise(p)) return layer_error(node_, "the convolution is not depthwise");
       dw_ = kx::plan_qdepthwise(isa_, p);
       tasks_ = dw_.tasks;
       scratch = kx::qdepthwise_scratch_bytes(dw_);
