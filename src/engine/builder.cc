@@ -6,6 +6,7 @@
 #include "base/cpu_features.h"
 #include "engine/engine_file.h"
 #include "engine/memory_layout.h"
+#include "engine/precision.h"
 #include "engine/shape_resolver.h"
 #include "tactics/tactic.h"
 #include "tuner/tuner.h"
@@ -208,8 +209,11 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
   for (const passes::PassLogEntry& e : pass_log.entries()) {
     plan.build_log.push_back(fmt::format("[{}] {}", e.pass, e.message));
   }
+  KILN_ASSIGN_OR_RETURN(const auto precision_notes,
+                        lower_precision(graph, options, plan.build_log));
   plan.graph = std::move(graph);
   for (LayerKind kind : classify_layers(plan.graph)) plan.layers.push_back(Layer{kind});
+  label_precisions(plan, precision_notes);
   KILN_ASSIGN_OR_RETURN(tuner::TunerOptions tuning, tuner_options(options));
   KILN_ASSIGN_OR_RETURN(std::optional<tuner::TimingCache> cache,
                         open_timing_cache(options.timing_cache_path, plan.build_log));
