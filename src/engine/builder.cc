@@ -204,13 +204,16 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
   Plan plan;
   KILN_ASSIGN_OR_RETURN(std::vector<Profile> profiles,
                         make_profiles(graph, options, plan.build_log));
+  quant::RangeTable explicit_scales = quant::RangeTable::explicit_scales();
   passes::PassLog pass_log;
-  KILN_RETURN_IF_ERROR(passes::run_pipeline(graph, options.passes, pass_log));
+  KILN_RETURN_IF_ERROR(passes::run_pipeline(graph, options.passes, pass_log, &explicit_scales));
   for (const passes::PassLogEntry& e : pass_log.entries()) {
     plan.build_log.push_back(fmt::format("[{}] {}", e.pass, e.message));
   }
-  KILN_ASSIGN_OR_RETURN(const auto precision_notes,
-                        lower_precision(graph, options, plan.build_log));
+  KILN_ASSIGN_OR_RETURN(
+      const auto precision_notes,
+      lower_precision(graph, options, explicit_scales.empty() ? nullptr : &explicit_scales,
+                      plan.build_log));
   plan.graph = std::move(graph);
   for (LayerKind kind : classify_layers(plan.graph)) plan.layers.push_back(Layer{kind});
   label_precisions(plan, precision_notes);

@@ -37,12 +37,17 @@ Status check_rules_without_int8(const BuildOptions& o, std::vector<std::string>&
 
 Result<std::map<std::string, std::string>> lower_precision(ir::Graph& graph,
                                                            const BuildOptions& options,
+                                                           const quant::RangeTable* explicit_scales,
                                                            std::vector<std::string>& log) {
-  if (!options.int8) {
+  if (!options.int8 && !explicit_scales) {
     KILN_RETURN_IF_ERROR(check_rules_without_int8(options, log));
     return std::map<std::string, std::string>{};
   }
-  const quant::RangeTable ranges = options.calibration
+  if (explicit_scales && options.calibration) {
+    log.push_back("warning: --calib is ignored: the model's own Q/DQ scales say what runs in INT8");
+  }
+  const quant::RangeTable ranges = explicit_scales ? *explicit_scales
+                                   : options.calibration
                                        ? quant::RangeTable::from_calibration(*options.calibration)
                                        : quant::RangeTable::placeholders();
   if (ranges.is_placeholder()) {

@@ -51,6 +51,19 @@ Result<Tensor> channel_bias(const ir::Graph& g, ir::ValueId v, int64_t channels,
   return out;
 }
 
+// The layer's int8 weights: with the QDQ model's own scales when it has them along the output
+// channel axis (`transposed`: the weights were [N, K] and became [K, N]), else per channel.
+Result<ChannelQuantized> int8_weights(const Tensor& w, const WeightScales* given, int channel_axis,
+                                      bool transposed) {
+  if (given) {
+    const int axis = transposed ? 1 - given->axis : given->axis;
+    if (given->scales.numel() == 1 || axis == channel_axis) {
+      return quantize_with_scales(w, given->scales, channel_axis);
+    }
+  }
+  return quantize_per_channel(w, channel_axis);
+}
+
 ir::Node int8_node(const ir::Node& from, std::string_view op, std::vector<ir::ValueId> inputs) {
   while (!inputs.empty() && inputs.back() == ir::kNoValue) inputs.pop_back();
   ir::Node n;
@@ -86,7 +99,9 @@ Result<ir::Node> lower_conv(ir::Graph& g, int at, InputQuantizer& inputs) {
     return unsupported("its residual '{}' is {}", g.value(z).name, g.value(z).desc.to_string());
   }
   KILN_RETURN_IF_ERROR(inputs.check(x));
-  KILN_ASSIGN_OR_RETURN(ChannelQuantized wq, quantize_per_channel(wt, 0));
+  KILN_ASSIGN_OR_RETURN(
+      ChannelQuantized wq,
+      int8_weights(wt, inputs.ranges().weight_scales(g.value(w).name), 0, /*transposed=*/false));
   const std::string wname = g.value(w).name;
   const auto [xq, enc] = inputs.quantized(x, at);
   const ir::ValueId wq_id = ir::add_constant(g, wname + "_int8", std::move(wq.q));
@@ -125,7 +140,11 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs) {
     KILN_ASSIGN_OR_RETURN(bias, channel_bias(g, c, bt.dim(1), node.attrs.get_float("beta", 1.0f)));
   }
   KILN_RETURN_IF_ERROR(inputs.check(a));
-  KILN_ASSIGN_OR_RETURN(ChannelQuantized bq, quantize_per_channel(bt, 1));
+  // Scaling by alpha changes the weights, so a QDQ model's scales no longer fit them.
+  const WeightScales* given =
+      alpha == 1.0f ? inputs.ranges().weight_scales(g.value(b).name) : nullptr;
+  KILN_ASSIGN_OR_RETURN(ChannelQuantized bq,
+                        int8_weights(bt, given, 1, node.attrs.get_int("transB", 0) != 0));
   const std::string bname = g.value(b).name;
   const auto [aq, enc] = inputs.quantized(a, at);
   const ir::ValueId bq_id = ir::add_constant(g, bname + "_int8", std::move(bq.q));
@@ -164,7 +183,7 @@ std::pair<ir::ValueId, Uint8Encoding> InputQuantizer::quantized(ir::ValueId v, i
   const std::string name = graph_.value(v).name;
   const TensorRange& r = *ranges_.find(name, graph_.value(v).is_graph_input);
   const bool nonneg = is_nonnegative(graph_, index_, v) || (r.min && *r.min >= 0);
-  const Uint8Encoding enc = uint8_encoding(r.amax, nonneg);
+  const Uint8Encoding enc = r.encoding ? *r.encoding : uint8_encoding(r.amax, nonneg);
   ir::TensorDesc desc = graph_.value(v).desc;
   desc.dtype = DType::kU8;
   const ir::ValueId scale = ir::add_constant(graph_, name + "_qscale", Tensor::scalar(enc.scale));

@@ -27,6 +27,8 @@ class InputQuantizer {
   // from before any insertion). check(v) must have passed.
   std::pair<ir::ValueId, Uint8Encoding> quantized(ir::ValueId v, int reader);
 
+  const RangeTable& ranges() const { return ranges_; }
+
   // The QuantizeLinear nodes to insert, by the index of the node they go before.
   const std::map<int, std::vector<ir::Node>>& inserted() const { return inserted_; }
 

@@ -1,5 +1,6 @@
 #include "quant/tensor_ranges.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kiln::quant {
@@ -20,6 +21,29 @@ RangeTable RangeTable::placeholders() {
   t.placeholder_ = true;
   t.origin_ = "placeholder ranges (no calibration)";
   return t;
+}
+
+RangeTable RangeTable::explicit_scales() {
+  RangeTable t;
+  t.origin_ = "the model's QuantizeLinear/DequantizeLinear scales";
+  return t;
+}
+
+bool RangeTable::add_encoding(const std::string& tensor, Uint8Encoding e) {
+  TensorRange r;
+  r.encoding = e;
+  // The range the encoding covers, for anything that reads amax.
+  r.amax = e.scale * std::max(e.zero_point, 255 - e.zero_point);
+  return ranges_.emplace(tensor, r).second;
+}
+
+void RangeTable::add_weight_scales(const std::string& weight, WeightScales s) {
+  weight_scales_[weight] = std::move(s);
+}
+
+const WeightScales* RangeTable::weight_scales(std::string_view weight) const {
+  auto it = weight_scales_.find(weight);
+  return it == weight_scales_.end() ? nullptr : &it->second;
 }
 
 const TensorRange* RangeTable::find(std::string_view tensor, bool is_graph_input) const {

@@ -56,6 +56,35 @@ Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis) {
   return out;
 }
 
+Result<ChannelQuantized> quantize_with_scales(const Tensor& w, const Tensor& scales, int axis) {
+  if (axis < 0 || axis >= w.rank()) {
+    return invalid_argument("per-channel axis {} is out of range for weights {}", axis, w.desc());
+  }
+  const int64_t channels = w.dim(axis);
+  if (scales.dtype() != DType::kF32 || (scales.numel() != 1 && scales.numel() != channels)) {
+    return invalid_argument("scales {} do not fit weights {} along axis {}", scales.desc(),
+                            w.desc(), axis);
+  }
+  KILN_ASSIGN_OR_RETURN(const Tensor f, as_float32(w));
+  int64_t inner = 1;
+  for (int d = axis + 1; d < f.rank(); ++d) inner *= f.dim(d);
+  ChannelQuantized out{Tensor(DType::kI8, f.dims()), Tensor(DType::kF32, {channels})};
+  for (int64_t c = 0; c < channels; ++c) {
+    const float s = scales.data<float>()[scales.numel() == 1 ? 0 : c];
+    if (!(s > 0) || !std::isfinite(s)) {
+      return invalid_argument("weight scale {} of channel {} is not a positive number", s, c);
+    }
+    out.scales.data<float>()[c] = s;
+  }
+  const float* src = f.data<float>();
+  int8_t* q = out.q.data<int8_t>();
+  for (int64_t k = 0; k < f.numel(); ++k) {
+    const float s = out.scales.data<float>()[(k / inner) % std::max<int64_t>(channels, 1)];
+    q[k] = static_cast<int8_t>(std::clamp(std::nearbyint(src[k] / s), -128.0f, 127.0f));
+  }
+  return out;
+}
+
 Result<Tensor> transpose_2d(const Tensor& t) {
   if (t.rank() != 2) return invalid_argument("transpose_2d needs a 2-D tensor, got {}", t.desc());
   const int64_t rows = t.dim(0), cols = t.dim(1);

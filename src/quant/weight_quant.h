@@ -18,6 +18,10 @@ struct ChannelQuantized {
 // weights quantize to 0 whatever the scale) so that no scale is 0.
 Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis);
 
+// `w` quantized with given scales (one per index of `axis`, or one for all): q = clamp(round_half_
+// even(w / s), -128, 127). A QDQ model's dequantized weights come back to their int8 values.
+Result<ChannelQuantized> quantize_with_scales(const Tensor& w, const Tensor& scales, int axis);
+
 // A 2-D tensor's transpose (Gemm's transB weights become [K, N]).
 Result<Tensor> transpose_2d(const Tensor& t);
 
