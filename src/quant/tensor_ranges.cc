@@ -1,5 +1,7 @@
 #include "quant/tensor_ranges.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -7,7 +9,9 @@ namespace kiln::quant {
 
 RangeTable RangeTable::from_calibration(const Calibration& c) {
   RangeTable t;
-  t.origin_ = c.origin;
+  t.origin_ = c.origin == "kiln" ? fmt::format("a kiln calibration ({}, {} samples)",
+                                               calibration_algo_name(c.method.algo), c.samples)
+                                 : c.origin;
   for (const auto& [name, tc] : c.tensors) {
     TensorRange r{tc.amax, {}};
     if (tc.stats && tc.stats->total() > 0) r.min = tc.stats->min();
