@@ -11,7 +11,7 @@
 namespace kiln::cli::report {
 namespace {
 
-using json = nlohmann::ordered_json;
+using ojson = nlohmann::ordered_json;
 
 // trtexec's flags as the banner recorded them: --name=value, or --name alone.
 class CommandFlags {
@@ -25,9 +25,9 @@ class CommandFlags {
     }
   }
   bool has(const std::string& name) const { return values_.count(name) != 0; }
-  json text(const std::string& name) const {
+  ojson text(const std::string& name) const {
     auto it = values_.find(name);
-    return it == values_.end() || it->second.empty() ? json(nullptr) : json(it->second);
+    return it == values_.end() || it->second.empty() ? ojson(nullptr) : ojson(it->second);
   }
   // The flag's number, `fallback` when absent; an error naming the flag when it is no number.
   Result<double> number(const std::string& name, double fallback) const {
@@ -64,21 +64,21 @@ std::optional<int64_t> batch_of_shapes(std::string_view shapes) {
   return leading_dim(first.substr(colon + 1));
 }
 
-json batch_json(const CommandFlags& flags, const TrtexecImportOptions& o) {
+ojson batch_json(const CommandFlags& flags, const TrtexecImportOptions& o) {
   std::optional<int64_t> batch;
-  if (const json b = flags.text("batch"); b.is_string()) batch = leading_dim(b.get<std::string>());
+  if (const ojson b = flags.text("batch"); b.is_string()) batch = leading_dim(b.get<std::string>());
   for (const char* name : {"shapes", "optShapes"}) {
-    if (const json s = flags.text(name); !batch && s.is_string()) {
+    if (const ojson s = flags.text(name); !batch && s.is_string()) {
       batch = batch_of_shapes(s.get<std::string>());
     }
   }
   if (!batch) batch = o.batch;
-  return batch ? json(*batch) : json(nullptr);
+  return batch ? ojson(*batch) : ojson(nullptr);
 }
 
-json precision_json(const TrtexecLog& log, const CommandFlags& flags,
+ojson precision_json(const TrtexecLog& log, const CommandFlags& flags,
                     const TrtexecImportOptions& o) {
-  if (log.command.empty()) return o.precision.empty() ? json(nullptr) : json(o.precision);
+  if (log.command.empty()) return o.precision.empty() ? ojson(nullptr) : ojson(o.precision);
   if (flags.has("best")) return "best";
   if (flags.has("int8") && flags.has("fp16")) return "int8+fp16";
   for (const char* p : {"int8", "fp16", "bf16", "fp8", "int4"}) {
@@ -88,10 +88,10 @@ json precision_json(const TrtexecLog& log, const CommandFlags& flags,
   return "fp32";
 }
 
-json model_json(const TrtexecLog& log, const CommandFlags& flags, const TrtexecImportOptions& o) {
-  json name = nullptr;
+ojson model_json(const TrtexecLog& log, const CommandFlags& flags, const TrtexecImportOptions& o) {
+  ojson name = nullptr;
   for (const char* f : {"onnx", "loadEngine", "uff", "model", "saveEngine"}) {
-    const json file = flags.text(f);
+    const ojson file = flags.text(f);
     if (file.is_string()) {
       name = std::filesystem::path(file.get<std::string>()).stem().string();
       break;
@@ -103,17 +103,17 @@ json model_json(const TrtexecLog& log, const CommandFlags& flags, const TrtexecI
           {"onnx", flags.text("onnx")},
           {"engine", flags.text("loadEngine")},
           {"saved_engine", flags.text("saveEngine")},
-          {"inputs", json::array()},
-          {"outputs", json::array()}};
+          {"inputs", ojson::array()},
+          {"outputs", ojson::array()}};
 }
 
-json optional_number(const std::optional<double>& v, double scale = 1) {
-  return v ? json(*v * scale) : json(nullptr);
+ojson optional_number(const std::optional<double>& v, double scale = 1) {
+  return v ? ojson(*v * scale) : ojson(nullptr);
 }
 
-json stats_json(const std::optional<TrtexecStats>& s, std::optional<double> cov = std::nullopt) {
+ojson stats_json(const std::optional<TrtexecStats>& s, std::optional<double> cov = std::nullopt) {
   if (!s) return nullptr;
-  json p = json::array();
+  ojson p = ojson::array();
   for (const TrtexecStats::Percentile& q : s->percentiles) {
     p.push_back({{"percentile", q.percentile}, {"ms", optional_number(q.ms)}});
   }
@@ -126,16 +126,16 @@ json stats_json(const std::optional<TrtexecStats>& s, std::optional<double> cov 
           {"percentiles", std::move(p)}};
 }
 
-Result<json> policy_json(const TrtexecLog& log, const CommandFlags& flags) {
+Result<ojson> policy_json(const TrtexecLog& log, const CommandFlags& flags) {
   KILN_ASSIGN_OR_RETURN(double warmup, flags.number("warmUp", 200));
   KILN_ASSIGN_OR_RETURN(double iterations, flags.number("iterations", 10));
   KILN_ASSIGN_OR_RETURN(double duration, flags.number("duration", 3));
   KILN_ASSIGN_OR_RETURN(double avg_runs, flags.number("avgRuns", 10));
-  json percentiles = json::array();
+  ojson percentiles = ojson::array();
   for (const TrtexecStats::Percentile& q : log.latency->percentiles) {
     percentiles.push_back(q.percentile);
   }
-  return json{
+  return ojson{
       {"warmup_ms", warmup},
       {"min_iterations", static_cast<int64_t>(iterations)},
       {"min_duration_s", duration},
@@ -152,13 +152,13 @@ Result<json> policy_json(const TrtexecLog& log, const CommandFlags& flags) {
   };
 }
 
-json results_json(const TrtexecLog& log, int64_t streams) {
-  json per_stream = log.queries && streams == 1 ? json::array({*log.queries}) : json(nullptr);
+ojson results_json(const TrtexecLog& log, int64_t streams) {
+  ojson per_stream = log.queries && streams == 1 ? ojson::array({*log.queries}) : ojson(nullptr);
   // trtexec warns when GPU compute time's CoV exceeds 2.5 %: its absence means stable.
   const bool unstable = log.compute_cov_percent.has_value();
-  return {{"warmup_queries", log.warmup_queries ? json(*log.warmup_queries) : json(nullptr)},
+  return {{"warmup_queries", log.warmup_queries ? ojson(*log.warmup_queries) : ojson(nullptr)},
           {"warmup_end_ms", optional_number(log.warmup_ms)},
-          {"queries", log.queries ? json(*log.queries) : json(nullptr)},
+          {"queries", log.queries ? ojson(*log.queries) : ojson(nullptr)},
           {"queries_per_stream", std::move(per_stream)},
           {"throughput_qps", log.throughput_qps.value_or(0)},
           {"total_host_walltime_s", optional_number(log.host_walltime_s)},
@@ -169,27 +169,27 @@ json results_json(const TrtexecLog& log, int64_t streams) {
           {"h2d_ms", stats_json(log.h2d)},
           {"d2h_ms", stats_json(log.d2h)},
           {"end_to_end_ms", stats_json(log.end_to_end)},
-          {"stable", log.format == "legacy" ? json(nullptr) : json(!unstable)},
+          {"stable", log.format == "legacy" ? ojson(nullptr) : ojson(!unstable)},
           {"warnings", log.warnings}};
 }
 
 }  // namespace
 
-Result<json> trtexec_summary_json(const TrtexecLog& log, const TrtexecImportOptions& options) {
+Result<ojson> trtexec_summary_json(const TrtexecLog& log, const TrtexecImportOptions& options) {
   const CommandFlags flags(log.command);
-  KILN_ASSIGN_OR_RETURN(json policy, policy_json(log, flags));
+  KILN_ASSIGN_OR_RETURN(ojson policy, policy_json(log, flags));
   KILN_ASSIGN_OR_RETURN(double streams_flag, flags.number("streams", 1));
   KILN_ASSIGN_OR_RETURN(double inf_streams, flags.number("infStreams", streams_flag));
   KILN_ASSIGN_OR_RETURN(double level, flags.number("builderOptimizationLevel", -1));
   const auto streams = static_cast<int64_t>(inf_streams);
-  return json{
+  return ojson{
       {"schema", exec::kSummarySchema},
       {"schema_version", exec::kSummarySchemaVersion},
       {"source",
        {{"tool", "trtexec"},
-        {"version", log.tensorrt_version.empty() ? json(nullptr) : json(log.tensorrt_version)},
-        {"log", options.log_path.empty() ? json(nullptr) : json(options.log_path)}}},
-      {"started_at", log.started_at.empty() ? json(nullptr) : json(log.started_at)},
+        {"version", log.tensorrt_version.empty() ? ojson(nullptr) : ojson(log.tensorrt_version)},
+        {"log", options.log_path.empty() ? ojson(nullptr) : ojson(options.log_path)}}},
+      {"started_at", log.started_at.empty() ? ojson(nullptr) : ojson(log.started_at)},
       {"command", log.command},
       {"model", model_json(log, flags, options)},
       {"build",
@@ -199,11 +199,11 @@ Result<json> trtexec_summary_json(const TrtexecLog& log, const TrtexecImportOpti
         {"load_ms", optional_number(log.load_s, 1000)},
         {"precision", precision_json(log, flags, options)},
         {"builder_optimization_level",
-         level < 0 ? json(nullptr) : json(static_cast<int64_t>(level))}}},
+         level < 0 ? ojson(nullptr) : ojson(static_cast<int64_t>(level))}}},
       {"environment",
        {{"cpu", nullptr},
         {"os", nullptr},
-        {"device", log.device.empty() ? json(nullptr) : json(log.device)},
+        {"device", log.device.empty() ? ojson(nullptr) : ojson(log.device)},
         {"kiln", nullptr}}},
       {"execution",
        {{"inference_streams", streams}, {"threads_per_stream", nullptr}, {"cores_used", nullptr}}},
