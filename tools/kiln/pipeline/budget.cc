@@ -60,7 +60,7 @@ std::string describe(const BudgetLevel& l, double budget_ms) {
   std::string parts;
   for (size_t i = 0; i < l.shrinks.size(); ++i) {
     const Shrink& s = l.shrinks[i];
-    parts += fmt::format("{}{} must shrink by {:.3f} ms ({:.0f}%)", i ? ", then " : "", s.stage,
+    parts += fmt::format("{}{} must shrink by {:.3f} ms ({:.3g}%)", i ? ", then " : "", s.stage,
                          s.ms, s.percent);
   }
   return fmt::format("{} end-to-end {:.3f} ms misses the {:.3g} ms budget by {:.3f} ms: {}",

@@ -20,6 +20,7 @@ class EngineRunner {
   static Result<EngineRunner> open(const std::string& path, int threads);
 
   const std::string& input_name() const { return input_; }
+  const Dims& input_dims() const { return input_dims_; }
   // Without the batch axis: [3, H, W] or [H, W, 3].
   Dims sample_dims() const { return Dims(input_dims_.begin() + 1, input_dims_.end()); }
   const std::string& output_name() const { return output_; }

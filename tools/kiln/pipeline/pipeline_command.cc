@@ -149,8 +149,8 @@ Status pipeline_command(const PipelineOptions& o, const std::vector<std::string>
   }
   KILN_ASSIGN_OR_RETURN(EngineRunner engine, EngineRunner::open(o.engine, o.threads));
   KILN_ASSIGN_OR_RETURN(const Setup setup, make_setup(o, engine));
-  fmt::print(out, "[I] engine: {}, input '{}' [1,{}], output '{}' [{}], {} threads\n", o.engine,
-             engine.input_name(), dims_to_string(engine.sample_dims()), engine.output_name(),
+  fmt::print(out, "[I] engine: {}, input '{}' {}, output '{}' {}, {} threads\n", o.engine,
+             engine.input_name(), dims_to_string(engine.input_dims()), engine.output_name(),
              dims_to_string(engine.output_dims()), engine.threads());
   fmt::print(out, "[I] {} images in {}; {}; task {}\n", files.size(), o.images,
              setup.preprocess.describe(), o.task);
