@@ -2,8 +2,10 @@
 // Graph -> engine plan: optimization passes, layer kinds, tactic choice, profiles and memory
 // plans. The builder's every decision is recorded in Plan::build_log.
 
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -28,6 +30,8 @@ struct BuildOptions {
   std::vector<std::string> tactic_sources;
   int threads = 0;
   std::string timing_cache_path;
+  // Called after each layer's tactic is chosen (`done` of `total` run layers), for progress bars.
+  std::function<void(size_t done, size_t total, std::string_view layer)> progress;
 };
 
 // `graph` comes from the importer (checked, shapes inferred).

@@ -217,10 +217,11 @@ int run_cli(int argc, char** argv) {
     if (list_passes) {
       std::cout << kiln::cli::list_passes();
     } else {
-      status = kiln::cli::build_command(build_opts, std::cout);
+      status = kiln::cli::build_command(build_opts, std::cout, kiln::cli::stderr_progress());
     }
   } else if (app.got_subcommand("calibrate")) {
-    status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout, std::cerr);
+    status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout,
+                                                     kiln::cli::stderr_progress());
   } else if (app.got_subcommand("parse-trtexec")) {
     status = kiln::cli::report::parse_trtexec_command(parse_trtexec_opts, std::cout);
   } else if (app.got_subcommand("report")) {

@@ -66,20 +66,11 @@ Result<std::shared_ptr<const runtime::Engine>> fp32_engine(ir::Graph graph, cons
   return runtime::Engine::create(std::move(plan));
 }
 
-void show_progress(std::ostream& progress, size_t done, size_t total, size_t samples) {
-  constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * done / std::max<size_t>(total, 1));
-  fmt::print(progress, "\r[calibrate] [{}{}] batch {}/{}, {} samples", std::string(filled, '#'),
-             std::string(kWidth - filled, '.'), done, total, samples);
-  if (done == total) fmt::print(progress, "\n");
-  progress.flush();
-}
-
 // Statistics of every float value the engine computes, plus its input, keyed by value id.
 using StatsMap = std::map<ir::ValueId, quant::AbsHistogram>;
 
 Status collect(runtime::ExecutionContext& ctx, const CalibrationData& data, int64_t batch,
-               size_t batches, StatsMap& stats, std::ostream& progress) {
+               size_t batches, StatsMap& stats, ProgressTarget progress) {
   const ir::Graph& g = ctx.engine().graph();
   const ir::ValueId input = g.inputs[0];
   Status failed;
@@ -95,6 +86,7 @@ Status collect(runtime::ExecutionContext& ctx, const CalibrationData& data, int6
     }
   });
   size_t samples = 0;
+  Progress bar(progress, "calibrate", batches);
   for (size_t b = 0; b < batches; ++b) {
     KILN_ASSIGN_OR_RETURN(const Tensor x, data.batch(b, batch));
     stats[input].add(x.span<float>());
@@ -103,7 +95,7 @@ Status collect(runtime::ExecutionContext& ctx, const CalibrationData& data, int6
     KILN_RETURN_IF_ERROR(ctx.execute());
     KILN_RETURN_IF_ERROR(failed);
     samples += static_cast<size_t>(x.dim(0));
-    show_progress(progress, b + 1, batches, samples);
+    bar.update(b + 1, fmt::format("{} samples", samples));
   }
   ctx.set_layer_callback(nullptr);
   return Status::ok();
@@ -118,7 +110,7 @@ std::string file_text(const std::string& path) {
 
 }  // namespace
 
-Status calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream& progress) {
+Status calibrate_command(const CalibrateOptions& o, std::ostream& out, ProgressTarget progress) {
   if (o.onnx.empty()) return invalid_argument("--onnx is required");
   if (o.data.empty())
     return invalid_argument("--data is required (a folder of images or .npy files)");

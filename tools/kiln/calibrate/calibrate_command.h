@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "image_flags.h"
+#include "progress.h"
 
 namespace kiln::cli::calibrate {
 
@@ -26,6 +27,7 @@ struct CalibrateOptions {
   ImageFlags image;  // preprocessing of image data (shared with kiln pipeline)
 };
 
-Status calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream& progress);
+// Progress (one step per batch) goes to `progress`, never to `out`.
+Status calibrate_command(const CalibrateOptions& o, std::ostream& out, ProgressTarget progress);
 
 }  // namespace kiln::cli::calibrate
