@@ -17,7 +17,9 @@ Result<Dims> batch_one_dims(const runtime::Engine& engine, const ir::Value& in,
   }
   Dims dims;
   for (const ir::Dim& d : *in.desc.shape) dims.push_back(d.is_known() ? d.value : -1);
-  for (const engine::InputRange& r : engine.plan().profiles.front().inputs) {
+  const auto& profiles = engine.plan().profiles;
+  for (const engine::InputRange& r :
+       profiles.empty() ? std::vector<engine::InputRange>{} : profiles.front().inputs) {
     if (r.input != in.name) continue;
     for (size_t i = 1; i < dims.size(); ++i) {
       if (dims[i] < 0 && i < r.opt.size()) dims[i] = r.opt[i];
@@ -41,8 +43,10 @@ Result<EngineRunner> EngineRunner::open(const std::string& path, int threads) {
   KILN_ASSIGN_OR_RETURN(r.engine_, runtime::Engine::create(std::move(plan)));
   const ir::Graph& g = r.engine_->graph();
   if (g.inputs.size() != 1 || g.outputs.empty()) {
-    return unsupported("kiln pipeline feeds engines with one image input; '{}' has {} inputs", path,
-                       g.inputs.size());
+    return unsupported(
+        "kiln pipeline feeds engines with one image input and reads their first output; '{}' has "
+        "{} inputs and {} outputs",
+        path, g.inputs.size(), g.outputs.size());
   }
   const ir::Value& in = g.value(g.inputs[0]);
   const ir::Value& out = g.value(g.outputs[0]);

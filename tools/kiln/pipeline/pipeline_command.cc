@@ -19,7 +19,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double ms_between(Clock::time_point a, Clock::time_point b) {
+double elapsed_ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
@@ -65,7 +65,7 @@ Result<ImageResult> run_image(const Setup& s, EngineRunner& engine,
   const auto t3 = Clock::now();
   KILN_RETURN_IF_ERROR(postprocess(s, engine.output(), image, r, scratch));
   const auto t4 = Clock::now();
-  r.stage_ms = {ms_between(t0, t1), ms_between(t1, t2), ms_between(t2, t3), ms_between(t3, t4)};
+  r.stage_ms = {elapsed_ms(t0, t1), elapsed_ms(t1, t2), elapsed_ms(t2, t3), elapsed_ms(t3, t4)};
   return r;
 }
 
@@ -167,7 +167,7 @@ Status pipeline_command(const PipelineOptions& o, const std::vector<std::string>
       timed.push_back(std::move(r));
     }
   }
-  const double wall_ms = ms_between(start, Clock::now());
+  const double wall_ms = elapsed_ms(start, Clock::now());
   for (size_t i = 0; i < files.size(); ++i) fmt::print(out, "{}\n", result_line(timed[i], labels));
   const PipelineStats stats = summarize(timed, wall_ms, budget_ms);
   for (const std::string& l : stats_lines(stats)) fmt::print(out, "{}\n", l);
