@@ -11,6 +11,7 @@
 
 #include "json_schema.h"
 #include "kiln_process.h"
+#include "testing/model_set.h"
 #include "testing/onnx_builder.h"
 
 namespace kiln {
@@ -166,6 +167,34 @@ TEST_F(Pipeline, DetectsWithAYoloShapedOutputAndMapsBoxesToTheOriginal) {
     }
   }
   EXPECT_TRUE(j["budget"].is_null());
+}
+
+// The exported YOLOv8n (models/export.py yolov8n: 320x320, output 1x84x2100) over real photos:
+// skipped when the model set or the photos are not there.
+TEST_F(Pipeline, ExportedYolov8nOverRealPhotos) {
+  const fs::path onnx = testing::model_dir() / "yolov8n.onnx";
+  if (!fs::exists(onnx)) GTEST_SKIP() << "yolov8n not exported (models/export.py yolov8n)";
+  if (!copy_photos()) GTEST_SKIP() << "python3-skimage's photos are not installed";
+  const std::string plan = path("yolo.plan").string();
+  const auto b = testing::run_kiln("build --onnx=" + onnx.string() + " --saveEngine=" + plan +
+                                   " --builderOptimizationLevel=0");
+  ASSERT_EQ(b.exit_code, 0) << b.out;
+  const fs::path out = path("yolo.json");
+  const auto r = testing::run_kiln("pipeline --task=detect --engine=" + plan + " --images=" +
+                                   images_.string() + " --maxDetections=20 --json=" + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("1x84x2100"), std::string::npos) << r.out;
+  const json j = read_json(out);
+  ASSERT_FALSE(j.is_discarded());
+  expect_schema(j);
+  ASSERT_EQ(j["images"].size(), 3u);
+  for (const json& img : j["images"]) {
+    EXPECT_LE(img["detections"].size(), 20u);
+    for (const json& d : img["detections"]) {
+      EXPECT_LT(d["class"].get<int>(), 80);
+      EXPECT_GE(d["score"].get<double>(), 0.25);  // --conf's default
+    }
+  }
 }
 
 TEST_F(Pipeline, WarmUpCyclesTheFolderAndIsNotTimed) {
