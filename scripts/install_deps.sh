@@ -21,6 +21,8 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
   # model export (PyTorch is the tool that makes the models)
   python3 python3-numpy python3-torch python3-torchvision
+  # real photos (astronaut, chelsea, coffee) for kiln pipeline's CLI test; skipped without it
+  python3-skimage
   # kiln report's rendering test and docs screenshots (headless)
   chromium fonts-dejavu-core
 )

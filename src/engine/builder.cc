@@ -161,9 +161,11 @@ Result<tuner::TunerOptions> tuner_options(const BuildOptions& options) {
 
 // Chooses every run layer's tactic by timing the candidates at profile 0's opt shapes.
 Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions options,
-                      std::vector<std::string>& log) {
+                      std::vector<std::string>& log, const BuildOptions& build) {
   KILN_ASSIGN_OR_RETURN(const ResolvedShapes shapes, tuning_shapes(plan, profile));
   tuner::Tuner tuner(std::move(options));
+  size_t total = 0, done = 0;  // run layers, for BuildOptions::progress
+  for (const Layer& l : plan.layers) total += l.kind == LayerKind::kRun;
   for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
     if (plan.layers[n].kind != LayerKind::kRun) continue;
     const ir::Node& node = plan.graph.nodes[n];
@@ -179,6 +181,7 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
     plan.layers[n].packed = std::move(packed).value();
     log.push_back(describe_choice(node, choice));
     plan.layers[n].candidates = std::move(choice.candidates);
+    if (build.progress) build.progress(++done, total, node.name);
   }
   log.push_back(fmt::format(
       "tuning: {} layers timed, {} times measured, {} from the timing cache, {:.1f} s measuring{}",
@@ -221,7 +224,8 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
   KILN_ASSIGN_OR_RETURN(std::optional<tuner::TimingCache> cache,
                         open_timing_cache(options.timing_cache_path, plan.build_log));
   if (cache) tuning.cache = &*cache;
-  KILN_RETURN_IF_ERROR(choose_tactics(plan, profiles.front(), std::move(tuning), plan.build_log));
+  KILN_RETURN_IF_ERROR(
+      choose_tactics(plan, profiles.front(), std::move(tuning), plan.build_log, options));
   for (size_t p = 0; p < profiles.size(); ++p) {
     std::vector<Dims> max_dims;
     for (const InputRange& r : profiles[p].inputs) max_dims.push_back(r.max);

@@ -2,9 +2,11 @@
 // Graph -> engine plan: optimization passes, layer kinds, tactic choice, profiles and memory
 // plans. The builder's every decision is recorded in Plan::build_log.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -38,6 +40,8 @@ struct BuildOptions {
   std::optional<quant::Calibration> calibration;
   std::vector<quant::LayerPrecisionRule> layer_precisions;
   quant::PrecisionConstraints precision_constraints = quant::PrecisionConstraints::kNone;
+  // Called after each layer's tactic is chosen (`done` of `total` run layers), for progress bars.
+  std::function<void(size_t done, size_t total, std::string_view layer)> progress;
 };
 
 // `graph` comes from the importer (checked, shapes inferred).

@@ -38,12 +38,30 @@ std::string ImagePreprocess::describe() const {
                      fmt::join(stddev, ","), bgr ? "BGR" : "RGB", nhwc ? "NHWC" : "NCHW");
 }
 
+Result<ImageGeometry> preprocess_geometry(int width, int height, const ImagePreprocess& p) {
+  ImageGeometry g{width, height, width, height, 0, 0, 0, 0};
+  if (p.resize_shorter > 0) {
+    const double f = static_cast<double>(p.resize_shorter) / std::min(width, height);
+    g.resized_width = std::max(1, static_cast<int>(std::lround(width * f)));
+    g.resized_height = std::max(1, static_cast<int>(std::lround(height * f)));
+  }
+  g.crop_height = p.crop_height > 0 ? p.crop_height : g.resized_height;
+  g.crop_width = p.crop_width > 0 ? p.crop_width : g.resized_width;
+  if (g.crop_height > g.resized_height || g.crop_width > g.resized_width) {
+    return invalid_argument("a {}x{} crop does not fit the {}x{} image (after resizing: {})",
+                            g.crop_height, g.crop_width, g.resized_height, g.resized_width,
+                            p.describe());
+  }
+  g.top = (g.resized_height - g.crop_height) / 2;
+  g.left = (g.resized_width - g.crop_width) / 2;
+  return g;
+}
+
 Result<Tensor> preprocess_image(const Image& image, const ImagePreprocess& p) {
+  KILN_ASSIGN_OR_RETURN(const ImageGeometry g, preprocess_geometry(image.width, image.height, p));
   Image src = image;
   if (p.resize_shorter > 0) {
-    const double f = static_cast<double>(p.resize_shorter) / std::min(image.width, image.height);
-    const int w = std::max(1, static_cast<int>(std::lround(image.width * f)));
-    const int h = std::max(1, static_cast<int>(std::lround(image.height * f)));
+    const int w = g.resized_width, h = g.resized_height;
     src = Image{w, h, std::vector<uint8_t>(static_cast<size_t>(w) * h * 3)};
     if (!stbir_resize_uint8(image.rgb.data(), image.width, image.height, 0, src.rgb.data(), w, h, 0,
                             3)) {
@@ -51,13 +69,7 @@ Result<Tensor> preprocess_image(const Image& image, const ImagePreprocess& p) {
                             h);
     }
   }
-  const int ch = p.crop_height > 0 ? p.crop_height : src.height;
-  const int cw = p.crop_width > 0 ? p.crop_width : src.width;
-  if (ch > src.height || cw > src.width) {
-    return invalid_argument("a {}x{} crop does not fit the {}x{} image (after resizing: {})", ch,
-                            cw, src.height, src.width, p.describe());
-  }
-  const int top = (src.height - ch) / 2, left = (src.width - cw) / 2;
+  const int ch = g.crop_height, cw = g.crop_width, top = g.top, left = g.left;
   Tensor t(DType::kF32, p.nhwc ? Dims{ch, cw, 3} : Dims{3, ch, cw});
   float* out = t.data<float>();
   for (int y = 0; y < ch; ++y) {

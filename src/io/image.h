@@ -33,6 +33,20 @@ struct ImagePreprocess {
   std::string describe() const;  // one line, for logs and the data hash
 };
 
+// Where preprocessing puts the original pixels: the image is resized to resized_width x
+// resized_height, then the crop_width x crop_height window at (left, top) is kept. A point (x, y)
+// of the model input is the original's ((x + left) * width / resized_width, ...), which is how
+// detections are mapped back.
+struct ImageGeometry {
+  int width = 0, height = 0;                  // the original image
+  int resized_width = 0, resized_height = 0;  // after resizing (the original when no resize)
+  int left = 0, top = 0;                      // the crop's corner in the resized image
+  int crop_width = 0, crop_height = 0;
+};
+
+// The geometry `p` gives an image of width x height; the error says why a crop does not fit.
+Result<ImageGeometry> preprocess_geometry(int width, int height, const ImagePreprocess& p);
+
 // The float32 tensor [3, H, W] (or [H, W, 3]) of `image` after `p`; the error says why a crop does
 // not fit.
 Result<Tensor> preprocess_image(const Image& image, const ImagePreprocess& p);

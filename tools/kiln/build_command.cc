@@ -143,7 +143,7 @@ std::string list_passes() {
   return out;
 }
 
-Status build_command(const BuildOptions& opts, std::ostream& out) {
+Status build_command(const BuildOptions& opts, std::ostream& out, ProgressTarget progress) {
   if (opts.onnx.empty()) return invalid_argument("--onnx is required");
   if (opts.save_engine.empty()) return invalid_argument("--saveEngine is required");
   engine::BuildOptions options;
@@ -175,6 +175,11 @@ Status build_command(const BuildOptions& opts, std::ostream& out) {
   fmt::print(out, "[I] model: {} ({} nodes), imported in {:.1f} ms\n", opts.onnx, onnx_nodes,
              ms_since(t0));
   t0 = Clock::now();
+  Progress bar(progress, "build", 0);
+  options.progress = [&](size_t done, size_t total, std::string_view layer) {
+    bar.set_total(total);
+    bar.update(done, layer);
+  };
   KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), options));
   const double build_ms = ms_since(t0);
   print_summary(out, plan, opts.verbose);

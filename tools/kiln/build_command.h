@@ -9,6 +9,7 @@
 #include "base/status.h"
 #include "engine/builder.h"
 #include "precision_flags.h"
+#include "progress.h"
 
 namespace kiln::cli {
 
@@ -34,7 +35,8 @@ struct BuildOptions {
 // The profiles the flags describe (empty when no shape flag was given).
 Result<std::vector<engine::ProfileSpec>> profiles_from_flags(const BuildOptions& opts);
 
-Status build_command(const BuildOptions& opts, std::ostream& out);
+// Progress (one step per layer whose tactic is chosen) goes to `progress`, never to `out`.
+Status build_command(const BuildOptions& opts, std::ostream& out, ProgressTarget progress = {});
 
 // One line per pass, for --listPasses.
 std::string list_passes();

@@ -9,9 +9,11 @@
 #include "calibrate/calibrate_command.h"
 #include "exec/exec_command.h"
 #include "exec/sweep_command.h"
+#include "image_flags.h"
 #include "inspect_command.h"
 #include "kiln/version.h"
 #include "list_ops.h"
+#include "pipeline/pipeline_command.h"
 #include "report/parse_trtexec_command.h"
 #include "report/report_command.h"
 #include "run_command.h"
@@ -102,16 +104,7 @@ void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
                 "TensorRT version in the cache header (8601 = 8.6.1, 100300 = 10.3.0)")
       ->capture_default_str();
   c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
-  c->add_option("--resize", o.resize,
-                "Images: resize the shorter side to this (default: 256/224 of the input size)");
-  c->add_option("--mean", o.mean,
-                "Images: per-channel mean after scaling, R,G,B "
-                "(default ImageNet's 0.485,0.456,0.406)");
-  c->add_option("--std", o.stddev, "Images: per-channel std, R,G,B (default 0.229,0.224,0.225)");
-  c->add_option("--scale", o.scale, "Images: factor applied to 0..255 first")
-      ->capture_default_str();
-  c->add_option("--channelOrder", o.channel_order, "Images: RGB or BGR")->capture_default_str();
-  c->add_option("--layout", o.layout, "Images: NCHW or NHWC (default: from the input's shape)");
+  kiln::cli::add_image_flags(*c, o.image);
 }
 
 void add_parse_trtexec(CLI::App& app, kiln::cli::report::ParseTrtexecOptions& o) {
@@ -138,6 +131,33 @@ void add_report(CLI::App& app, kiln::cli::report::ReportOptions& o) {
   r->add_option("--format", o.format, "html (one self-contained file) or md (charts as SVG files)")
       ->check(CLI::IsMember({"html", "md"}));
   r->add_option("--title", o.title, "The report's title")->capture_default_str();
+}
+
+void add_pipeline(CLI::App& app, kiln::cli::pipeline::PipelineOptions& o) {
+  auto* p = app.add_subcommand(
+      "pipeline",
+      "Time a whole image application per stage (decode, preprocess, inference, postprocess): "
+      "kiln pipeline --engine=m.plan --images=dir/ [--budget=33ms]");
+  p->add_option("--engine", o.engine, "Engine file from kiln build")->required();
+  p->add_option("--images", o.images, "Folder of images (.jpg/.jpeg/.png/.bmp)")->required();
+  p->add_option("--task", o.task, "classify (softmax + top-k) or detect (YOLOv8 decode + NMS)")
+      ->capture_default_str();
+  p->add_option("--budget", o.budget,
+                "Latency target per image: 33ms, 33.3 (ms), 500us, 0.033s or 30fps");
+  p->add_option("--topk", o.top_k, "Classes reported per image (classify)")->capture_default_str();
+  p->add_option("--labels", o.labels, "Class names, one per line (line i names class i)");
+  p->add_option("--conf", o.conf, "Confidence threshold (detect)")->capture_default_str();
+  p->add_option("--iou", o.iou, "IoU above which NMS suppresses a box of the same class (detect)")
+      ->capture_default_str();
+  p->add_option("--maxDetections", o.max_detections, "Detections kept per image (detect)")
+      ->capture_default_str();
+  p->add_option("--warmUp", o.warm_up, "Images run first and left out of the statistics")
+      ->capture_default_str();
+  p->add_option("--repeat", o.repeat, "Timed passes over the folder")->capture_default_str();
+  p->add_option("--threads", o.threads, "Threads of the engine's context (0: every core)")
+      ->capture_default_str();
+  p->add_option("--json", o.json, "Write every image's times and results and the statistics");
+  kiln::cli::add_image_flags(*p, o.image);
 }
 
 void add_inspect(CLI::App& app, kiln::cli::InspectOptions& o) {
@@ -190,6 +210,8 @@ int run_cli(int argc, char** argv) {
   add_parse_trtexec(app, parse_trtexec_opts);
   kiln::cli::report::ReportOptions report_opts;
   add_report(app, report_opts);
+  kiln::cli::pipeline::PipelineOptions pipeline_opts;
+  add_pipeline(app, pipeline_opts);
   app.add_subcommand(
       "exec", "Benchmark an engine like trtexec: kiln exec --onnx=m.onnx (kiln exec --help)");
   std::string list_format = "text";
@@ -207,14 +229,18 @@ int run_cli(int argc, char** argv) {
     if (list_passes) {
       std::cout << kiln::cli::list_passes();
     } else {
-      status = kiln::cli::build_command(build_opts, std::cout);
+      status = kiln::cli::build_command(build_opts, std::cout, kiln::cli::stderr_progress());
     }
   } else if (app.got_subcommand("calibrate")) {
-    status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout, std::cerr);
+    status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout,
+                                                     kiln::cli::stderr_progress());
   } else if (app.got_subcommand("parse-trtexec")) {
     status = kiln::cli::report::parse_trtexec_command(parse_trtexec_opts, std::cout);
   } else if (app.got_subcommand("report")) {
     status = kiln::cli::report::report_command(report_opts, std::cout);
+  } else if (app.got_subcommand("pipeline")) {
+    const std::vector<std::string> command(argv + 2, argv + argc);
+    status = kiln::cli::pipeline::pipeline_command(pipeline_opts, command, std::cout);
   } else if (app.got_subcommand("inspect")) {
     status = kiln::cli::inspect_command(inspect_opts, std::cout);
   } else if (app.got_subcommand("list-ops")) {

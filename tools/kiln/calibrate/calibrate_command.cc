@@ -12,6 +12,7 @@
 #include "calibrate/calib_data.h"
 #include "engine/builder.h"
 #include "frontend/onnx/importer.h"
+#include "image_flags.h"
 #include "io/file_util.h"
 #include "options.h"
 #include "quant/calibration_file.h"
@@ -53,50 +54,6 @@ Result<ModelInput> model_input(const ir::Graph& g, const std::string& path) {
   return m;
 }
 
-Result<std::array<float, 3>> three_floats(const std::string& flag, const std::string& text,
-                                          std::array<float, 3> fallback) {
-  if (text.empty()) return fallback;
-  KILN_ASSIGN_OR_RETURN(std::vector<std::string> items, split_list(flag, text));
-  if (items.size() != 3) {
-    return invalid_argument("{} needs three comma-separated values (R,G,B), got '{}'", flag, text);
-  }
-  std::array<float, 3> out{};
-  for (size_t i = 0; i < 3; ++i) {
-    KILN_ASSIGN_OR_RETURN(const double v, parse_real(flag, items[i]));
-    out[i] = static_cast<float>(v);
-  }
-  return out;
-}
-
-Result<io::ImagePreprocess> image_spec(const CalibrateOptions& o, const Dims& sample) {
-  std::string layout = o.layout;
-  if (layout.empty())
-    layout = sample.size() == 3 && sample[2] == 3 && sample[0] != 3 ? "NHWC" : "NCHW";
-  if (layout != "NCHW" && layout != "NHWC") {
-    return invalid_argument("--layout must be NCHW or NHWC, got '{}'", layout);
-  }
-  if (o.channel_order != "RGB" && o.channel_order != "BGR") {
-    return invalid_argument("--channelOrder must be RGB or BGR, got '{}'", o.channel_order);
-  }
-  const bool nhwc = layout == "NHWC";
-  const bool image_like = sample.size() == 3 && sample[nhwc ? 2 : 0] == 3;
-  if (!image_like) {
-    // Not an image input: only .npy data can feed it; the spec is then unused.
-    return io::ImagePreprocess{};
-  }
-  const int h = static_cast<int>(sample[nhwc ? 0 : 1]), w = static_cast<int>(sample[nhwc ? 1 : 2]);
-  io::ImagePreprocess p = io::imagenet_preprocess(h, w, nhwc);
-  if (o.resize >= 0) p.resize_shorter = o.resize;
-  p.scale = static_cast<float>(o.scale);
-  KILN_ASSIGN_OR_RETURN(p.mean, three_floats("--mean", o.mean, p.mean));
-  KILN_ASSIGN_OR_RETURN(p.stddev, three_floats("--std", o.stddev, p.stddev));
-  for (float s : p.stddev) {
-    if (s == 0) return invalid_argument("--std has a zero: '{}'", o.stddev);
-  }
-  p.bgr = o.channel_order == "BGR";
-  return p;
-}
-
 Result<std::shared_ptr<const runtime::Engine>> fp32_engine(ir::Graph graph, const ModelInput& in,
                                                            int64_t batch) {
   engine::BuildOptions options;
@@ -109,20 +66,11 @@ Result<std::shared_ptr<const runtime::Engine>> fp32_engine(ir::Graph graph, cons
   return runtime::Engine::create(std::move(plan));
 }
 
-void show_progress(std::ostream& progress, size_t done, size_t total, size_t samples) {
-  constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * done / std::max<size_t>(total, 1));
-  fmt::print(progress, "\r[calibrate] [{}{}] batch {}/{}, {} samples", std::string(filled, '#'),
-             std::string(kWidth - filled, '.'), done, total, samples);
-  if (done == total) fmt::print(progress, "\n");
-  progress.flush();
-}
-
 // Statistics of every float value the engine computes, plus its input, keyed by value id.
 using StatsMap = std::map<ir::ValueId, quant::AbsHistogram>;
 
 Status collect(runtime::ExecutionContext& ctx, const CalibrationData& data, int64_t batch,
-               size_t batches, StatsMap& stats, std::ostream& progress) {
+               size_t batches, StatsMap& stats, ProgressTarget progress) {
   const ir::Graph& g = ctx.engine().graph();
   const ir::ValueId input = g.inputs[0];
   Status failed;
@@ -138,6 +86,7 @@ Status collect(runtime::ExecutionContext& ctx, const CalibrationData& data, int6
     }
   });
   size_t samples = 0;
+  Progress bar(progress, "calibrate", batches);
   for (size_t b = 0; b < batches; ++b) {
     KILN_ASSIGN_OR_RETURN(const Tensor x, data.batch(b, batch));
     stats[input].add(x.span<float>());
@@ -146,7 +95,7 @@ Status collect(runtime::ExecutionContext& ctx, const CalibrationData& data, int6
     KILN_RETURN_IF_ERROR(ctx.execute());
     KILN_RETURN_IF_ERROR(failed);
     samples += static_cast<size_t>(x.dim(0));
-    show_progress(progress, b + 1, batches, samples);
+    bar.update(b + 1, fmt::format("{} samples", samples));
   }
   ctx.set_layer_callback(nullptr);
   return Status::ok();
@@ -161,7 +110,7 @@ std::string file_text(const std::string& path) {
 
 }  // namespace
 
-Status calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream& progress) {
+Status calibrate_command(const CalibrateOptions& o, std::ostream& out, ProgressTarget progress) {
   if (o.onnx.empty()) return invalid_argument("--onnx is required");
   if (o.data.empty())
     return invalid_argument("--data is required (a folder of images or .npy files)");
@@ -177,7 +126,7 @@ Status calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostr
   KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(o.onnx));
   KILN_ASSIGN_OR_RETURN(const ModelInput in, model_input(graph, o.onnx));
   const int64_t batch = in.static_batch.value_or(o.batch);
-  KILN_ASSIGN_OR_RETURN(io::ImagePreprocess pre, image_spec(o, in.sample_dims));
+  KILN_ASSIGN_OR_RETURN(io::ImagePreprocess pre, image_spec(o.image, in.sample_dims));
   KILN_ASSIGN_OR_RETURN(CalibrationData data, CalibrationData::open({o.data, in.sample_dims, pre}));
   fmt::print(out, "[I] data: {}\n", data.describe());
   if (in.static_batch && data.samples() % static_cast<size_t>(batch) != 0) {

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "base/status.h"
+#include "image_flags.h"
+#include "progress.h"
 
 namespace kiln::cli::calibrate {
 
@@ -22,14 +24,10 @@ struct CalibrateOptions {
   std::string export_trt_cache;
   int trt_version = 8601;
   int threads = 0;
-  // Image preprocessing; empty/negative values take ImageNet's defaults for the input's size.
-  int resize = -1;
-  std::string mean, stddev;
-  double scale = 1.0 / 255.0;
-  std::string channel_order = "RGB";
-  std::string layout;  // NCHW or NHWC; default from the input's shape
+  ImageFlags image;  // preprocessing of image data (shared with kiln pipeline)
 };
 
-Status calibrate_command(const CalibrateOptions& o, std::ostream& out, std::ostream& progress);
+// Progress (one step per batch) goes to `progress`, never to `out`.
+Status calibrate_command(const CalibrateOptions& o, std::ostream& out, ProgressTarget progress);
 
 }  // namespace kiln::cli::calibrate

@@ -25,10 +25,14 @@ std::string utc_timestamp() {
 }
 
 void ExecLog::line(char severity, std::string_view text) {
+  if (before_line_) before_line_();
   fmt::print(out_, "{}[{}] {}\n", log_time_prefix(), severity, text);
 }
 
-void ExecLog::raw(std::string_view text) { fmt::print(out_, "{}\n", text); }
+void ExecLog::raw(std::string_view text) {
+  if (before_line_) before_line_();
+  fmt::print(out_, "{}\n", text);
+}
 
 int run_with_banner(ExecLog& log, std::string_view banner, std::ostream& out, std::ostream& err,
                     const std::function<Status()>& body) {

@@ -25,10 +25,13 @@ class ExecLog {
   void raw(std::string_view text);
   void line(char severity, std::string_view text);
   bool is_verbose() const { return verbose_; }
+  // Called before every line, e.g. to erase a progress bar drawn on the same terminal.
+  void set_before_line(std::function<void()> f) { before_line_ = std::move(f); }
 
  private:
   std::ostream& out_;
   bool verbose_;
+  std::function<void()> before_line_;
 };
 
 // Runs `body` between trtexec's banner lines: "&&&& RUNNING <banner>", then PASSED, or FAILED after

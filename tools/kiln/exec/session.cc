@@ -1,12 +1,20 @@
 #include "exec/session.h"
 
 #include "precision_flags.h"
+#include "progress.h"
 
 namespace kiln::cli::exec {
 
 Result<EnginePtr> build_engine_from(ir::Graph graph, const engine::BuildOptions& options,
                                     ExecLog& log) {
-  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), options));
+  // Progress per layer on stderr (stdout carries trtexec's log lines that parsers read).
+  Progress bar(stderr_progress(), "build", 0);
+  engine::BuildOptions with_progress = options;
+  with_progress.progress = [&](size_t done, size_t total, std::string_view layer) {
+    bar.set_total(total);
+    bar.update(done, layer);
+  };
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan, engine::build_plan(std::move(graph), with_progress));
   for (const std::string& line : plan.build_log) {
     if (line.rfind("warning: ", 0) == 0) {
       log.warn(line.substr(9));

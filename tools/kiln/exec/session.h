@@ -19,7 +19,7 @@ using ContextPtr = std::unique_ptr<runtime::ExecutionContext>;
 using EnginePtr = std::shared_ptr<const runtime::Engine>;
 
 // Optimizes `graph` into an engine ready to run; the build log's warnings are logged as [W], the
-// rest as [V].
+// rest as [V]. Progress per layer goes to stderr (see progress.h).
 Result<EnginePtr> build_engine_from(ir::Graph graph, const engine::BuildOptions& options,
                                     ExecLog& log);
 

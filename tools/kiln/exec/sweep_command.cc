@@ -21,6 +21,7 @@
 #include "io/file_util.h"
 #include "kiln/version.h"
 #include "options.h"
+#include "progress.h"
 
 namespace kiln::cli::exec {
 namespace {
@@ -337,7 +338,7 @@ std::vector<std::string> sweep_table(const json& runs) {
   return out;
 }
 
-Status run_sweep(const SweepOptions& s, ExecLog& log) {
+Status run_sweep(const SweepOptions& s, ExecLog& log, ProgressTarget progress) {
   const Environment env = capture_environment();
   std::error_code ec;
   fs::create_directories(fs::path(s.out) / "engines", ec);
@@ -350,14 +351,22 @@ Status run_sweep(const SweepOptions& s, ExecLog& log) {
                        fmt::join(s.precisions, ","), fmt::join(s.batches, ","),
                        s.exec.inf_streams));
   json runs = json::array();
+  Progress bar(progress, "sweep", s.precisions.size() * s.batches.size());
+  log.set_before_line([&] { bar.clear(); });  // log lines and the bar share the terminal
+  struct Unhook {
+    ExecLog& log;
+    ~Unhook() { log.set_before_line(nullptr); }  // the bar dies with this scope
+  } unhook{log};
   for (const std::string& precision : s.precisions) {
     KILN_ASSIGN_OR_RETURN(const SweepEngine e,
                           cached_engine(s, graph, spec, precision, model_hash, log));
     for (int64_t batch : s.batches) {
+      bar.update(runs.size(), fmt::format("running {} batch {}", precision, batch));
       KILN_ASSIGN_OR_RETURN(json run, run_one({&s, &e, &env, precision, batch}, log));
       runs.push_back(std::move(run));
     }
   }
+  bar.update(runs.size());
   log.info("");
   for (const std::string& l : sweep_table(runs)) log.info(l);
   const json index = {
@@ -418,8 +427,10 @@ int sweep_main(std::span<const std::string> args, std::ostream& out, std::ostrea
     return 0;
   }
   ExecLog log(out, options && options->exec.verbose);
-  return run_with_banner(log, banner, out, err,
-                         [&] { return options ? run_sweep(*options, log) : options.status(); });
+  return run_with_banner(log, banner, out, err, [&] {
+    return options ? run_sweep(*options, log, {&err, Progress::stderr_is_terminal()})
+                   : options.status();
+  });
 }
 
 }  // namespace kiln::cli::exec
