@@ -8,7 +8,11 @@
 namespace kiln::quant {
 namespace {
 
-constexpr int kQuantLevels = 128;  // |x| maps to 0..127: the magnitude half of int8
+// The first candidate threshold, in bins; a signed tensor's |x| maps to 0..127 (the magnitude
+// half of int8), a tensor that is never negative to 0..255 (kiln encodes it in uint8 from 0).
+constexpr int kFirstThreshold = 128;
+constexpr int kSignedLevels = 128;
+constexpr int kUnsignedLevels = 256;
 
 // KL(P || Q) over the bins where P is non-zero; Q is smoothed where P has mass and Q has none.
 double kl_divergence(const std::vector<double>& p, const std::vector<double>& q) {
@@ -25,14 +29,15 @@ double kl_divergence(const std::vector<double>& p, const std::vector<double>& q)
   return kl;
 }
 
-// Q: the kept bins (without the clipped outliers) merged into 128 levels, each level's mass spread
-// evenly over the bins of that level where the reference P is non-zero (as in TensorRT's
+// Q: the kept bins (without the clipped outliers) merged into `levels` levels, each level's mass
+// spread evenly over the bins of that level where the reference P is non-zero (as in TensorRT's
 // algorithm).
-std::vector<double> quantized(const std::vector<double>& kept, const std::vector<double>& p) {
+std::vector<double> quantized(const std::vector<double>& kept, const std::vector<double>& p,
+                              int levels) {
   const size_t n = p.size();
   std::vector<double> q(n, 0.0);
-  const double per_level = static_cast<double>(n) / kQuantLevels;
-  for (int level = 0; level < kQuantLevels; ++level) {
+  const double per_level = static_cast<double>(n) / levels;
+  for (int level = 0; level < levels; ++level) {
     const auto begin = static_cast<size_t>(std::floor(level * per_level));
     const auto end = std::min(n, static_cast<size_t>(std::floor((level + 1) * per_level)));
     double mass = 0;
@@ -86,17 +91,21 @@ double entropy_amax(const AbsHistogram& h) {
   // Only bins up to the data's amax matter; the histogram's range may be up to 2x larger.
   const int used =
       std::clamp(static_cast<int>(std::ceil(h.amax() / h.bin_width())), 1, kHistogramBins);
-  if (used <= kQuantLevels) return h.amax();  // 128 levels already cover every bin exactly
-  const std::vector<uint64_t>& c = h.counts();
+  if (used <= kFirstThreshold) return h.amax();  // 128 levels already cover every bin exactly
+  const int levels = h.min() >= 0 ? kUnsignedLevels : kSignedLevels;
+  // The spike of exact zeros a ReLU leaves in bin 0 would dominate both distributions and pull the
+  // threshold down: bin 0 counts as its neighbour does (as NVIDIA's TensorRT calibration tools do).
+  std::vector<uint64_t> c = h.counts();
+  c[0] = c[1];
   double best_kl = std::numeric_limits<double>::infinity();
   int best_i = used;
-  for (int i = kQuantLevels; i <= used; ++i) {
+  for (int i = kFirstThreshold; i <= used; ++i) {
     const std::vector<double> kept(c.begin(), c.begin() + i);
     // Values beyond the threshold are clipped to it: in P their mass lands in the last kept bin.
     std::vector<double> p = kept;
     for (int j = i; j < kHistogramBins; ++j)
       p.back() += static_cast<double>(c[static_cast<size_t>(j)]);
-    const double kl = kl_divergence(p, quantized(kept, p));
+    const double kl = kl_divergence(p, quantized(kept, p, levels));
     if (kl < best_kl) {
       best_kl = kl;
       best_i = i;

@@ -87,6 +87,19 @@ TEST(Calibrator, EntropyClipsRareOutliersButNotTheBulk) {
   EXPECT_GT(amax, 2.5);             // the Gaussian's bulk is kept
 }
 
+// After a ReLU: half the values are exact zeros, the rest a half-Gaussian. The zero spike must not
+// decide the threshold, and a tensor >= 0 is judged against 256 levels: the bulk is kept.
+TEST(Calibrator, EntropyOfAReluOutputKeepsItsBulk) {
+  std::vector<float> v = gaussian(200000, 1.0f, 5);
+  for (float& x : v) x = std::max(x, 0.0f);
+  AbsHistogram h;
+  h.add(v);
+  ASSERT_EQ(h.min(), 0.0f);
+  const double amax = entropy_amax(h);
+  EXPECT_GT(amax, 3.0);  // about 99.9% of a half-Gaussian of sigma 1 lies below 3.3
+  EXPECT_LE(amax, h.amax());
+}
+
 TEST(Calibrator, EntropyKeepsAUniformRange) {
   std::vector<float> v(100000);
   std::mt19937 rng(4);
