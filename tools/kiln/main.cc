@@ -119,9 +119,9 @@ void add_compare(CLI::App& app, kiln::cli::compare::CompareOptions& o) {
       c->add_option("--loadInputs", o.load_inputs, "Per-input .npy batches: name:file.npy[,...]");
   data->excludes(files);
   c->add_option("--samples", o.samples,
-                "Samples compared (default: all the data; random: one batch)");
+                "Samples compared (default: all the data; random: --batch, else 8)");
   c->add_option("--batch", o.batch,
-                "Samples per run (default: the engines' static batch, else up to 32)");
+                "Samples per run (default: the largest every engine admits, at most 32)");
   c->add_option("--labels", o.labels, "int64 .npy, one label per sample: top-1 accuracy");
   c->add_flag("--all-layers", o.all_layers,
               "Also compare every tensor the engine shares with the model, ranked by added error");

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <ostream>
 
@@ -50,18 +52,29 @@ Result<Tensor> read_labels(const std::string& path, int64_t samples) {
   return t;
 }
 
-// --batch, else the batch the engines fix (an engine built with static shapes), else up to 32.
+// The largest batch an engine admits: the first input's largest first dim over the profiles (a
+// static engine's only one); unbounded when nothing fixes it.
+int64_t engine_max_batch(const runtime::Engine& e) {
+  int64_t best = 0;
+  for (const engine::Profile& p : e.plan().profiles) {
+    if (!p.inputs.empty() && !p.inputs[0].max.empty()) best = std::max(best, p.inputs[0].max[0]);
+  }
+  if (best > 0) return best;
+  const ir::Graph& g = e.graph();
+  if (!g.inputs.empty()) {
+    const ir::TensorDesc& d = g.value(g.inputs[0]).desc;
+    if (d.rank() >= 1 && d.dim(0).is_known()) return d.dim(0).value;
+  }
+  return INT64_MAX;
+}
+
+// --batch, else the largest batch every engine admits, at most 32 and at most the samples.
 Result<int64_t> choose_batch(const CompareOptions& o, const RunSetup& s, int64_t samples) {
   if (o.batch < 0) return invalid_argument("--batch must be >= 1, got {}", o.batch);
   if (o.batch > 0) return o.batch;
-  for (const auto& e : s.engines) {
-    const ir::Graph& g = e->graph();
-    for (ir::ValueId v : g.inputs) {
-      const ir::TensorDesc& d = g.value(v).desc;
-      if (d.rank() >= 1 && d.dim(0).is_known()) return d.dim(0).value;
-    }
-  }
-  return std::min<int64_t>(samples, 32);
+  int64_t batch = std::min<int64_t>(samples, 32);
+  for (const auto& e : s.engines) batch = std::min(batch, engine_max_batch(*e));
+  return std::max<int64_t>(batch, 1);
 }
 
 // Sets the `accuracy` object of each engine's --exportSummary file (one per engine, in order).
@@ -112,7 +125,7 @@ Result<bool> compare_command(const CompareOptions& o, std::ostream& out, std::os
   RunSetup s;
   s.model = &model;
   KILN_RETURN_IF_ERROR(load_engines(o, model, s));
-  InputSource source{o.data, {}, o.samples, o.batch > 0 ? o.batch : 1, o.seed};
+  InputSource source{o.data, {}, o.samples, o.batch > 0 ? o.batch : 8, o.seed};
   if (!o.load_inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(source.files, parse_named_files("--loadInputs", o.load_inputs));
   }

@@ -17,8 +17,8 @@ struct CompareOptions {
   std::string engines;      // a.plan[,b.plan...]
   std::string data;         // a .npy file or a folder
   std::string load_inputs;  // name:file.npy[,...]
-  int64_t samples = 0;      // 0: all the data; random inputs: one batch
-  int64_t batch = 0;        // 0: the engines' static batch, else min(samples, 32)
+  int64_t samples = 0;      // 0: all the data; random inputs: --batch, else 8
+  int64_t batch = 0;        // 0: the largest every engine admits, at most 32
   std::string labels;       // int64 .npy, one label per sample
   bool all_layers = false;
   int top_layers = 10;  // layers printed by --all-layers

@@ -19,7 +19,7 @@ struct InputSource {
   std::string data;                          // --data: a .npy file or a folder
   std::map<std::string, std::string> files;  // --loadInputs: input name -> .npy
   int64_t samples = 0;                       // --samples; 0: all the data (random: one batch)
-  int64_t random_samples = 1;                // samples of random inputs when --samples is not given
+  int64_t random_samples = 8;                // samples of random inputs when --samples is not given
   uint64_t seed = 0;
 };
 
