@@ -129,6 +129,41 @@ TEST_F(KilnCompare, NpyDataAndLabels) {
   EXPECT_EQ(a["delta"], 0.0);
 }
 
+TEST_F(KilnCompare, DefaultBatchIsTheLargestEveryEngineAdmits) {
+  const std::string one = build(model_, "one.plan", "--shapes=x:1x3x8x8");
+  const auto r = testing::run_kiln("compare --onnx=" + model_ + " --engines=" + engine_ + "," +
+                                   one + " --samples=3 --cosine=0.9999");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "3 samples; 'x' random 3x3x8x8 (seed 0); batch 1")) << r.out;
+}
+
+TEST_F(KilnCompare, LoadInputsFeedsNamedInputsAndDrawsTheOthers) {
+  // a[batch,4] + b[batch,4] -> s
+  OnnxBuilder b;
+  b.input("a", kCompareFloat, {-1, 4}, {"batch", ""})
+      .input("b", kCompareFloat, {-1, 4}, {"batch", ""})
+      .output("s");
+  b.node("Add", {"a", "b"}, {"s"}, "add");
+  const std::string two = b.write(dir_.path(), "two.onnx").string();
+  const std::string plan = build(two, "two.plan", "--shapes=a:3x4,b:3x4");
+  Tensor a(DType::kF32, {3, 4});
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>(i);
+  ASSERT_TRUE(io::write_npy(path("a.npy"), a).is_ok());
+  const auto r = testing::run_kiln("compare --onnx=" + two + " --engines=" + plan +
+                                   " --loadInputs=a:" + path("a.npy") + " --atol=0 --rtol=0");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "3 samples; 'a' from " + path("a.npy") + ", 'b' random 3x4"))
+      << r.out;
+  const auto wrong = testing::run_kiln("compare --onnx=" + two + " --engines=" + plan +
+                                       " --loadInputs=c:" + path("a.npy"));
+  EXPECT_EQ(wrong.exit_code, 1) << wrong.out;
+  EXPECT_TRUE(contains(wrong.out, "the model has no input 'c'")) << wrong.out;
+  const auto data = testing::run_kiln("compare --onnx=" + two + " --engines=" + plan +
+                                      " --data=" + path("a.npy"));
+  EXPECT_EQ(data.exit_code, 1) << data.out;
+  EXPECT_TRUE(contains(data.out, "--data feeds models with one input")) << data.out;
+}
+
 TEST_F(KilnCompare, ErrorsNameTheProblem) {
   struct Case {
     std::string args, message;
