@@ -125,7 +125,7 @@ Status run_comparison(const RunSetup& s, CompareResult& result) {
     }
   }
   for (size_t e = 0; e < states.size(); ++e) {
-    if (states[e].layers) result.engines[e].layers = states[e].layers->records();
+    if (states[e].layers) result.engines[e].layers = states[e].layers->finished_records();
   }
   return Status::ok();
 }

@@ -43,7 +43,9 @@ class LayerComparer {
   // Compares each layer's outputs with `refs` as the context runs them; detach() after execute().
   void attach(runtime::ExecutionContext& ctx, const ReferenceValues& refs, const Tolerance& tol);
   static void detach(runtime::ExecutionContext& ctx) { ctx.set_layer_callback(nullptr); }
-  const std::vector<LayerRecord>& records() const { return records_; }
+  // The records, with a reason for every tensor no layer run compared (a shape layer's int64
+  // output is computed at build or shape time, never by a kernel).
+  std::vector<LayerRecord> finished_records() const;
 
  private:
   void compare_layer(runtime::ExecutionContext& ctx, size_t node, const ReferenceValues& refs,
@@ -51,6 +53,7 @@ class LayerComparer {
 
   const runtime::Engine& engine_;
   std::vector<LayerRecord> records_;    // in engine layer order
+  std::vector<ir::ValueId> values_;     // the engine value of each record
   std::map<ir::ValueId, size_t> slot_;  // engine value -> record
 };
 
