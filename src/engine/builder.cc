@@ -6,6 +6,7 @@
 #include "base/cpu_features.h"
 #include "engine/engine_file.h"
 #include "engine/memory_layout.h"
+#include "engine/precision.h"
 #include "engine/shape_resolver.h"
 #include "tactics/tactic.h"
 #include "tuner/tuner.h"
@@ -203,13 +204,19 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
   Plan plan;
   KILN_ASSIGN_OR_RETURN(std::vector<Profile> profiles,
                         make_profiles(graph, options, plan.build_log));
+  quant::RangeTable explicit_scales = quant::RangeTable::explicit_scales();
   passes::PassLog pass_log;
-  KILN_RETURN_IF_ERROR(passes::run_pipeline(graph, options.passes, pass_log));
+  KILN_RETURN_IF_ERROR(passes::run_pipeline(graph, options.passes, pass_log, &explicit_scales));
   for (const passes::PassLogEntry& e : pass_log.entries()) {
     plan.build_log.push_back(fmt::format("[{}] {}", e.pass, e.message));
   }
+  KILN_ASSIGN_OR_RETURN(
+      const auto precision_notes,
+      lower_precision(graph, options, explicit_scales.empty() ? nullptr : &explicit_scales,
+                      plan.build_log));
   plan.graph = std::move(graph);
   for (LayerKind kind : classify_layers(plan.graph)) plan.layers.push_back(Layer{kind});
+  label_precisions(plan, precision_notes);
   KILN_ASSIGN_OR_RETURN(tuner::TunerOptions tuning, tuner_options(options));
   KILN_ASSIGN_OR_RETURN(std::optional<tuner::TimingCache> cache,
                         open_timing_cache(options.timing_cache_path, plan.build_log));

@@ -3,6 +3,7 @@
 // plans. The builder's every decision is recorded in Plan::build_log.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 #include "engine/plan.h"
 #include "kiln/profile.h"
 #include "passes/pipeline.h"
+#include "quant/calibration_file.h"
+#include "quant/layer_precision.h"
 
 namespace kiln::engine {
 
@@ -28,6 +31,13 @@ struct BuildOptions {
   std::vector<std::string> tactic_sources;
   int threads = 0;
   std::string timing_cache_path;
+  // Reduced precision. With int8, convolutions and GEMMs whose input has a range run in INT8
+  // (quant/quantize_layers.h): ranges from `calibration`, or trtexec's placeholders without one
+  // (logged as a warning: such an engine is for measuring speed).
+  bool int8 = false;
+  std::optional<quant::Calibration> calibration;
+  std::vector<quant::LayerPrecisionRule> layer_precisions;
+  quant::PrecisionConstraints precision_constraints = quant::PrecisionConstraints::kNone;
 };
 
 // `graph` comes from the importer (checked, shapes inferred).

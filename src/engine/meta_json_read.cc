@@ -149,6 +149,7 @@ Status MetaReader::read_layer(const json& l, Plan& plan) const {
   layer.kind = kind == "shape" ? LayerKind::kShape : LayerKind::kRun;
   layer.tactic = l.at("tactic").get<std::string>();
   layer.precision = l.at("precision").get<std::string>();
+  layer.precision_note = l.value("precision_note", "");
   if (l.contains("packed") && !l["packed"].is_null()) {
     KILN_ASSIGN_OR_RETURN(layer.packed, weight(l["packed"], what + " packed weights"));
   }

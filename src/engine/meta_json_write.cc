@@ -89,6 +89,7 @@ Result<json> layer_json(const ir::Node& node, const Layer& layer, WeightsWriter&
               {"kind", layer.kind == LayerKind::kShape ? "shape" : "run"},
               {"tactic", layer.tactic},
               {"precision", layer.precision},
+              {"precision_note", layer.precision_note},
               {"candidates", std::move(candidates)},
               {"packed", std::move(packed)}};
 }

@@ -30,7 +30,10 @@ enum class LayerKind : uint8_t {
 struct Layer {
   LayerKind kind = LayerKind::kRun;
   std::string tactic;  // stable tactic name; empty for shape layers
+  // "fp32" or "int8" (kiln.QConv / kiln.QGemm); a QuantizeLinear that feeds INT8 layers is
+  // "fp32->uint8". The note says why, for layers that could have run in INT8.
   std::string precision = "fp32";
+  std::string precision_note;
   // Every tactic the builder considered for this layer, with its time or why it lost out.
   std::vector<tactics::TacticTiming> candidates;
   // The tactic's prepacked weights (Tactic::prepack); empty when it has none.

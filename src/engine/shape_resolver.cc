@@ -100,7 +100,8 @@ Result<ResolvedShapes> resolve_shapes(const ir::Graph& graph, const std::vector<
       dims_only[i] = Tensor::borrow(in[i]->dtype, in[i]->static_dims(), nullptr, nullptr);
       values[i] = &dims_only[i];
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, ops::run_node_kernel(node, op, values, inf.outputs));
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs,
+                          ops::run_node_kernel(node, op, values, inf.outputs));
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       if (node.outputs[i] != ir::kNoValue)
         r.shape_values[static_cast<size_t>(node.outputs[i])] = outs[i];

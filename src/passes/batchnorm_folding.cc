@@ -112,6 +112,37 @@ std::optional<ChannelAffine> bn_affine(const ir::Graph& graph, const ir::Node& b
   return a;
 }
 
+// A Mul or Div of the Conv output x by a constant that varies at most along the channel axis 1
+// ([C, 1, ...], [1, C, 1, ...] or one value): a per-channel scale with no shift. PyTorch's QAT
+// export of Conv + BN divides the convolution by the BN scale before the BatchNormalization.
+std::optional<ChannelAffine> scale_affine(const ir::Graph& graph, const ir::Node& node,
+                                          ir::ValueId x, int64_t channels) {
+  const bool div = node.op_type == "Div";
+  if ((!div && node.op_type != "Mul") || node.inputs.size() != 2 || node.opset < 7) {
+    return std::nullopt;
+  }
+  if (div && node.inputs[0] != x) return std::nullopt;  // c / x is not affine
+  const size_t ci = node.inputs[0] == x ? 1 : 0;
+  const Tensor* c = constant_input(graph, node, ci);
+  const int rank = graph.value(x).desc.has_rank() ? graph.value(x).desc.rank() : 0;
+  if (c == nullptr || !is_foldable_float(c->dtype()) || rank < 2 || c->rank() > rank) {
+    return std::nullopt;
+  }
+  for (int d = 0; d < c->rank(); ++d) {  // right-aligned against x: only axis 1 may be > 1
+    const int axis = rank - c->rank() + d;
+    if (c->dim(d) != 1 && (axis != 1 || c->dim(d) != channels)) return std::nullopt;
+  }
+  const std::vector<double> v = to_doubles(*c);
+  ChannelAffine a;
+  for (int64_t k = 0; k < channels; ++k) {
+    const double s = v[v.size() == 1 ? 0 : static_cast<size_t>(k)];
+    if (div && !(s != 0)) return std::nullopt;
+    a.scale.push_back(div ? 1.0 / s : s);
+    a.shift.push_back(0.0);
+  }
+  return a;
+}
+
 // The producer's bias as doubles ([channels], zeros when absent); nullopt when it is present but
 // not a constant of the weight's dtype and shape.
 std::optional<std::vector<double>> conv_bias(const ir::Graph& graph, const ir::Node& node,
@@ -225,10 +256,11 @@ std::optional<Fold> plan_fold(const ir::Graph& graph, const ir::Node& producer, 
   const Tensor* w = constant_input(graph, producer, 1);
   // One dtype T for X, the weights and the output: folding keeps it.
   if (w == nullptr || !is_foldable_float(w->dtype()) ||
-      w->dtype() != graph.value(bn.inputs[0]).desc.dtype) {
+      w->dtype() != graph.value(producer.outputs[0]).desc.dtype) {
     return std::nullopt;
   }
   if (producer.op_type == "Conv") return fold_conv(graph, producer, a);
+  if (bn.op_type != "BatchNormalization") return std::nullopt;  // Mul / Div: Conv only
   if (producer.op_type == "ConvTranspose") return fold_conv_transpose(graph, producer, a);
   if (producer.op_type == "Gemm") return fold_gemm(graph, producer, a);
   if (producer.op_type == "MatMul") return fold_matmul(graph, producer, bn, a);
@@ -263,16 +295,22 @@ void apply_fold(ir::Graph& graph, size_t producer_index, size_t bn_index, Fold f
   if (fold.reset_beta) producer.attrs.set("beta", 1.0f);
   producer.outputs[0] = bn.outputs[0];
   ir::add_origins(producer, bn, /*from_runs_first=*/false);
-  ctx.log.add(kName, fmt::format("{} -> {} '{}' (BatchNormalization folded into the weights)",
-                                 joined, producer.op_type, producer.name));
+  ctx.log.add(kName, fmt::format("{} -> {} '{}' ({} folded into the weights)", joined,
+                                 producer.op_type, producer.name, bn.op_type));
   graph.nodes.erase(graph.nodes.begin() + static_cast<std::ptrdiff_t>(bn_index));
 }
 
 // Folds the BatchNormalization at `n` if it can; returns whether the graph changed.
 bool try_fold(ir::Graph& graph, const ir::GraphIndex& index, size_t n, PassContext& ctx) {
   const ir::Node& bn = graph.nodes[n];
-  if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.empty()) return false;
-  const ir::ValueId x = bn.inputs[0];
+  const bool is_bn = bn.op_type == "BatchNormalization";
+  const bool is_scale = bn.op_type == "Mul" || bn.op_type == "Div";
+  if ((!is_bn && !is_scale) || !bn.domain.empty() || bn.inputs.empty()) return false;
+  // A Mul's constant may come first; the producer's output is the other operand.
+  const ir::ValueId x = is_scale && bn.inputs.size() == 2 && bn.op_type == "Mul" &&
+                                graph.value(bn.inputs[0]).constant()
+                            ? bn.inputs[1]
+                            : bn.inputs[0];
   const int p = x == ir::kNoValue ? -1 : index.producer(x);
   if (p < 0) return false;
   const ir::Node& producer = graph.nodes[static_cast<size_t>(p)];
@@ -280,7 +318,11 @@ bool try_fold(ir::Graph& graph, const ir::GraphIndex& index, size_t n, PassConte
       !index.has_single_reader(x)) {
     return false;
   }
-  const std::optional<ChannelAffine> affine = bn_affine(graph, bn);
+  const Tensor* w = constant_input(graph, producer, 1);
+  const std::optional<ChannelAffine> affine = is_bn ? bn_affine(graph, bn)
+                                              : producer.op_type == "Conv" && w && w->rank() >= 3
+                                                  ? scale_affine(graph, bn, x, w->dim(0))
+                                                  : std::nullopt;
   if (!affine) return false;
   std::optional<Fold> fold = plan_fold(graph, producer, bn, *affine);
   if (!fold) return false;
@@ -307,7 +349,9 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 
 const PassDef& batchnorm_folding_pass() {
   static const PassDef def{
-      kName, "folds inference BatchNormalization into a preceding Conv/ConvTranspose/Gemm/MatMul",
+      kName,
+      "folds inference BatchNormalization (and per-channel Mul/Div after a Conv) into a preceding "
+      "Conv/ConvTranspose/Gemm/MatMul",
       run};
   return def;
 }

@@ -1,7 +1,9 @@
 #pragma once
 // batchnorm_folding: folds an inference BatchNormalization into the Conv, ConvTranspose, Gemm or
 // MatMul producing its input, when that producer's weights (and bias) and the BatchNormalization's
-// parameters are constants and nothing else reads the producer's output.
+// parameters are constants and nothing else reads the producer's output. A Mul or Div of a Conv's
+// output by a per-channel constant folds the same way (a scale without shift): PyTorch's QAT
+// export of Conv + BN writes Conv -> Div(BN scale) -> BatchNormalization.
 //
 // At inference BatchNormalization is y = s[c] * x + t[c] per channel c of axis 1, with
 // s = scale / sqrt(var + epsilon) and t = B - s * mean. The channel is the producer's output

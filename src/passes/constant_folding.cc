@@ -21,6 +21,13 @@ bool is_nondeterministic(const ir::Node& node) {
 
 namespace {
 
+// A QDQ model's quantized weights (DequantizeLinear of int8 constants, or Q -> DQ of float ones)
+// are the qdq_extraction pass's: folding them here would lose their scales.
+bool is_quantize_dequantize(const ir::Node& node) {
+  return node.domain.empty() &&
+         (node.op_type == "QuantizeLinear" || node.op_type == "DequantizeLinear");
+}
+
 constexpr std::string_view kName = "constant_folding";
 
 // Folding stores a node's result in the engine instead of computing it at run time.
@@ -157,7 +164,7 @@ std::optional<Outputs> try_fold(const ir::Graph& graph, const ir::GraphIndex& in
                                 const ir::Node& node) {
   const ops::ResolvedOp op = ops::resolve_op(node);
   if (op.def == nullptr || op.def->run == nullptr || op.since_version == 0 ||
-      is_nondeterministic(node)) {
+      is_nondeterministic(node) || is_quantize_dequantize(node)) {
     return std::nullopt;
   }
   bool produces = false;

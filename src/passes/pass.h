@@ -14,6 +14,7 @@
 
 #include "base/status.h"
 #include "ir/graph.h"
+#include "quant/tensor_ranges.h"
 
 namespace kiln::passes {
 
@@ -39,6 +40,8 @@ class PassLog {
 
 struct PassContext {
   PassLog& log;
+  // Where qdq_extraction records a QDQ model's scales; nullptr leaves Q/DQ nodes in the graph.
+  quant::RangeTable* explicit_scales = nullptr;
 };
 
 struct PassDef {

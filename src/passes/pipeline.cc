@@ -14,6 +14,7 @@
 #include "passes/gemm_activation_fusion.h"
 #include "passes/identity_elimination.h"
 #include "passes/matmul_add_fusion.h"
+#include "passes/qdq_extraction.h"
 #include "passes/transpose_reshape_elimination.h"
 
 namespace kiln::passes {
@@ -25,6 +26,7 @@ const std::vector<PassDef>& ordered_passes() {
   static const std::vector<PassDef> passes = {
       identity_elimination_pass(),           // cleanup
       constant_folding_pass(),               // folding
+      qdq_extraction_pass(),                 // a QDQ model's scales, before weights change
       batchnorm_folding_pass(),              // folding into weights
       transpose_reshape_elimination_pass(),  // data movement
       matmul_add_fusion_pass(),              // fusion
@@ -51,9 +53,10 @@ Status check_names(const std::vector<std::string>& disabled) {
 
 std::span<const PassDef> pipeline_passes() { return ordered_passes(); }
 
-Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log) {
+Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
+                    quant::RangeTable* explicit_scales) {
   KILN_RETURN_IF_ERROR(check_names(options.disabled));
-  PassContext ctx{log};
+  PassContext ctx{log, explicit_scales};
   for (const PassDef& pass : ordered_passes()) {
     if (std::find(options.disabled.begin(), options.disabled.end(), pass.name) !=
         options.disabled.end()) {

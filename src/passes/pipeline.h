@@ -21,6 +21,8 @@ struct PipelineOptions {
 std::span<const PassDef> pipeline_passes();
 
 // Runs the enabled passes in order over a graph that has passed import and shape inference.
-Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log);
+// `explicit_scales` receives a QDQ model's scales (see qdq_extraction.h); without it Q/DQ stay.
+Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
+                    quant::RangeTable* explicit_scales = nullptr);
 
 }  // namespace kiln::passes

@@ -226,25 +226,28 @@ TEST(ExecOptions, ShapeAndInputErrors) {
   expect_invalid({"--onnx=m.onnx", "--loadInputs=x:"}, {"no file given for 'x'"});
 }
 
-TEST(ExecOptions, LaterMilestoneFlagsAreValidatedThenUnsupported) {
-  // Bad values are InvalidArgument even though the feature is not there yet.
+TEST(ExecOptions, PrecisionFlags) {
   expect_invalid({"--onnx=m.onnx", "--layerPrecisions=conv:fp64"}, {"conv", "'fp64'"});
   expect_invalid({"--onnx=m.onnx", "--layerPrecisions=*a*:fp16"}, {"more than one '*'"});
   expect_invalid({"--onnx=m.onnx", "--layerPrecisions=conv:"}, {"no precision given for 'conv'"});
   expect_invalid({"--onnx=m.onnx", "--precisionConstraints=maybe"}, {"'maybe'", "obey"});
   expect_invalid({"--onnx=m.onnx", "--tacticSources=CUDNN"}, {"--tacticSources", "'CUDNN'"});
   expect_invalid({"--onnx=m.onnx", "--calib="}, {"--calib", "empty"});
-  // Valid values of a flag whose feature comes later are Unsupported, naming the flag.
-  for (const char* flag : {"--fp16", "--int8", "--best", "--calib=c.cache",
-                           "--layerPrecisions=conv*:fp16", "--precisionConstraints=obey"}) {
-    auto r = parse({"--onnx=m.onnx", flag});
-    ASSERT_FALSE(r.is_ok()) << flag;
-    EXPECT_EQ(r.status().code(), StatusCode::kUnsupported) << flag;
-    const std::string name = std::string(flag).substr(0, std::string(flag).find('='));
-    EXPECT_NE(r.status().message().find(name), std::string::npos) << r.status().message();
-    EXPECT_NE(r.status().message().find("not implemented yet"), std::string::npos)
-        << r.status().message();
-  }
+  const ExecOptions o = parse_ok(
+      {"--int8", "--calib=c.cache", "--layerPrecisions=conv*:fp32", "--precisionConstraints=obey"});
+  EXPECT_TRUE(o.int8);
+  EXPECT_EQ(o.calib, "c.cache");
+  EXPECT_EQ(o.layer_precisions.at("conv*"), "fp32");
+  EXPECT_EQ(o.precision_constraints, "obey");
+  // Precision applies when an engine is built, so it needs --onnx.
+  auto loaded = parse({"--loadEngine=e.plan", "--int8"});
+  ASSERT_FALSE(loaded.is_ok());
+  EXPECT_NE(loaded.status().message().find("need --onnx"), std::string::npos);
+  // FP16 has no kernels yet: Unsupported, naming the flag.
+  auto r = parse({"--onnx=m.onnx", "--fp16"});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("--fp16 is not implemented yet"), std::string::npos);
 }
 
 TEST(ExecOptions, TuningAndThreadFlags) {

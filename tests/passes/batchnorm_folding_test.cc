@@ -336,3 +336,48 @@ TEST(BatchnormFolding, SkipsMatMulWhoseChannelIsNotItsColumns) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// PyTorch's QAT export of Conv + BN: Conv -> Div(per-channel BN scale) -> BatchNormalization. The
+// Div folds into the weights (a scale without shift), then the BN does.
+TEST(BatchnormFolding, FoldsPerChannelDivAndMulAfterConv) {
+  for (const std::string op : {"Div", "Mul"}) {
+    for (const bool constant_first : {false, true}) {
+      if (op == "Div" && constant_first) continue;  // c / x is not affine
+      OnnxBuilder b;
+      b.input("x", kFloat, {1, 2, 3, 3});
+      b.initializer("w", {3, 2, 1, 1}, wave(6, 0.5f));
+      b.initializer("f", {1, 3, 1, 1}, {0.5f, 2.0f, -4.0f});
+      b.node("Conv", {"x", "w"}, {"c"}, "conv");
+      b.node(op, constant_first ? Names{"f", "c"} : Names{"c", "f"}, {"d"}, "scale");
+      add_bn(b, "d", "y", "bn", 3);
+      b.output("y");
+      const auto r = testing::run_pass(b, pass());
+      EXPECT_EQ(op_types(r.after), Ops{"Conv"}) << op << constant_first;
+      testing::expect_same_outputs(r.before, r.after);
+    }
+  }
+}
+
+TEST(BatchnormFolding, LeavesDivAlongOtherAxesAndDivByX) {
+  for (const bool spatial : {true, false}) {
+    OnnxBuilder b;
+    b.input("x", kFloat, {1, 2, 3, 3});
+    b.initializer("w", {3, 2, 1, 1}, wave(6, 0.5f));
+    b.node("Conv", {"x", "w"}, {"c"}, "conv");
+    if (spatial) {
+      b.initializer("f", {3, 1}, {1, 2, 3});  // varies along H
+      b.node("Div", {"c", "f"}, {"y"}, "scale");
+    } else {
+      b.initializer("f", {1}, {2});
+      b.node("Div", {"f", "c"}, {"y"}, "scale");
+    }
+    b.output("y");
+    expect_unchanged(testing::run_pass(b, pass()));
+  }
+}
+
+}  // namespace
+}  // namespace kiln

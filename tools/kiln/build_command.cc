@@ -69,21 +69,28 @@ void print_summary(std::ostream& out, const engine::Plan& plan, bool verbose) {
   for (const std::string& line : plan.build_log) {
     if (verbose) fmt::print(out, "[V] {}\n", line);
     if (line.rfind("warning: ", 0) == 0 && !verbose) fmt::print(out, "[W] {}\n", line.substr(9));
-    const bool tuning = line.rfind("tuning: ", 0) == 0 || line.rfind("timing cache ", 0) == 0;
+    const bool tuning = line.rfind("tuning: ", 0) == 0 || line.rfind("timing cache ", 0) == 0 ||
+                        line.rfind("int8: ", 0) == 0;
     if (tuning && !verbose) fmt::print(out, "[I] {}\n", line);
     if (line.size() > 1 && line[0] == '[') ++per_pass[line.substr(1, line.find(']') - 1)];
   }
   std::vector<std::string> counts;
   for (const auto& [pass, n] : per_pass) counts.push_back(fmt::format("{} {}", pass, n));
   if (!counts.empty()) fmt::print(out, "[I] rewrites: {}\n", fmt::join(counts, ", "));
-  std::map<std::string, int> tactics;
+  std::map<std::string, int> tactics, precisions;
   int shape_layers = 0;
   for (const engine::Layer& l : plan.layers) {
     if (l.kind == engine::LayerKind::kShape) {
       ++shape_layers;
     } else {
       ++tactics[l.tactic];
+      ++precisions[l.precision];
     }
+  }
+  if (precisions.size() > 1) {
+    std::vector<std::string> pcounts;
+    for (const auto& [p, n] : precisions) pcounts.push_back(fmt::format("{} {}", p, n));
+    fmt::print(out, "[I] layer precisions: {}\n", fmt::join(pcounts, ", "));
   }
   std::vector<std::string> tcounts;
   for (const auto& [t, n] : tactics) tcounts.push_back(fmt::format("{} x{}", t, n));
@@ -153,6 +160,15 @@ Status build_command(const BuildOptions& opts, std::ostream& out) {
     KILN_ASSIGN_OR_RETURN(options.tactic_sources,
                           split_list("--tacticSources", opts.tactic_sources));
   }
+  PrecisionFlags precision = opts.precision;
+  if (!opts.layer_precisions.empty()) {
+    KILN_ASSIGN_OR_RETURN(
+        precision.layer_precisions,
+        parse_named_values("--layerPrecisions", opts.layer_precisions, "precision"));
+  }
+  std::vector<std::string> warnings;
+  KILN_RETURN_IF_ERROR(apply_precision_flags(precision, opts.onnx, options, warnings));
+  for (const std::string& w : warnings) fmt::print(out, "[W] {}\n", w);
   auto t0 = Clock::now();
   KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
   const size_t onnx_nodes = graph.nodes.size();

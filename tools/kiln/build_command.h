@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "engine/builder.h"
+#include "precision_flags.h"
 
 namespace kiln::cli {
 
@@ -25,6 +26,9 @@ struct BuildOptions {
   std::string tactic_sources;           // --tacticSources=-onednn,+kiln
   std::string timing_cache_file;        // --timingCacheFile
   int threads = 0;                      // --threads the engine is tuned for (0: every core)
+  // --int8, --fp16, --best, --calib, --precisionConstraints; --layerPrecisions as given.
+  PrecisionFlags precision;
+  std::string layer_precisions;
 };
 
 // The profiles the flags describe (empty when no shape flag was given).

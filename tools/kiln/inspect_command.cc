@@ -62,6 +62,7 @@ json layer_json(const engine::Plan& plan, size_t n) {
           {"kind", layer.kind == engine::LayerKind::kShape ? "shape" : "run"},
           {"tactic", layer.tactic},
           {"precision", layer.precision},
+          {"precision_note", layer.precision_note},
           {"allocates", tactic != nullptr && tactic->allocates()},
           {"inputs", io_json(g, node.inputs)},
           {"outputs", io_json(g, node.outputs)},
@@ -135,6 +136,9 @@ void print_text(const json& j, std::ostream& out) {
     if (l["onnx_nodes"].size() > 1) {
       fmt::print(out, "      fused: {}\n",
                  fmt::join(l["onnx_nodes"].get<std::vector<std::string>>(), " + "));
+    }
+    if (!l["precision_note"].get<std::string>().empty()) {
+      fmt::print(out, "      precision: {}\n", l["precision_note"].get<std::string>());
     }
     fmt::print(out, "      in: {}  out: {}", shapes_text(l["inputs"]), shapes_text(l["outputs"]));
     if (l["weight_bytes"].get<int64_t>() > 0) {

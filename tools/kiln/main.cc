@@ -65,6 +65,18 @@ void add_build(CLI::App& app, kiln::cli::BuildOptions& o, bool& list_passes) {
                 "Threads the engine will run with; tactics are timed with as many (0: every core)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  b->add_flag("--int8", o.precision.int8,
+              "Run convolutions and GEMMs in INT8 where a range is known (see --calib)");
+  b->add_flag("--fp16", o.precision.fp16, "FP16 layers (not implemented yet)");
+  b->add_flag("--best", o.precision.best, "Every precision kiln has (today: --int8)");
+  b->add_option("--calib", o.precision.calib,
+                "INT8 ranges: a kiln calibration file or a TensorRT calibration cache; without "
+                "it --int8 uses placeholder ranges (speed only)");
+  b->add_option("--layerPrecisions", o.layer_precisions,
+                "Per-layer precision, name:fp32|int8[,...], one '*' wildcard per name");
+  b->add_option("--precisionConstraints", o.precision.constraints,
+                "none (ignore --layerPrecisions), prefer (warn when unmet) or obey (fail)")
+      ->capture_default_str();
   b->add_flag("--listPasses", list_passes, "List the graph passes and exit");
 }
 

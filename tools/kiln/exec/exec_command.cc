@@ -25,6 +25,7 @@
 #include "io/tensor_json.h"
 #include "kiln/version.h"
 #include "options.h"
+#include "precision_flags.h"
 #include "runtime/engine.h"
 #include "runtime/execution_context.h"
 
@@ -61,6 +62,7 @@ Result<EnginePtr> build_engine(const ExecOptions& o, ExecLog& log, RunRecord& re
   log.info(fmt::format("Finished parsing network model. Parse time: {}",
                        format_number(*rec.import_ms / 1000)));
   engine::BuildOptions options = tuning_build_options(o);
+  KILN_RETURN_IF_ERROR(apply_exec_precision(o, options, log));
   options.profiles = o.profiles;
   const bool ranges = !o.min_shapes.empty() || !o.opt_shapes.empty() || !o.max_shapes.empty();
   if (o.throughput_search && !ranges) {
@@ -313,6 +315,7 @@ Status exec_command(const ExecOptions& o, ExecLog& log) {
   KILN_ASSIGN_OR_RETURN(EnginePtr engine,
                         o.onnx.empty() ? load_engine(o, log, rec) : build_engine(o, log, rec));
   for (const ir::Node& node : engine->graph().nodes) rec.layer_names.push_back(node.name);
+  rec.precision = engine_precision(engine->plan());
   KILN_RETURN_IF_ERROR(report_layer_info(engine->plan(), o, log));
   if (o.skip_inference) {
     log.info("Skipped inference phase since --skipInference is added.");

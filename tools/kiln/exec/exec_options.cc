@@ -197,18 +197,14 @@ Status check_throughput_search(const ExecOptions& o) {
 
 // Flags that are parsed and validated now but whose feature comes with a later milestone.
 Status check_implemented(const ExecOptions& o) {
-  const std::pair<std::string_view, bool> precision[] = {
-      {"--fp16", o.fp16},
-      {"--int8", o.int8},
-      {"--best", o.best},
-      {"--calib", !o.calib.empty()},
-      {"--layerPrecisions", !o.layer_precisions.empty()},
-      {"--precisionConstraints", o.precision_constraints != "none"},
-  };
-  for (const auto& [flag, given] : precision) {
-    if (given) {
-      return unsupported("{} is not implemented yet: kiln builds fp32 engines (issue 5)", flag);
-    }
+  if (o.fp16)
+    return unsupported("--fp16 is not implemented yet: kiln has no FP16 kernels (issue 5)");
+  const bool precision = o.int8 || o.best || !o.calib.empty() || !o.layer_precisions.empty() ||
+                         o.precision_constraints != "none";
+  if (precision && o.onnx.empty()) {
+    return invalid_argument(
+        "precision flags (--int8, --best, --calib, --layerPrecisions, --precisionConstraints) "
+        "need --onnx: they apply when an engine is built");
   }
   return Status::ok();
 }

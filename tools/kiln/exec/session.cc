@@ -1,5 +1,7 @@
 #include "exec/session.h"
 
+#include "precision_flags.h"
+
 namespace kiln::cli::exec {
 
 Result<EnginePtr> build_engine_from(ir::Graph graph, const engine::BuildOptions& options,
@@ -50,6 +52,19 @@ engine::BuildOptions tuning_build_options(const ExecOptions& o) {
   options.timing_cache_path = o.timing_cache_file;
   options.threads = o.threads;
   return options;
+}
+
+Status apply_exec_precision(const ExecOptions& o, engine::BuildOptions& b, ExecLog& log) {
+  PrecisionFlags flags{.fp16 = o.fp16,
+                       .int8 = o.int8,
+                       .best = o.best,
+                       .calib = o.calib,
+                       .layer_precisions = o.layer_precisions,
+                       .constraints = o.precision_constraints};
+  std::vector<std::string> warnings;
+  KILN_RETURN_IF_ERROR(apply_precision_flags(flags, o.onnx, b, warnings));
+  for (const std::string& w : warnings) log.warn(w);
+  return Status::ok();
 }
 
 Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,

@@ -32,6 +32,10 @@ Result<runtime::NamedTensors> make_feeds(const runtime::Engine& engine, const In
 // cache, and the threads the engine will run with (layers are timed as they will run).
 engine::BuildOptions tuning_build_options(const ExecOptions& o);
 
+// The precision flags (--int8, --best, --calib, --layerPrecisions, --precisionConstraints) applied
+// to `b`; warnings go to the log.
+Status apply_exec_precision(const ExecOptions& o, engine::BuildOptions& b, ExecLog& log);
+
 // `n` contexts of `threads` threads each, sharing `feeds` (inputs are only read); outputs live in
 // each context's buffers.
 Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,

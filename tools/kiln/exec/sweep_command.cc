@@ -38,8 +38,9 @@ constexpr SweepFlag kOwnFlags[] = {
     {"--onnx", true, "the model (required)"},
     {"--out", true, "results folder, created if needed (required)"},
     {"--batch", true, "batch sizes B1,B2,...: the first dim of dynamic-batch inputs (required)"},
-    {"--precisions", true, "fp32,fp16,int8 (default fp32; fp16 and int8 are issue 5)"},
-    {"--calib", true, "INT8 calibration cache, with int8 in --precisions (issue 5)"},
+    {"--precisions", true, "fp32,int8 (default fp32; fp16 is not implemented yet)"},
+    {"--calib", true,
+     "INT8 ranges (kiln calibration or TensorRT cache), with int8 in --precisions"},
     {"--help", false, "this text"},
 };
 
@@ -174,10 +175,10 @@ Status validate_sweep(SweepOptions& s, const std::vector<std::string>& forwarded
   s.exec.args = s.args;
   s.exec.batches = s.batches;
   for (const std::string& p : s.precisions) {
-    if (p != "fp32") {
+    if (p != "fp32" && p != "int8") {
       return unsupported(
-          "--precisions: {} is not implemented yet: kiln builds fp32 engines "
-          "(issue 5)",
+          "--precisions: {} is not implemented yet: kiln builds fp32 and int8 "
+          "engines (issue 5)",
           p);
     }
   }
@@ -210,8 +211,13 @@ Result<SweepEngine> cached_engine(const SweepOptions& s, const ir::Graph& graph,
                                   uint64_t model_hash, ExecLog& log) {
   // Everything the engine depends on: the model, the precision, the profile, the passes, and the
   // kiln that builds it.
-  const std::string recipe = fmt::format("{}\n{}\n{}\n{}\n{}", precision, profile_text(spec),
-                                         s.exec.disable_passes, kVersion, kGitCommit);
+  std::string calib_bytes;
+  if (precision == "int8" && !s.calib.empty()) {
+    KILN_ASSIGN_OR_RETURN(calib_bytes, io::read_file(s.calib));
+  }
+  const std::string recipe =
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{:016x}", precision, profile_text(spec),
+                  s.exec.disable_passes, kVersion, kGitCommit, fnv1a64(calib_bytes));
   SweepEngine e;
   e.path = fs::path(s.out) / "engines" /
            fmt::format("{}-{}-{:016x}.plan", fs::path(s.onnx).stem().string(), precision,
@@ -233,6 +239,12 @@ Result<SweepEngine> cached_engine(const SweepOptions& s, const ir::Graph& graph,
                          e.path.string(), engine.status().to_string()));
   }
   engine::BuildOptions options = tuning_build_options(s.exec);
+  if (precision == "int8") {
+    ExecOptions int8 = s.exec;
+    int8.int8 = true;
+    int8.calib = s.calib;
+    KILN_RETURN_IF_ERROR(apply_exec_precision(int8, options, log));
+  }
   if (!spec.empty()) options.profiles.push_back(spec);
   if (!s.exec.disable_passes.empty()) {
     KILN_ASSIGN_OR_RETURN(options.passes.disabled,

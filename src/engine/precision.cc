@@ -1,0 +1,87 @@
+#include "engine/precision.h"
+
+#include <fmt/format.h>
+
+#include "ir/graph_edit.h"
+#include "ops/infer_graph.h"
+#include "quant/quantize_layers.h"
+#include "quant/requantize_fusion.h"
+
+namespace kiln::engine {
+namespace {
+
+// Rules that ask for a precision the build does not enable.
+Status check_rules_without_int8(const BuildOptions& o, std::vector<std::string>& log) {
+  if (o.precision_constraints == quant::PrecisionConstraints::kNone) {
+    if (!o.layer_precisions.empty()) {
+      log.push_back(
+          "warning: --layerPrecisions is ignored without --precisionConstraints=prefer or obey");
+    }
+    return Status::ok();
+  }
+  KILN_RETURN_IF_ERROR(quant::check_layer_precision_rules(o.layer_precisions));
+  for (const quant::LayerPrecisionRule& r : o.layer_precisions) {
+    if (r.precision == "fp32") continue;
+    const std::string msg = fmt::format(
+        "--layerPrecisions asks for {} on '{}', but the build {}", r.precision, r.pattern,
+        r.precision == "int8" ? "has no --int8" : fmt::format("has no {} kernels", r.precision));
+    if (o.precision_constraints == quant::PrecisionConstraints::kObey) {
+      return invalid_argument("{} (--precisionConstraints=obey)", msg);
+    }
+    log.push_back("warning: " + msg + "; those layers run in fp32");
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::map<std::string, std::string>> lower_precision(ir::Graph& graph,
+                                                           const BuildOptions& options,
+                                                           const quant::RangeTable* explicit_scales,
+                                                           std::vector<std::string>& log) {
+  if (!options.int8 && !explicit_scales) {
+    KILN_RETURN_IF_ERROR(check_rules_without_int8(options, log));
+    return std::map<std::string, std::string>{};
+  }
+  if (explicit_scales && options.calibration) {
+    log.push_back("warning: --calib is ignored: the model's own Q/DQ scales say what runs in INT8");
+  }
+  const quant::RangeTable ranges = explicit_scales ? *explicit_scales
+                                   : options.calibration
+                                       ? quant::RangeTable::from_calibration(*options.calibration)
+                                       : quant::RangeTable::placeholders();
+  if (ranges.is_placeholder()) {
+    log.push_back(
+        "warning: --int8 without calibration: placeholder ranges (inputs +-2, other tensors "
+        "+-4, as trtexec) - the engine is for measuring speed, its outputs are not accurate");
+  }
+  quant::QuantizeOptions q{&ranges, options.layer_precisions, options.precision_constraints};
+  KILN_ASSIGN_OR_RETURN(quant::QuantizeReport report, quant::quantize_layers(graph, q));
+  for (std::string& line : report.log) log.push_back(std::move(line));
+  const int requantized = quant::fuse_requantize(graph, log);
+  ir::remove_dead_nodes(graph);
+  ir::compact_values(graph);
+  KILN_RETURN_IF_ERROR(graph.verify().with_context("after the requantize fusion"));
+  KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(graph).with_context("after the requantize fusion"));
+  log.push_back(fmt::format("int8: {} layers write uint8 for the next INT8 layers", requantized));
+  return std::move(report.notes);
+}
+
+void label_precisions(Plan& plan, const std::map<std::string, std::string>& notes) {
+  for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
+    const ir::Node& node = plan.graph.nodes[n];
+    Layer& layer = plan.layers[n];
+    const bool int8 = node.domain == "kiln" && (node.op_type == "QConv" || node.op_type == "QGemm");
+    const bool quantize = node.domain.empty() && node.op_type == "QuantizeLinear" &&
+                          plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8;
+    if (int8) layer.precision = "int8";
+    if (quantize) {
+      layer.precision = "fp32->uint8";
+      layer.precision_note = "quantizes the input of INT8 layers";
+    }
+    if (auto it = notes.find(node.name); it != notes.end()) layer.precision_note = it->second;
+    if (int8 && node.attrs.get_int("output_type", 1) == 2) layer.precision_note += "; writes uint8";
+  }
+}
+
+}  // namespace kiln::engine

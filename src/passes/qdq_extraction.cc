@@ -1,0 +1,34 @@
+#include "passes/qdq_extraction.h"
+
+#include <fmt/format.h>
+
+#include "quant/qdq_extract.h"
+
+namespace kiln::passes {
+namespace {
+
+constexpr std::string_view kName = "qdq_extraction";
+
+Status run(ir::Graph& graph, PassContext& ctx) {
+  if (!ctx.explicit_scales || !quant::has_qdq(graph)) return Status::ok();
+  std::vector<std::string> lines;
+  KILN_ASSIGN_OR_RETURN(const quant::QdqSummary s,
+                        quant::extract_qdq(graph, *ctx.explicit_scales, lines));
+  for (std::string& line : lines) ctx.log.add(kName, std::move(line));
+  ctx.log.add(kName, fmt::format("explicit quantization: {} Q/DQ pairs on activations and {} "
+                                 "quantized constants taken in; {} Q/DQ nodes left as they are",
+                                 s.activation_pairs, s.constants, s.left));
+  return Status::ok();
+}
+
+}  // namespace
+
+const PassDef& qdq_extraction_pass() {
+  static const PassDef def{
+      kName,
+      "QuantizeLinear -> DequantizeLinear pairs and quantized constants -> the model's INT8 scales",
+      run};
+  return def;
+}
+
+}  // namespace kiln::passes

@@ -1,0 +1,94 @@
+#include "quant/requantize_fusion.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "ir/graph_edit.h"
+#include "ops/kiln_quant.h"
+
+namespace kiln::quant {
+namespace {
+
+constexpr size_t kResidualInput = 4;
+
+bool is_int8_layer(const ir::Node& n) {
+  return n.domain == "kiln" && (n.op_type == "QConv" || n.op_type == "QGemm");
+}
+
+// The (scale, zero point) of a per-tensor uint8 QuantizeLinear with constant parameters.
+std::optional<std::pair<float, int64_t>> uint8_quantize_params(const ir::Graph& g,
+                                                               const ir::Node& n) {
+  if (!n.domain.empty() || n.op_type != "QuantizeLinear" || n.inputs.size() != 3) return {};
+  const Tensor* scale = g.value(n.inputs[1]).constant();
+  const Tensor* zero = g.value(n.inputs[2]).constant();
+  if (!scale || !zero || scale->numel() != 1 || zero->numel() != 1) return {};
+  if (scale->dtype() != DType::kF32 || zero->dtype() != DType::kU8) return {};
+  return std::pair{scale->data<float>()[0], zero->value_as_int(0)};
+}
+
+struct Readers {
+  int quantize = -1;             // the QuantizeLinear node
+  std::vector<int> residual_of;  // INT8 layers reading the value as Z
+};
+
+// The readers of `y` when every one is its uint8 QuantizeLinear or an INT8 layer's residual.
+std::optional<Readers> uint8_readers(const ir::Graph& g, const ir::GraphIndex& index,
+                                     ir::ValueId y) {
+  Readers r;
+  for (const ir::Use& u : index.uses(y)) {
+    const ir::Node& reader = g.nodes[static_cast<size_t>(u.node)];
+    if (u.input == 0 && r.quantize < 0 && uint8_quantize_params(g, reader)) {
+      r.quantize = u.node;
+    } else if (is_int8_layer(reader) && static_cast<size_t>(u.input) == kResidualInput) {
+      r.residual_of.push_back(u.node);
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (r.quantize < 0) return std::nullopt;
+  return r;
+}
+
+}  // namespace
+
+int fuse_requantize(ir::Graph& graph, std::vector<std::string>& log) {
+  const ir::GraphIndex index(graph);
+  std::vector<bool> dead(graph.nodes.size(), false);
+  int fused = 0;
+  for (ir::Node& p : graph.nodes) {
+    if (!is_int8_layer(p) ||
+        p.attrs.get_int("output_type", ops::kQuantOutputFloat) != ops::kQuantOutputFloat) {
+      continue;
+    }
+    const ir::ValueId y = p.outputs[0];
+    if (graph.value(y).is_graph_output) continue;
+    const std::optional<Readers> readers = uint8_readers(graph, index, y);
+    if (!readers) continue;
+    const ir::Node& q = graph.nodes[static_cast<size_t>(readers->quantize)];
+    const auto [scale, zero] = *uint8_quantize_params(graph, q);
+    const ir::ValueId yq = q.outputs[0];
+    p.attrs.set("output_type", ops::kQuantOutputUint8);
+    p.attrs.set("y_scale", scale);
+    p.attrs.set("y_zero_point", zero);
+    p.outputs[0] = yq;
+    for (int r : readers->residual_of) {
+      ir::Node& reader = graph.nodes[static_cast<size_t>(r)];
+      reader.inputs[kResidualInput] = yq;
+      reader.attrs.set("z_scale", scale);
+      reader.attrs.set("z_zero_point", zero);
+    }
+    dead[static_cast<size_t>(readers->quantize)] = true;
+    log.push_back(fmt::format(
+        "layer '{}' writes '{}' as uint8 (scale {:.6g}, zero point {}){}", p.name,
+        graph.value(yq).name, scale, zero,
+        readers->residual_of.empty()
+            ? ""
+            : fmt::format(", read as the residual of {} layer(s)", readers->residual_of.size())));
+    ++fused;
+  }
+  ir::remove_nodes(graph, dead);
+  return fused;
+}
+
+}  // namespace kiln::quant

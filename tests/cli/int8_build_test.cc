@@ -1,0 +1,118 @@
+// INT8 through the real binary: kiln calibrate -> kiln build --int8 --calib (kiln's file and a
+// TensorRT cache) -> kiln inspect / kiln exec, and the precision flags' errors.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "io/npy.h"
+#include "kiln_process.h"
+#include "testing/onnx_builder.h"
+
+namespace kiln {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::OnnxBuilder;
+
+class Int8Build : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // x[batch,3,8,8] -> Conv(3->8, 3x3) -> Relu -> Conv(8->4, 1x1) -> y
+    OnnxBuilder b;
+    b.input("x", onnx::TensorProto::FLOAT, {-1, 3, 8, 8}, {"batch", "", "", ""}).output("y");
+    std::vector<float> w1(8 * 3 * 9), w2(4 * 8);
+    for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.2f * std::sin(0.9f * static_cast<float>(i));
+    for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.3f * std::cos(0.7f * static_cast<float>(i));
+    b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {4, 8, 1, 1}, w2);
+    testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c1"}, {"r1"}, "relu1");
+    b.node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+    model_ = b.write(dir_.path()).string();
+    fs::create_directories(dir_.path() / "data");
+    Tensor t(DType::kF32, {6, 3, 8, 8});
+    for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = std::sin(0.37f * i);
+    EXPECT_TRUE(io::write_npy(dir_.path() / "data" / "x.npy", t).is_ok());
+    calib_ = path("m.calib");
+    trt_cache_ = path("m.cache");
+    const auto r =
+        testing::run_kiln("calibrate --onnx=" + model_ + " --data=" + path("data") + " -o " +
+                          calib_ + " --algo=minmax --export-trt-cache=" + trt_cache_);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  std::string path(const std::string& name) const { return (dir_.path() / name).string(); }
+  std::string build(const std::string& flags, const std::string& plan = "m.plan") const {
+    return "build --onnx=" + model_ + " --saveEngine=" + path(plan) + " --shapes=x:2x3x8x8 " +
+           "--builderOptimizationLevel=0 " + flags;
+  }
+  static void expect_out(const testing::KilnRun& r, int code, std::vector<std::string> parts) {
+    EXPECT_EQ(r.exit_code, code) << r.out;
+    for (const std::string& p : parts) {
+      EXPECT_NE(r.out.find(p), std::string::npos) << "'" << p << "' not in:\n" << r.out;
+    }
+  }
+  testing::TempDir dir_;
+  std::string model_, calib_, trt_cache_;
+};
+
+TEST_F(Int8Build, CalibratedBuildRunsInInt8AndInspectSaysWhy) {
+  expect_out(testing::run_kiln(build("--int8 --calib=" + calib_)), 0,
+             {"int8: 2 layers in INT8, 0 left in float", "layer precisions: fp32->uint8 1, int8 2",
+              "qconv."});
+  expect_out(testing::run_kiln("inspect " + path("m.plan")), 0,
+             {"kiln.QConv", "int8", "precision: int8: input 'x' as uint8", "writes uint8"});
+  // TensorRT's cache carries the same ranges.
+  expect_out(testing::run_kiln(build("--int8 --calib=" + trt_cache_, "t.plan")), 0,
+             {"int8: 2 layers in INT8", "ranges from TRT-8601-MinMaxCalibration"});
+}
+
+TEST_F(Int8Build, ExecReportsInt8InItsSummary) {
+  const std::string summary = path("s.json");
+  expect_out(testing::run_kiln("exec --onnx=" + model_ + " --shapes=x:1x3x8x8 --int8 --calib=" +
+                               calib_ + " --iterations=3 --duration=0 --warmUp=0 " +
+                               "--builderOptimizationLevel=0 --exportSummary=" + summary),
+             0, {"Latency:"});
+  EXPECT_NE(testing::read_text(summary).find("\"precision\": \"int8\""), std::string::npos);
+}
+
+TEST_F(Int8Build, LayerPrecisionsKeepALayerInFloat) {
+  expect_out(testing::run_kiln(build("--int8 --calib=" + calib_ +
+                                     " --layerPrecisions=conv2:fp32 --precisionConstraints=obey")),
+             0, {"int8: 1 layers in INT8, 1 left in float"});
+  expect_out(testing::run_kiln(build("--int8 --calib=" + calib_ + " --layerPrecisions=conv2:fp32")),
+             0,
+             {"--layerPrecisions is ignored without --precisionConstraints", "2 layers in INT8"});
+}
+
+TEST_F(Int8Build, PlaceholderRangesWarn) {
+  expect_out(testing::run_kiln(build("--int8")), 0,
+             {"[W] --int8 without calibration: placeholder ranges"});
+}
+
+TEST_F(Int8Build, ErrorsNameTheFlagAndWriteNoEngine) {
+  expect_out(testing::run_kiln(build("--int8 --calib=" + path("missing.calib"))), 1,
+             {"--calib=", "missing.calib"});
+  expect_out(testing::run_kiln(build("--fp16")), 1, {"--fp16 is not implemented yet"});
+  expect_out(testing::run_kiln(build("--int8 --precisionConstraints=strict")), 1,
+             {"none, prefer or obey", "'strict'"});
+  expect_out(testing::run_kiln(build("--int8 --layerPrecisions=conv1:fp16 "
+                                     "--precisionConstraints=obey")),
+             1, {"layer 'conv1'", "fp16", "obey"});
+  std::ofstream(path("bad.calib")) << "not a calibration";
+  expect_out(testing::run_kiln(build("--int8 --calib=" + path("bad.calib"))), 1, {"bad.calib"});
+  EXPECT_FALSE(fs::exists(path("m.plan")));
+}
+
+TEST_F(Int8Build, CalibrationOfAnotherModelWarns) {
+  OnnxBuilder other;
+  other.input("x", onnx::TensorProto::FLOAT, {1, 3, 8, 8}).output("y");
+  other.node("Relu", {"x"}, {"y"}, "relu");
+  fs::create_directories(dir_.path() / "other");
+  const std::string other_model = other.write(dir_.path() / "other").string();
+  expect_out(testing::run_kiln("build --onnx=" + other_model + " --saveEngine=" + path("o.plan") +
+                               " --int8 --calib=" + calib_),
+             0, {"was made from another model"});
+}
+
+}  // namespace
+}  // namespace kiln

@@ -1,0 +1,249 @@
+// INT8 engines end to end: the builder lowers convolutions and GEMMs to kiln.QConv / kiln.QGemm
+// with ranges from a calibration, INT8 layers hand uint8 tensors to each other, the engine's
+// outputs stay close to the float reference, and every layer says why it runs in its precision.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "engine/builder.h"
+#include "engine/engine_test_util.h"
+#include "engine/serialize.h"
+#include "passes/fusion_test_util.h"
+#include "passes/pass_harness.h"
+#include "runtime/reference_executor.h"
+#include "testing/onnx_builder.h"
+
+namespace kiln {
+namespace {
+
+using testing::OnnxBuilder;
+
+// Every float tensor's absolute max over one reference run: a minmax calibration.
+quant::Calibration minmax_calibration(const OnnxBuilder& model, const runtime::NamedTensors& in) {
+  const ir::Graph g = testing::import_model(model);
+  auto exec = runtime::ReferenceExecutor::create(g);
+  EXPECT_TRUE(exec.is_ok());
+  quant::Calibration c;
+  auto record = [&](const std::string& name, const Tensor& t) {
+    if (t.dtype() != DType::kF32) return;
+    quant::AbsHistogram h;
+    h.add(t.span<float>());
+    c.tensors[name] = {h.amax(), h};
+  };
+  for (const auto& [name, t] : in) record(name, t);
+  exec->set_observer([&](const ir::Node& node, const std::vector<Tensor>& outs) {
+    for (size_t i = 0; i < outs.size(); ++i) record(g.value(node.outputs[i]).name, outs[i]);
+  });
+  EXPECT_TRUE(exec->run(in).is_ok());
+  return c;
+}
+
+std::vector<Tensor> run_engine(const runtime::Engine& engine, const runtime::NamedTensors& in) {
+  auto ctx = engine.create_execution_context();
+  EXPECT_TRUE(ctx.is_ok());
+  auto out = (*ctx)->run(in);
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return out.is_ok() ? *out : std::vector<Tensor>{};
+}
+
+double cosine(const Tensor& a, const Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<float>()[i], y = b.data<float>()[i];
+    ab += x * y, aa += x * x, bb += y * y;
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+std::vector<std::string> layer_ops(const engine::Plan& plan) {
+  std::vector<std::string> ops;
+  for (const ir::Node& n : plan.graph.nodes) {
+    ops.push_back(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
+  }
+  return ops;
+}
+
+const ir::Node& node_named(const engine::Plan& plan, const std::string& name) {
+  for (const ir::Node& n : plan.graph.nodes) {
+    if (n.name == name) return n;
+  }
+  ADD_FAILURE() << "no layer " << name;
+  return plan.graph.nodes.front();
+}
+
+size_t layer_index(const engine::Plan& plan, const std::string& name) {
+  return static_cast<size_t>(&node_named(plan, name) - plan.graph.nodes.data());
+}
+
+engine::BuildOptions int8_options(std::optional<quant::Calibration> c) {
+  engine::BuildOptions o;
+  o.optimization_level = 0;
+  o.int8 = true;
+  o.calibration = std::move(c);
+  return o;
+}
+
+struct SmallCnn {
+  OnnxBuilder model = testing::small_cnn(false);
+  runtime::NamedTensors in = {{"x", testing::random_f32({2, 3, 8, 8}, 7)}};
+};
+
+TEST(Int8Engine, LowersConvsAndGemmAndChainsUint8) {
+  SmallCnn m;
+  auto engine = testing::build_engine(m.model, int8_options(minmax_calibration(m.model, m.in)));
+  const engine::Plan& plan = engine->plan();
+  EXPECT_EQ(layer_ops(plan), (std::vector<std::string>{"QuantizeLinear", "kiln.QConv", "kiln.QConv",
+                                                       "GlobalAveragePool", "Flatten",
+                                                       "QuantizeLinear", "kiln.QGemm"}));
+  // conv1 (+ relu) writes r1 as uint8 from 0: conv2 reads it, and adds it as a uint8 residual.
+  const ir::Node& conv1 = node_named(plan, "conv1");
+  EXPECT_EQ(conv1.attrs.get_int("output_type", 0), 2);
+  EXPECT_EQ(conv1.attrs.get_int("y_zero_point", -1), 0);
+  const ir::Node& conv2 = node_named(plan, "conv2");
+  ASSERT_EQ(conv2.inputs.size(), 5u);
+  EXPECT_EQ(conv2.inputs[4], conv1.outputs[0]);
+  EXPECT_EQ(conv2.inputs[0], conv1.outputs[0]);
+  EXPECT_EQ(conv2.attrs.get_float("z_scale", 0), conv1.attrs.get_float("y_scale", 1));
+  EXPECT_EQ(conv2.attrs.get_int("output_type", 1), 1);  // the pooling reads float
+  // The signed input x is centred on 128.
+  EXPECT_EQ(conv1.attrs.get_int("x_zero_point", -1), 128);
+  EXPECT_EQ(plan.layers[layer_index(plan, "conv1")].precision, "int8");
+  EXPECT_NE(plan.layers[layer_index(plan, "conv1")].precision_note.find("writes uint8"),
+            std::string::npos);
+  EXPECT_EQ(plan.layers[0].precision, "fp32->uint8");
+  EXPECT_EQ(plan.layers[layer_index(plan, "pool")].precision, "fp32");
+
+  const std::vector<Tensor> ref = testing::reference_outputs(m.model, m.in);
+  const std::vector<Tensor> got = run_engine(*engine, m.in);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+  double amax = 0, err = 0;
+  for (int64_t i = 0; i < ref[0].numel(); ++i) {
+    amax = std::max(amax, std::fabs(double{ref[0].data<float>()[i]}));
+    err = std::max(err, std::fabs(double{got[0].data<float>()[i] - ref[0].data<float>()[i]}));
+  }
+  EXPECT_LT(err, 0.05 * amax);
+}
+
+TEST(Int8Engine, TensorWithoutRangeKeepsItsReaderInFloat) {
+  SmallCnn m;
+  quant::Calibration c = minmax_calibration(m.model, m.in);
+  c.tensors.erase("x");
+  auto engine = testing::build_engine(m.model, int8_options(c));
+  const engine::Plan& plan = engine->plan();
+  const size_t conv1 = layer_index(plan, "conv1");
+  EXPECT_EQ(plan.layers[conv1].precision, "fp32");
+  EXPECT_EQ(plan.layers[conv1].precision_note,
+            "fp32: the calibration has no range for its input 'x'");
+  EXPECT_EQ(plan.layers[layer_index(plan, "conv2")].precision, "int8");
+  bool logged = false;
+  for (const std::string& line : plan.build_log) {
+    logged = logged || line.find("layer 'conv1' (FusedConv) stays fp32") != std::string::npos;
+  }
+  EXPECT_TRUE(logged);
+  const std::vector<Tensor> ref = testing::reference_outputs(m.model, m.in);
+  EXPECT_GT(cosine(run_engine(*engine, m.in)[0], ref[0]), 0.999);
+}
+
+TEST(Int8Engine, PlaceholderRangesWithoutCalibrationWarn) {
+  SmallCnn m;
+  auto engine = testing::build_engine(m.model, int8_options(std::nullopt));
+  const engine::Plan& plan = engine->plan();
+  EXPECT_EQ(plan.layers[layer_index(plan, "fc")].precision, "int8");
+  bool warned = false;
+  for (const std::string& line : plan.build_log) {
+    warned = warned || line.starts_with("warning: --int8 without calibration");
+  }
+  EXPECT_TRUE(warned);
+  EXPECT_NEAR(node_named(plan, "conv1").attrs.get_float("x_scale", 0), 2.0 / 127, 1e-7);
+}
+
+TEST(Int8Engine, LayerPrecisionsPreferObeyAndNone) {
+  SmallCnn m;
+  const quant::Calibration c = minmax_calibration(m.model, m.in);
+  engine::BuildOptions o = int8_options(c);
+  o.layer_precisions = {{"conv*", "int8"}, {"conv2", "fp32"}};
+  o.precision_constraints = quant::PrecisionConstraints::kObey;
+  auto engine = testing::build_engine(m.model, o);
+  const engine::Plan& plan = engine->plan();
+  EXPECT_EQ(plan.layers[layer_index(plan, "conv2")].precision, "fp32");
+  EXPECT_EQ(plan.layers[layer_index(plan, "conv2")].precision_note,
+            "fp32: --layerPrecisions ('conv2')");
+  EXPECT_EQ(plan.layers[layer_index(plan, "conv1")].precision, "int8");
+
+  // Obey: an int8 request that cannot be met fails the build, naming the layer and the reason.
+  quant::Calibration no_x = c;
+  no_x.tensors.erase("x");
+  o = int8_options(no_x);
+  o.layer_precisions = {{"conv1", "int8"}};
+  o.precision_constraints = quant::PrecisionConstraints::kObey;
+  auto failed = engine::build_plan(testing::import_model(m.model), o);
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_NE(failed.status().message().find("layer 'conv1'"), std::string::npos);
+  EXPECT_NE(failed.status().message().find("no range for its input 'x'"), std::string::npos);
+  // Prefer: the same request is a warning.
+  o.precision_constraints = quant::PrecisionConstraints::kPrefer;
+  auto preferred = engine::build_plan(testing::import_model(m.model), o);
+  ASSERT_TRUE(preferred.is_ok()) << preferred.status().to_string();
+  // None: the rules are ignored, with a warning.
+  o = int8_options(c);
+  o.layer_precisions = {{"*", "fp32"}};
+  auto ignored = engine::build_plan(testing::import_model(m.model), o);
+  ASSERT_TRUE(ignored.is_ok());
+  EXPECT_EQ(ignored->layers[layer_index(*ignored, "conv1")].precision, "int8");
+}
+
+TEST(Int8Engine, Int8RequestWithoutInt8FailsUnderObey) {
+  SmallCnn m;
+  engine::BuildOptions o;
+  o.optimization_level = 0;
+  o.layer_precisions = {{"conv1", "int8"}};
+  o.precision_constraints = quant::PrecisionConstraints::kObey;
+  auto failed = engine::build_plan(testing::import_model(m.model), o);
+  ASSERT_FALSE(failed.is_ok());
+  EXPECT_NE(failed.status().message().find("has no --int8"), std::string::npos);
+}
+
+// Gemm's alpha, beta and transB fold into the INT8 constants; MatMul with constant weights lowers.
+TEST(Int8Engine, GemmAttributesAndMatMulFold) {
+  OnnxBuilder b;
+  b.input("x", 1, {3, 6});
+  b.initializer("w", {4, 6}, testing::weights(24));
+  b.initializer("c", {1, 4}, {0.5f, -0.5f, 1.0f, 0.0f});
+  b.initializer("m", {4, 5}, testing::weights(20, 0.3f));
+  auto& g = b.node("Gemm", {"x", "w", "c"}, {"h"}, "fc");
+  testing::set_attr_int(g, "transB", 1);
+  testing::set_attr_float(g, "alpha", 0.5f);
+  testing::set_attr_float(g, "beta", 2.0f);
+  b.node("MatMul", {"h", "m"}, {"y"}, "proj");
+  b.output("y");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({3, 6}, 3)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  EXPECT_EQ(layer_ops(engine->plan()),
+            (std::vector<std::string>{"QuantizeLinear", "kiln.QGemm", "kiln.QGemm"}));
+  EXPECT_EQ(node_named(engine->plan(), "fc").attrs.get_int("output_type", 1), 2);
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  EXPECT_GT(cosine(run_engine(*engine, in)[0], ref[0]), 0.999);
+}
+
+TEST(Int8Engine, PrecisionSurvivesSaveAndLoad) {
+  SmallCnn m;
+  auto engine = testing::build_engine(m.model, int8_options(minmax_calibration(m.model, m.in)));
+  testing::TempDir dir;
+  const auto path = dir.path() / "int8.plan";
+  ASSERT_TRUE(engine::save_plan(engine->plan(), path).is_ok());
+  auto loaded = engine::load_plan(path);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  for (size_t i = 0; i < loaded->layers.size(); ++i) {
+    EXPECT_EQ(loaded->layers[i].precision, engine->plan().layers[i].precision);
+    EXPECT_EQ(loaded->layers[i].precision_note, engine->plan().layers[i].precision_note);
+  }
+  auto reloaded = runtime::Engine::create(std::move(loaded).value());
+  ASSERT_TRUE(reloaded.is_ok());
+  const std::vector<Tensor> a = run_engine(*engine, m.in), b = run_engine(**reloaded, m.in);
+  EXPECT_EQ(testing::compare_tensors(b[0], a[0], {0, 0}), "");
+}
+
+}  // namespace
+}  // namespace kiln

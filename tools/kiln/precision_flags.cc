@@ -1,0 +1,70 @@
+#include "precision_flags.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "quant/calibration_file.h"
+
+namespace kiln::cli {
+namespace {
+
+Result<std::string> read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return not_found("cannot read '{}'", path);
+  std::stringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+Status check_calibration_model(const quant::Calibration& c, const PrecisionFlags& f,
+                               const std::string& onnx_path, std::vector<std::string>& warnings) {
+  if (c.model_hash.empty() || onnx_path.empty()) return Status::ok();
+  KILN_ASSIGN_OR_RETURN(const std::string bytes, read_text(onnx_path));
+  if (quant::content_hash(bytes) != c.model_hash) {
+    warnings.push_back(fmt::format(
+        "--calib={} was made from another model than {} (hash {} vs {}): tensors it has no "
+        "range for stay fp32, and the ranges it has may not fit",
+        f.calib, onnx_path, c.model_hash, quant::content_hash(bytes)));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status apply_precision_flags(const PrecisionFlags& f, const std::string& onnx_path,
+                             engine::BuildOptions& o, std::vector<std::string>& warnings) {
+  if (f.fp16) {
+    return unsupported("--fp16 is not implemented yet: kiln has no FP16 kernels (issue 5)");
+  }
+  KILN_ASSIGN_OR_RETURN(o.precision_constraints, quant::parse_precision_constraints(f.constraints));
+  o.layer_precisions.clear();
+  for (const auto& [layer, precision] : f.layer_precisions) {
+    o.layer_precisions.push_back({layer, precision});
+  }
+  KILN_RETURN_IF_ERROR(quant::check_layer_precision_rules(o.layer_precisions));
+  o.int8 = f.int8 || f.best;
+  if (f.best && !f.int8) {
+    warnings.push_back("--best enables int8 (kiln has no fp16 kernels yet)");
+  }
+  if (f.calib.empty()) return Status::ok();
+  if (!o.int8) {
+    warnings.push_back(fmt::format("--calib={} is unused without --int8 or --best", f.calib));
+    return Status::ok();
+  }
+  Result<quant::Calibration> c = quant::read_calibration(f.calib);
+  if (!c.is_ok()) return c.status().with_context(fmt::format("--calib={}", f.calib));
+  KILN_RETURN_IF_ERROR(check_calibration_model(*c, f, onnx_path, warnings));
+  o.calibration = std::move(c).value();
+  return Status::ok();
+}
+
+std::string engine_precision(const engine::Plan& plan) {
+  const bool int8 = std::any_of(plan.layers.begin(), plan.layers.end(),
+                                [](const engine::Layer& l) { return l.precision == "int8"; });
+  return int8 ? "int8" : "fp32";
+}
+
+}  // namespace kiln::cli
