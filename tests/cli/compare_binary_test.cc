@@ -129,6 +129,25 @@ TEST_F(KilnCompare, NpyDataAndLabels) {
   EXPECT_EQ(a["delta"], 0.0);
 }
 
+// INT8 engines chain uint8 tensors named "<tensor>_u8": --all-layers pairs them with the float
+// tensor they stand for and lists them as not comparable until as_float.cc dequantizes them.
+TEST_F(KilnCompare, Int8EngineRunsAndItsUint8TensorsAreListed) {
+  const std::string int8 = build(model_, "int8.plan",
+                                 "--minShapes=x:1x3x8x8 --optShapes=x:4x3x8x8 "
+                                 "--maxShapes=x:8x3x8x8 --int8");
+  const auto r = testing::run_kiln("compare --onnx=" + model_ + " --engines=" + int8 +
+                                   " --samples=4 --all-layers --json=" + path("c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = read_compare_json(path("c.json"));
+  bool uint8_input = false;
+  for (const json& l : j["engines"][0]["layers_not_comparable"]) {
+    uint8_input |= l["tensor"] == "x" && l["engine_tensor"] == "x_u8" &&
+                   l["reason"] == "not comparable (uint8)";
+  }
+  EXPECT_TRUE(uint8_input) << j["engines"][0].dump(1);
+  EXPECT_EQ(j["engines"][0]["outputs"][0]["name"], "y");
+}
+
 TEST_F(KilnCompare, DefaultBatchIsTheLargestEveryEngineAdmits) {
   const std::string one = build(model_, "one.plan", "--shapes=x:1x3x8x8");
   const auto r = testing::run_kiln("compare --onnx=" + model_ + " --engines=" + engine_ + "," +

@@ -94,9 +94,10 @@ void print_layers(const CompareResult& r, int top, std::ostream& out) {
           rec.fused_from.empty() ? "" : fmt::format(", {} ONNX nodes", rec.fused_from.size()));
     }
     for (const LayerRecord& l : e.layers) {
-      if (!l.not_comparable.empty()) {
-        fmt::print(out, "{:>4} {:<{}} {}\n", "-", l.tensor, width, l.not_comparable);
-      }
+      if (l.not_comparable.empty()) continue;
+      fmt::print(
+          out, "{:>4} {:<{}} {}{}\n", "-", l.tensor, width, l.not_comparable,
+          l.engine_tensor != l.tensor ? fmt::format(" (engine tensor '{}')", l.engine_tensor) : "");
     }
   }
 }
@@ -218,7 +219,8 @@ void add_layers_json(const CompareResult& r, const EngineResult& e, nlohmann::or
   nlohmann::ordered_json skipped = nlohmann::ordered_json::array();
   for (const LayerRecord& l : e.layers) {
     if (!l.not_comparable.empty()) {
-      skipped.push_back({{"tensor", l.tensor}, {"reason", l.not_comparable}});
+      skipped.push_back(
+          {{"tensor", l.tensor}, {"engine_tensor", l.engine_tensor}, {"reason", l.not_comparable}});
     }
   }
   je["layers_not_comparable"] = std::move(skipped);

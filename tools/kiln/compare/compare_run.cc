@@ -109,6 +109,8 @@ Status run_comparison(const RunSetup& s, CompareResult& result) {
     const int64_t n = std::min(s.batch, result.samples - begin);
     const runtime::NamedTensors feeds = s.inputs->batch(begin, n);
     ref_values.clear();
+    // Engines may quantize the model's inputs themselves (an INT8 engine's QuantizeLinear).
+    if (s.all_layers) ref_values.insert(feeds.begin(), feeds.end());
     KILN_ASSIGN_OR_RETURN(const std::vector<Tensor> ref_out, ref.run(feeds));
     if (s.labels) result.reference_correct += correct_in(ref_out[label_out], *s.labels, begin);
     for (size_t e = 0; e < states.size(); ++e) {

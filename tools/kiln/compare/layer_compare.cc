@@ -30,18 +30,26 @@ void capture_reference(runtime::ReferenceExecutor& ref, const ir::Graph& model,
 LayerComparer::LayerComparer(const runtime::Engine& engine, const ir::Graph& model)
     : engine_(engine) {
   const ir::Graph& g = engine.graph();
+  const auto in_model = [&model](const std::string& n) {
+    const ir::ValueId mv = model.find_value(n);
+    return mv != ir::kNoValue && !model.value(mv).initializer;
+  };
   for (const ir::Node& node : g.nodes) {
     for (ir::ValueId v : node.outputs) {
       if (v == ir::kNoValue) continue;
-      const ir::ValueId mv = model.find_value(g.value(v).name);
-      if (mv == ir::kNoValue || model.value(mv).initializer) continue;
+      const std::string name = reference_tensor_name(engine, v, in_model);
+      if (name.empty()) continue;
       LayerRecord r;
-      r.tensor = g.value(v).name;
+      r.tensor = name;
+      r.engine_tensor = g.value(v).name;
       r.layer = node.name;
       r.op_type = node.op_type;
       r.fused_from = node.fused_from;
       for (ir::ValueId in : node.inputs) {
-        if (in != ir::kNoValue && !g.value(in).initializer) r.inputs.push_back(g.value(in).name);
+        if (in == ir::kNoValue || g.value(in).initializer) continue;
+        // A uint8 input is ranked by the float tensor it stands for.
+        const std::string ref_name = reference_tensor_name(engine, in, in_model);
+        r.inputs.push_back(ref_name.empty() ? g.value(in).name : ref_name);
       }
       slot_[v] = records_.size();
       records_.push_back(std::move(r));

@@ -25,7 +25,8 @@ void capture_reference(runtime::ReferenceExecutor& ref, const ir::Graph& model,
                        std::vector<std::string> wanted, ReferenceValues& out);
 
 struct LayerRecord {
-  std::string tensor;                   // the compared tensor's name (the same in both graphs)
+  std::string tensor;                   // the reference tensor's name
+  std::string engine_tensor;            // the engine's (differs for a uint8 "<tensor>_u8")
   std::string layer;                    // the engine layer that writes it
   std::string op_type;                  // of that layer (kiln.FusedConv, ...)
   std::vector<std::string> fused_from;  // the ONNX nodes it stands for (empty: unfused)
