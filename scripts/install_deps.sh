@@ -19,8 +19,9 @@ PACKAGES=(
   # the oneDNN tactic source (oneDNN 2.6, OpenMP runtime). Debian's dnnl-config.cmake asks for
   # OpenCL (its GPU runtime) at configure time, and --no-install-recommends leaves it out.
   libdnnl-dev ocl-icd-opencl-dev opencl-c-headers
-  # model export (PyTorch is the tool that makes the models)
-  python3 python3-numpy python3-torch python3-torchvision
+  # model export (PyTorch is the tool that makes the models; scikit-learn has the digits data of
+  # models/digits/train.py)
+  python3 python3-numpy python3-torch python3-torchvision python3-sklearn
   # real photos (astronaut, chelsea, coffee) for kiln pipeline's CLI test; skipped without it
   python3-skimage
   # kiln report's rendering test and docs screenshots (headless)

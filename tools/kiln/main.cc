@@ -7,6 +7,7 @@
 
 #include "build_command.h"
 #include "calibrate/calibrate_command.h"
+#include "compare/compare_command.h"
 #include "exec/exec_command.h"
 #include "exec/sweep_command.h"
 #include "image_flags.h"
@@ -105,6 +106,43 @@ void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
       ->capture_default_str();
   c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
   kiln::cli::add_image_flags(*c, o.image);
+}
+
+void add_compare(CLI::App& app, kiln::cli::compare::CompareOptions& o) {
+  auto* c = app.add_subcommand(
+      "compare",
+      "Compare engines with the reference executor on the same inputs: kiln compare "
+      "--onnx=m.onnx --engines=a.plan[,b.plan] (docs/accuracy.md)");
+  c->add_option("--onnx", o.onnx, "ONNX model: the reference (imported, not optimized)")
+      ->required();
+  c->add_option("--engines", o.engines, "Engine files built from it: a.plan[,b.plan...]")
+      ->required();
+  auto* data = c->add_option("--data", o.data,
+                             "A .npy batch (first axis: samples), or a folder of .npy files or "
+                             "images (one-input models)");
+  auto* files =
+      c->add_option("--loadInputs", o.load_inputs, "Per-input .npy batches: name:file.npy[,...]");
+  data->excludes(files);
+  c->add_option("--samples", o.samples,
+                "Samples compared (default: all the data; random: --batch, else 8)");
+  c->add_option("--batch", o.batch,
+                "Samples per run (default: the largest every engine admits, at most 32)");
+  c->add_option("--labels", o.labels, "int64 .npy, one label per sample: top-1 accuracy");
+  c->add_flag("--all-layers", o.all_layers,
+              "Also compare every tensor the engine shares with the model, ranked by added error");
+  c->add_option("--topLayers", o.top_layers, "Layers printed by --all-layers")
+      ->capture_default_str();
+  c->add_option("--atol", o.atol, "Fail when |engine - ref| > atol + rtol*|ref| (numpy.allclose)");
+  c->add_option("--rtol", o.rtol, "See --atol");
+  c->add_option("--cosine", o.cosine, "Fail when an output's cosine similarity is below this");
+  c->add_option("--top1", o.top1,
+                "Fail when top-1 drops more than this many points (labels; else top-1 agreement)");
+  c->add_option("--json", o.json, "Write every figure as JSON");
+  c->add_option("--summaries", o.summaries,
+                "kiln exec --exportSummary files, one per engine: their `accuracy` is set");
+  c->add_option("--seed", o.seed, "Seed of random inputs")->capture_default_str();
+  c->add_option("--threads", o.threads, "Threads per engine (0: every core)")
+      ->capture_default_str();
 }
 
 void add_parse_trtexec(CLI::App& app, kiln::cli::report::ParseTrtexecOptions& o) {
@@ -206,6 +244,8 @@ int run_cli(int argc, char** argv) {
   add_inspect(app, inspect_opts);
   kiln::cli::calibrate::CalibrateOptions calibrate_opts;
   add_calibrate(app, calibrate_opts);
+  kiln::cli::compare::CompareOptions compare_opts;
+  add_compare(app, compare_opts);
   kiln::cli::report::ParseTrtexecOptions parse_trtexec_opts;
   add_parse_trtexec(app, parse_trtexec_opts);
   kiln::cli::report::ReportOptions report_opts;
@@ -234,6 +274,12 @@ int run_cli(int argc, char** argv) {
   } else if (app.got_subcommand("calibrate")) {
     status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout,
                                                      kiln::cli::stderr_progress());
+  } else if (app.got_subcommand("compare")) {
+    // Exit 2: the comparison ran but a tolerance failed (the FAIL lines say which); 1: an error.
+    kiln::Result<bool> passed =
+        kiln::cli::compare::compare_command(compare_opts, std::cout, std::cerr);
+    if (passed.is_ok() && !*passed) return 2;
+    if (!passed.is_ok()) status = passed.status();
   } else if (app.got_subcommand("parse-trtexec")) {
     status = kiln::cli::report::parse_trtexec_command(parse_trtexec_opts, std::cout);
   } else if (app.got_subcommand("report")) {

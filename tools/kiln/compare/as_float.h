@@ -1,0 +1,32 @@
+#pragma once
+// The one place an engine tensor becomes float32 for comparison with the reference. Engines keep
+// some tensors in other dtypes (INT8 engines: uint8/int8 activations with a scale); those are
+// "not comparable" until their conversion is added here, and every caller then compares them.
+
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "base/tensor_view.h"
+#include "runtime/engine.h"
+
+namespace kiln::cli::compare {
+
+struct NotComparable {
+  std::string reason;  // e.g. "not comparable (uint8)"
+};
+
+// The name of the reference tensor engine value `v` holds, or "" for none: its own name, or for a
+// uint8 tensor an INT8 layer writes in place of a float one (named "<tensor>_u8", docs/
+// quantization.md) the float tensor's name. `has` says whether the reference has a name.
+std::string reference_tensor_name(const runtime::Engine& e, ir::ValueId v,
+                                  const std::function<bool(const std::string&)>& has);
+
+// The values of engine value `v` (its memory `view`, as the context shows it) as float32, in the
+// reference's layout; NotComparable for dtypes without a conversion.
+std::variant<std::vector<float>, NotComparable> engine_tensor_as_float(const runtime::Engine& e,
+                                                                       ir::ValueId v,
+                                                                       const TensorView& view);
+
+}  // namespace kiln::cli::compare
