@@ -24,7 +24,8 @@ std::string reference_tensor_name(const runtime::Engine& e, ir::ValueId v,
                                   const std::function<bool(const std::string&)>& has);
 
 // The values of engine value `v` (its memory `view`, as the context shows it) as float32, in the
-// reference's layout; NotComparable for dtypes without a conversion.
+// reference's layout: float32 as is, an INT8 engine's uint8 tensors dequantized with the scale and
+// zero point of the layer that wrote them; NotComparable for other dtypes.
 std::variant<std::vector<float>, NotComparable> engine_tensor_as_float(const runtime::Engine& e,
                                                                        ir::ValueId v,
                                                                        const TensorView& view);
