@@ -8,6 +8,7 @@
 #include "build_command.h"
 #include "calibrate/calibrate_command.h"
 #include "compare/compare_command.h"
+#include "debug/debug_precision_command.h"
 #include "exec/exec_command.h"
 #include "exec/sweep_command.h"
 #include "image_flags.h"
@@ -106,6 +107,29 @@ void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
       ->capture_default_str();
   c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
   kiln::cli::add_image_flags(*c, o.image);
+}
+
+void add_debug_precision(CLI::App& app, kiln::cli::debug::DebugPrecisionOptions& o) {
+  auto* debug = app.add_subcommand("debug", "Debugging tools: kiln debug precision");
+  debug->require_subcommand(1);
+  auto* c = debug->add_subcommand(
+      "precision",
+      "Find the INT8 layers to keep in FP32 for a tolerance: kiln debug precision "
+      "--onnx=m.onnx --calib=m.calib --cosine=0.99 (docs/accuracy.md)");
+  c->add_option("--onnx", o.onnx, "ONNX model")->required();
+  c->add_option("--calib", o.calib,
+                "INT8 ranges (kiln calibration or TensorRT cache); without: placeholders");
+  auto* data = c->add_option("--data", o.data, "A .npy batch or a folder (as kiln compare)");
+  auto* files =
+      c->add_option("--loadInputs", o.load_inputs, "Per-input .npy batches: name:file.npy[,...]");
+  data->excludes(files);
+  c->add_option("--samples", o.samples, "Samples (default: all the data; random: 8)");
+  c->add_option("--batch", o.batch, "Samples per run (default: all, at most 32)");
+  c->add_option("--cosine", o.cosine, "Smallest cosine similarity per output (default 0.99)");
+  c->add_option("--atol", o.atol, "|engine - ref| <= atol + rtol*|ref| everywhere");
+  c->add_option("--rtol", o.rtol, "See --atol");
+  c->add_option("--seed", o.seed, "Seed of random inputs")->capture_default_str();
+  c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
 }
 
 void add_compare(CLI::App& app, kiln::cli::compare::CompareOptions& o) {
@@ -246,6 +270,8 @@ int run_cli(int argc, char** argv) {
   add_calibrate(app, calibrate_opts);
   kiln::cli::compare::CompareOptions compare_opts;
   add_compare(app, compare_opts);
+  kiln::cli::debug::DebugPrecisionOptions debug_precision_opts;
+  add_debug_precision(app, debug_precision_opts);
   kiln::cli::report::ParseTrtexecOptions parse_trtexec_opts;
   add_parse_trtexec(app, parse_trtexec_opts);
   kiln::cli::report::ReportOptions report_opts;
@@ -280,6 +306,12 @@ int run_cli(int argc, char** argv) {
         kiln::cli::compare::compare_command(compare_opts, std::cout, std::cerr);
     if (passed.is_ok() && !*passed) return 2;
     if (!passed.is_ok()) status = passed.status();
+  } else if (app.got_subcommand("debug")) {
+    // Exit 2: no set of FP32 layers meets the tolerance (the FP32 engine itself misses it).
+    kiln::Result<bool> found =
+        kiln::cli::debug::debug_precision_command(debug_precision_opts, std::cout);
+    if (found.is_ok() && !*found) return 2;
+    if (!found.is_ok()) status = found.status();
   } else if (app.got_subcommand("parse-trtexec")) {
     status = kiln::cli::report::parse_trtexec_command(parse_trtexec_opts, std::cout);
   } else if (app.got_subcommand("report")) {
