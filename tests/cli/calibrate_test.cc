@@ -99,12 +99,25 @@ TEST_F(Calibrate, ImagesArePreprocessedAndTheDataHashFollowsTheSpec) {
   EXPECT_NE(quant::read_calibration(calib)->data_hash, hash);
 }
 
+TEST_F(Calibrate, OneNpyFileIsDataToo) {
+  const float amax = write_samples("batch.npy", 3, 0.05f, true);
+  const std::string calib = (dir_.path() / "m.calib").string();
+  const auto r = testing::run_kiln("calibrate --onnx=" + model_ + " --data=" +
+                                   (data_ / "batch.npy").string() + " -o " + calib +
+                                   " --algo=minmax");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto c = quant::read_calibration(calib);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  EXPECT_EQ(c->samples, 3);
+  EXPECT_FLOAT_EQ(static_cast<float>(c->tensors.at("x").amax), amax);
+}
+
 TEST_F(Calibrate, ErrorsNameTheProblemAndWriteNothing) {
   const std::string calib = (dir_.path() / "m.calib").string();
   const std::string base = "calibrate --onnx=" + model_ + " -o " + calib;
   auto r = testing::run_kiln(base + " --data=" + (dir_.path() / "none").string());
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("does not exist"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("is neither a folder nor a .npy file"), std::string::npos) << r.out;
   r = testing::run_kiln(base + " --data=" + data_.string());
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.out.find("has no images"), std::string::npos) << r.out;

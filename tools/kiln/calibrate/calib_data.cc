@@ -30,15 +30,20 @@ std::string file_bytes(const std::filesystem::path& p) {
 
 Result<CalibrationData> CalibrationData::open(DataSpec spec) {
   std::error_code ec;
-  if (!std::filesystem::is_directory(spec.folder, ec)) {
-    return not_found("calibration data folder '{}' does not exist", spec.folder.string());
-  }
   CalibrationData d;
   std::vector<std::filesystem::path> images, arrays;
-  for (const auto& e : std::filesystem::directory_iterator(spec.folder)) {
-    if (!e.is_regular_file()) continue;
-    if (has_extension(e.path(), {".jpg", ".jpeg", ".png", ".bmp"})) images.push_back(e.path());
-    if (has_extension(e.path(), {".npy"})) arrays.push_back(e.path());
+  // One .npy file holding a batch of samples is data too (kiln compare takes the same).
+  if (std::filesystem::is_regular_file(spec.folder, ec) && has_extension(spec.folder, {".npy"})) {
+    arrays.push_back(spec.folder);
+  } else if (!std::filesystem::is_directory(spec.folder, ec)) {
+    return not_found("calibration data '{}' is neither a folder nor a .npy file",
+                     spec.folder.string());
+  } else {
+    for (const auto& e : std::filesystem::directory_iterator(spec.folder)) {
+      if (!e.is_regular_file()) continue;
+      if (has_extension(e.path(), {".jpg", ".jpeg", ".png", ".bmp"})) images.push_back(e.path());
+      if (has_extension(e.path(), {".npy"})) arrays.push_back(e.path());
+    }
   }
   if (!images.empty() && !arrays.empty()) {
     return invalid_argument("calibration data folder '{}' mixes images and .npy files",
