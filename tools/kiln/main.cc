@@ -89,7 +89,9 @@ void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
       "Gather INT8 calibration statistics over data: kiln calibrate --onnx=m.onnx "
       "--data=dir/ -o m.calib");
   c->add_option("--onnx", o.onnx, "ONNX model file")->required();
-  c->add_option("--data", o.data, "A .npy batch, or a folder of images (.jpg/.png/.bmp) or .npy files")->required();
+  c->add_option("--data", o.data,
+                "A .npy batch, or a folder of images (.jpg/.png/.bmp) or .npy files")
+      ->required();
   c->add_option("-o,--output", o.output, "Calibration file to write")->required();
   c->add_option("--algo", o.algo, "entropy (TensorRT's KL), minmax or percentile")
       ->check(CLI::IsMember({"entropy", "minmax", "percentile"}))
