@@ -2,6 +2,7 @@
 // to the instantiation the plan's Isa names. Built without ISA flags.
 #include <algorithm>
 
+#include "base/int_math.h"
 #include "kernels/x86/isa_entry.h"
 #include "kernels/x86/kernels.h"
 
@@ -13,9 +14,6 @@ namespace {
 constexpr int64_t kL2BlockFloats = 128 * 1024;
 // A flat convolution's packed B block (per thread): 128 KiB, a quarter of L2.
 constexpr int64_t kFlatBlockFloats = 32 * 1024;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 
 // Rows and columns per task: as large as the L2 budget allows, then split further until the
 // tasks spread evenly over `threads` (a whole multiple of them, or many per thread), with blocks

@@ -2,14 +2,13 @@
 // the dispatch to the instantiation the plan's QIsa names. Built without ISA flags.
 #include <algorithm>
 
+#include "base/int_math.h"
 #include "kernels/x86/qisa_entry.h"
 #include "kernels/x86/qkernels.h"
 
 namespace kiln::kernels::x86 {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 size_t round64(int64_t bytes) { return static_cast<size_t>(round_up(bytes, 64)); }
 
 // A task's weights (rows x depth) stay within this share of L2 while its pixel panels stream.
