@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/int_math.h"
+#include "kernels/x86/plan_util.h"
 #include "kernels/x86/qisa_entry.h"
 #include "kernels/x86/qkernels.h"
 
@@ -16,17 +17,9 @@ constexpr int64_t kL2WeightBytes = 384 * 1024;
 // A task's quad planes (its rows of the input) stay within this.
 constexpr int64_t kX4Bytes = 512 * 1024;
 
-struct Split {
-  int64_t mc, nc, m_blocks, n_blocks;
-};
-
 Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t mr, int64_t nr) {
-  Split s;
-  s.mc = round_up(ceil_div(m, m_blocks), mr);
-  s.m_blocks = ceil_div(m, s.mc);
-  s.nc = round_up(ceil_div(n, n_blocks), nr);
-  s.n_blocks = ceil_div(n, s.nc);
-  return s;
+  const Blocks mb = even_blocks(m, m_blocks, mr), nb = even_blocks(n, n_blocks, nr);
+  return {mb.size, nb.size, mb.count, nb.count};
 }
 
 // The time of the slowest thread when `threads` run the split's tasks as run_tasks() does
