@@ -114,8 +114,9 @@ DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p) {
   DepthwisePlan pl;
   pl.isa = isa;
   pl.p = p;
-  pl.hp = std::max(p.in_h + p.pad_top, (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1);
-  pl.wp = std::max(p.in_w + p.pad_left, (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  const PaddedPlane plane = padded_plane(p);
+  pl.hp = plane.h;
+  pl.wp = plane.w;
   pl.tasks = p.out_h * p.out_w == 0 ? 0 : p.batch * p.out_c;
   return pl;
 }

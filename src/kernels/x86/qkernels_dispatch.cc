@@ -149,8 +149,9 @@ QDepthwisePlan plan_qdepthwise(QIsa isa, const cpu::Conv2DParams& p) {
   QDepthwisePlan pl;
   pl.isa = isa;
   pl.p = p;
-  pl.hp = std::max(p.in_h + p.pad_top, (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1);
-  pl.wp = std::max(p.in_w + p.pad_left, (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  const PaddedPlane plane = padded_plane(p);
+  pl.hp = plane.h;
+  pl.wp = plane.w;
   pl.quads_w = ceil_div(p.k_w, 4);
   const int64_t taps = std::min<int64_t>(p.k_w, 4);
   pl.shuffle = p.stride_w <= 4 && 3 * p.stride_w + (taps - 1) * p.dil_w <= 15 && pl.quads_w <= 8;
