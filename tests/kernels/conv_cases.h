@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,24 +109,30 @@ inline std::vector<ConvGeom> x86_channel_cases(const ConvGeom& odd) {
           {.cin = 32, .cout = 32, .group = 2}};
 }
 
+// g with a square k x k window, the stride, symmetric padding and dilation.
+inline ConvGeom with_window(ConvGeom g, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  g.kh = g.kw = k;
+  g.stride = stride;
+  g.pad = pad;
+  g.dil = dil;
+  return g;
+}
+
 // Each of `channels` on a 6x13 image with the square kernels `ks`, strides 1 and 2, pads 0 and 1,
-// dilations 1 and 2: the geometries whose window fits.
-inline std::vector<ConvGeom> channel_sweep(const std::vector<ConvGeom>& channels,
-                                           std::initializer_list<int64_t> ks) {
+// dilations 1 and 2: the geometries `fits` accepts.
+inline std::vector<ConvGeom> channel_sweep(std::span<const ConvGeom> channels,
+                                           std::initializer_list<int64_t> ks,
+                                           bool (*fits)(const ConvGeom&) = window_fits) {
   std::vector<ConvGeom> out;
-  for (const ConvGeom& base : channels) {
+  for (ConvGeom plane : channels) {
+    plane.h = 6;
+    plane.w = 13;
     for (int64_t k : ks) {
       for (int64_t stride : {1, 2}) {
         for (int64_t pad : {0, 1}) {
           for (int64_t dil : {1, 2}) {
-            ConvGeom g = base;
-            g.h = 6;
-            g.w = 13;
-            g.kh = g.kw = k;
-            g.stride = stride;
-            g.pad = pad;
-            g.dil = dil;
-            if (window_fits(g)) out.push_back(g);
+            const ConvGeom g = with_window(plane, k, stride, pad, dil);
+            if (fits(g)) out.push_back(g);
           }
         }
       }
@@ -146,11 +153,8 @@ inline std::vector<ConvGeom> depthwise_sweep(
         for (int64_t pad : {0, 1, 2}) {
           for (int64_t dil : {1, 2}) {
             for (int64_t w : {1, 7, 19, 70}) {
-              ConvGeom g{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
-              g.kh = g.kw = k;
-              g.stride = stride;
-              g.pad = pad;
-              g.dil = dil;
+              const ConvGeom plane{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
+              const ConvGeom g = with_window(plane, k, stride, pad, dil);
               if (window_fits(g)) out.push_back(g);
             }
           }
