@@ -2,11 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "base/int_math.h"
+
 namespace kiln::ops {
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 // Window attributes (kernel, strides, dilations, pads) above 2^31 are refused: with dims bounded by
 // the 64 GiB tensor limit, every product and sum in the window arithmetic then fits in int64.

@@ -52,7 +52,9 @@ TEST(Tuner, TimesEveryApplicableCandidateAndKeepsTheFastest) {
       if (best < 0 || c.ms < best) best = c.ms;
     }
     for (const tactics::TacticTiming& c : l->candidates) {
-      if (c.tactic == l->tactic) EXPECT_EQ(c.ms, best) << c.tactic;
+      if (c.tactic == l->tactic) {
+        EXPECT_EQ(c.ms, best) << c.tactic;
+      }
     }
   }
   // The reference fallback is listed with the reason it did not compete.
@@ -87,7 +89,9 @@ TEST(Tuner, DisabledSourceLeavesTheReferenceAndStillMatches) {
   auto engine = testing::build_engine(model, o);
   ASSERT_NE(engine, nullptr);
   for (const engine::Layer& l : engine->plan().layers) {
-    if (l.kind == engine::LayerKind::kRun) EXPECT_EQ(l.tactic, "ref.generic");
+    if (l.kind == engine::LayerKind::kRun) {
+      EXPECT_EQ(l.tactic, "ref.generic");
+    }
   }
   const Tensor x = testing::random_f32({2, 3, 8, 8}, 3);
   auto ctx = engine->create_execution_context();
@@ -107,7 +111,9 @@ TEST(Tuner, EachSourceCanBeDisabled) {
     ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
     for (const engine::Layer& l : plan->layers) {
       const tactics::Tactic* t = tactics::find_tactic(l.tactic);
-      if (t != nullptr) EXPECT_NE(t->source(), source) << l.tactic;
+      if (t != nullptr) {
+        EXPECT_NE(t->source(), source) << l.tactic;
+      }
       for (const tactics::TacticTiming& c : l.candidates) {
         if (tactics::find_tactic(c.tactic)->source() == source) {
           EXPECT_NE(c.note.find("is disabled"), std::string::npos) << c.tactic << ": " << c.note;

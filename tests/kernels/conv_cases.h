@@ -1,8 +1,13 @@
 #pragma once
 // The cases every convolution tactic test builds (builtin, x86, oneDNN): a 2-D geometry, the Conv
-// and kiln.FusedConv cases made from it, and the activations kiln.FusedConv fuses.
+// and kiln.FusedConv cases made from it, the activations kiln.FusedConv fuses, and the geometry
+// sweeps the x86 float and INT8 tests share.
 
+#include <algorithm>
+#include <initializer_list>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/tactic_test_util.h"
@@ -84,6 +89,80 @@ inline const std::vector<ActCase>& fused_activations() {
       {"Tanh", {}},
   };
   return cases;
+}
+
+// Stricter than conv_fits: the dilated window fits inside the padded input.
+inline bool window_fits(const ConvGeom& g) {
+  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;
+  return g.h + 2 * g.pad >= span && g.w + 2 * g.pad >= span && conv_fits(g);
+}
+
+// The channel counts the x86 convolution tests sweep: one channel, tails of the vector and register
+// tiles, groups. `odd` is the one pair the float and INT8 tests choose differently.
+inline std::vector<ConvGeom> x86_channel_cases(const ConvGeom& odd) {
+  return {{.cin = 1, .cout = 1},
+          {.cin = 3, .cout = 7},
+          odd,
+          {.cin = 17, .cout = 3},
+          {.cin = 33, .cout = 35},
+          {.cin = 6, .cout = 9, .group = 3},
+          {.cin = 32, .cout = 32, .group = 2}};
+}
+
+// g with a square k x k window, the stride, symmetric padding and dilation.
+inline ConvGeom with_window(ConvGeom g, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
+  g.kh = g.kw = k;
+  g.stride = stride;
+  g.pad = pad;
+  g.dil = dil;
+  return g;
+}
+
+// Each of `channels` on a 6x13 image with the square kernels `ks`, strides 1 and 2, pads 0 and 1,
+// dilations 1 and 2: the geometries `fits` accepts.
+inline std::vector<ConvGeom> channel_sweep(std::span<const ConvGeom> channels,
+                                           std::initializer_list<int64_t> ks,
+                                           bool (*fits)(const ConvGeom&) = window_fits) {
+  std::vector<ConvGeom> out;
+  for (ConvGeom plane : channels) {
+    plane.h = 6;
+    plane.w = 13;
+    for (int64_t k : ks) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t pad : {0, 1}) {
+          for (int64_t dil : {1, 2}) {
+            const ConvGeom g = with_window(plane, k, stride, pad, dil);
+            if (fits(g)) out.push_back(g);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Depthwise convolutions of `channels_mult` (channels, multiplier) with 3x3 and 5x5 kernels,
+// strides 1 and 2, pads 0 to 2, dilations 1 and 2, widths 1, 7, 19 and 70 (heights 6 and 7: odd
+// output heights leave a row after the row pairs): the geometries whose window fits.
+inline std::vector<ConvGeom> depthwise_sweep(
+    std::initializer_list<std::pair<int64_t, int64_t>> channels_mult) {
+  std::vector<ConvGeom> out;
+  for (auto [c, mult] : channels_mult) {
+    for (int64_t k : {3, 5}) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t pad : {0, 1, 2}) {
+          for (int64_t dil : {1, 2}) {
+            for (int64_t w : {1, 7, 19, 70}) {
+              const ConvGeom plane{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
+              const ConvGeom g = with_window(plane, k, stride, pad, dil);
+              if (window_fits(g)) out.push_back(g);
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace kiln::testing

@@ -28,24 +28,8 @@ const ConvGeom kChannelCases[] = {
 };
 
 TEST(ConvTactic, DirectMatchesReferenceOverChannelsKernelsStridesPadsDilations) {
-  for (const ConvGeom& base : kChannelCases) {
-    for (int64_t k : {1, 3}) {
-      for (int64_t stride : {1, 2}) {
-        for (int64_t pad : {0, 1}) {
-          for (int64_t dil : {1, 2}) {
-            ConvGeom g = base;
-            g.h = 6;
-            g.w = 13;
-            g.kh = g.kw = k;
-            g.stride = stride;
-            g.pad = pad;
-            g.dil = dil;
-            if (!conv_fits(g)) continue;
-            expect_matches_reference(kDirect, conv_case(g), kSumTol);
-          }
-        }
-      }
-    }
+  for (const ConvGeom& g : channel_sweep(kChannelCases, {1, 3}, conv_fits)) {
+    expect_matches_reference(kDirect, conv_case(g), kSumTol);
   }
 }
 

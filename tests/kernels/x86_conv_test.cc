@@ -19,47 +19,16 @@ constexpr Tolerance kConvTol{1e-4, 5e-5};
 // The epilogue's exp / erf / tanh approximations on top.
 constexpr Tolerance kActTol{1e-4, 1e-4};
 
-// Stricter than conv_fits: the dilated window fits inside the padded input.
-bool fits(const ConvGeom& g) {
-  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;
-  return g.h + 2 * g.pad >= span && g.w + 2 * g.pad >= span && conv_fits(g);
-}
-
 std::string name(const std::string& kind, const std::string& isa, bool fused = false) {
   return (fused ? "fused_conv." : "conv.") + kind + ".f32." + isa;
 }
-
-const ConvGeom kChannelCases[] = {
-    {.cin = 1, .cout = 1},
-    {.cin = 3, .cout = 7},
-    {.cin = 7, .cout = 17},
-    {.cin = 17, .cout = 3},
-    {.cin = 33, .cout = 35},
-    {.cin = 6, .cout = 9, .group = 3},
-    {.cin = 32, .cout = 32, .group = 2},
-};
 
 TEST(X86ConvTactic, Im2colOverChannelsKernelsStridesPadsDilations) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
-    for (const ConvGeom& base : kChannelCases) {
-      for (int64_t k : {2, 3}) {
-        for (int64_t stride : {1, 2}) {
-          for (int64_t pad : {0, 1}) {
-            for (int64_t dil : {1, 2}) {
-              ConvGeom g = base;
-              g.h = 6;
-              g.w = 13;
-              g.kh = g.kw = k;
-              g.stride = stride;
-              g.pad = pad;
-              g.dil = dil;
-              if (fits(g)) expect_matches_reference(name("im2col", isa), conv_case(g), kConvTol);
-            }
-          }
-        }
-      }
+    for (const ConvGeom& g : channel_sweep(x86_channel_cases({.cin = 7, .cout = 17}), {2, 3})) {
+      expect_matches_reference(name("im2col", isa), conv_case(g), kConvTol);
     }
   }
 }
@@ -121,26 +90,8 @@ TEST(X86ConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
-    for (auto [c, mult] : {std::pair<int64_t, int64_t>{3, 1}, {7, 1}, {17, 1}, {4, 2}}) {
-      for (int64_t k : {3, 5}) {
-        for (int64_t stride : {1, 2}) {
-          for (int64_t pad : {0, 1, 2}) {
-            for (int64_t dil : {1, 2}) {
-              for (int64_t w : {1, 7, 19, 70}) {
-                // Heights 6 and 7: odd output heights leave a row after the row pairs.
-                ConvGeom g{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
-                g.kh = g.kw = k;
-                g.stride = stride;
-                g.pad = pad;
-                g.dil = dil;
-                if (fits(g)) {
-                  expect_matches_reference(name("depthwise", isa), conv_case(g), kConvTol);
-                }
-              }
-            }
-          }
-        }
-      }
+    for (const ConvGeom& g : depthwise_sweep({{3, 1}, {7, 1}, {17, 1}, {4, 2}})) {
+      expect_matches_reference(name("depthwise", isa), conv_case(g), kConvTol);
     }
     const ConvGeom g{.batch = 2, .cin = 5, .cout = 5, .group = 5, .h = 9, .w = 8, .pad = 1};
     expect_matches_reference(name("depthwise", isa), conv_case(g, false, false), kConvTol);

@@ -18,42 +18,12 @@ std::string gemm_name(const std::string& isa) {
 }
 std::string dw_name(const std::string& isa) { return "qconv.depthwise.u8s8." + isa; }
 
-bool fits(const ConvGeom& g) {
-  const int64_t span = (std::max(g.kh, g.kw) - 1) * g.dil + 1;
-  return g.h + 2 * g.pad >= span && g.w + 2 * g.pad >= span && conv_fits(g);
-}
-
-const ConvGeom kChannelCases[] = {
-    {.cin = 1, .cout = 1},
-    {.cin = 3, .cout = 7},
-    {.cin = 5, .cout = 9},
-    {.cin = 17, .cout = 3},
-    {.cin = 33, .cout = 35},
-    {.cin = 6, .cout = 9, .group = 3},
-    {.cin = 32, .cout = 32, .group = 2},
-};
-
 TEST(X86QConvTactic, OverChannelsKernelsStridesPadsDilations) {
   const auto isas = x86_qisas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
-    for (const ConvGeom& base : kChannelCases) {
-      for (int64_t k : {1, 2, 3}) {
-        for (int64_t stride : {1, 2}) {
-          for (int64_t pad : {0, 1}) {
-            for (int64_t dil : {1, 2}) {
-              ConvGeom g = base;
-              g.h = 6;
-              g.w = 13;
-              g.kh = g.kw = k;
-              g.stride = stride;
-              g.pad = pad;
-              g.dil = dil;
-              if (fits(g)) expect_quant_matches(gemm_name(isa), qconv_case(g));
-            }
-          }
-        }
-      }
+    for (const ConvGeom& g : channel_sweep(x86_channel_cases({.cin = 5, .cout = 9}), {1, 2, 3})) {
+      expect_quant_matches(gemm_name(isa), qconv_case(g));
     }
   }
 }
@@ -128,23 +98,8 @@ TEST(X86QConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
   const auto isas = x86_qisas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
-    for (auto [c, mult] : {std::pair<int64_t, int64_t>{3, 1}, {17, 1}, {4, 2}}) {
-      for (int64_t k : {3, 5}) {
-        for (int64_t stride : {1, 2}) {
-          for (int64_t pad : {0, 1, 2}) {
-            for (int64_t dil : {1, 2}) {
-              for (int64_t w : {1, 7, 19, 70}) {
-                ConvGeom g{.cin = c, .cout = c * mult, .group = c, .h = 6 + w % 2, .w = w};
-                g.kh = g.kw = k;
-                g.stride = stride;
-                g.pad = pad;
-                g.dil = dil;
-                if (fits(g)) expect_quant_matches(dw_name(isa), qconv_case(g));
-              }
-            }
-          }
-        }
-      }
+    for (const ConvGeom& g : depthwise_sweep({{3, 1}, {17, 1}, {4, 2}})) {
+      expect_quant_matches(dw_name(isa), qconv_case(g));
     }
     // Taps beyond the 16-byte window (stride 4 and dilation 3; stride 5): bytes are gathered.
     for (int64_t stride : {4, 5}) {

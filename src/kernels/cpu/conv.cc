@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "base/int_math.h"
 #include "kernels/cpu/gemm.h"
 
 namespace kiln::kernels::cpu {
@@ -14,8 +15,6 @@ constexpr int64_t kOwb = 8;
 // Output channels per register tile: 4 shares each input load between four channels; a group with
 // fewer output channels (depthwise) takes them one at a time rather than computing padding.
 int64_t channel_block(const Conv2DParams& p) { return p.out_c / p.group >= 4 ? 4 : 1; }
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // The zero-padded copy of one image: every tap of every output lands inside it.
 struct Padded {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/int_math.h"
+
 namespace kiln::kernels::cpu {
 namespace {
 
@@ -14,8 +16,6 @@ constexpr int64_t kKc = 256;
 constexpr int64_t kMc = 96;
 constexpr int64_t kNc = 256;
 static_assert(kMc % kMr == 0 && kNc % kNr == 0);
-
-int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 // Panels of `width` lanes: out[panel][p][lane] = element(panel * width + lane, p), zero beyond
 // `rows`. For A the lanes are rows (element = A(i, p)); for B they are columns (B(p, j)).

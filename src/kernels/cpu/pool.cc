@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <limits>
 
+#include "base/int_math.h"
 #include "kernels/cpu/vec_util.h"
 
 namespace kiln::kernels::cpu {
 namespace {
-
-int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 // Outputs o in [lo, hi) whose tap o * stride + offset lies in [begin, end).
 struct Range {

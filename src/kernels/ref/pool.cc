@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/int_math.h"
 #include "kernels/ref/index_util.h"
 
 namespace kiln::kernels::ref {
@@ -17,7 +18,6 @@ namespace {
 // [begin, end). Computed, not searched, so a huge window over a small input costs nothing.
 std::pair<int64_t, int64_t> tap_range(int64_t start, int64_t dilation, int64_t kernel,
                                       int64_t begin, int64_t end) {
-  auto ceil_div = [](int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); };
   const int64_t lo = std::max<int64_t>(0, ceil_div(begin - start, dilation));
   const int64_t hi = std::min<int64_t>(kernel, ceil_div(end - start, dilation));
   return {lo, std::max(lo, hi)};

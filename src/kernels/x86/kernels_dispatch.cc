@@ -2,8 +2,10 @@
 // to the instantiation the plan's Isa names. Built without ISA flags.
 #include <algorithm>
 
+#include "base/int_math.h"
 #include "kernels/x86/isa_entry.h"
 #include "kernels/x86/kernels.h"
+#include "kernels/x86/plan_util.h"
 
 namespace kiln::kernels::x86 {
 namespace {
@@ -14,35 +16,28 @@ constexpr int64_t kL2BlockFloats = 128 * 1024;
 // A flat convolution's packed B block (per thread): 128 KiB, a quarter of L2.
 constexpr int64_t kFlatBlockFloats = 32 * 1024;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
-
 // Rows and columns per task: as large as the L2 budget allows, then split further until the
 // tasks spread evenly over `threads` (a whole multiple of them, or many per thread), with blocks
 // equalized so no task is left with a sliver.
-struct Split {
-  int64_t mc, nc, m_blocks, n_blocks;
-};
-
 Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int threads) {
-  Split s;
+  // The caps are multiples of the tile, so the equalized blocks stay within them.
+  const int64_t m1 = std::max<int64_t>(m, 1), n1 = std::max<int64_t>(n, 1);
   const int64_t m_cap = std::max(bl.mr, kL2BlockFloats / bl.kc / bl.mr * bl.mr);
-  s.m_blocks = ceil_div(std::max<int64_t>(m, 1), m_cap);
-  s.mc = round_up(ceil_div(std::max<int64_t>(m, 1), s.m_blocks), bl.mr);
-  const int64_t n_cap = std::max(bl.nr, kL2BlockFloats / s.mc / bl.nr * bl.nr);
-  s.n_blocks = ceil_div(std::max<int64_t>(n, 1), n_cap);
-  s.nc = round_up(ceil_div(std::max<int64_t>(n, 1), s.n_blocks), bl.nr);
+  const Blocks mb = even_blocks(m1, ceil_div(m1, m_cap), bl.mr);
+  const int64_t n_cap = std::max(bl.nr, kL2BlockFloats / mb.size / bl.nr * bl.nr);
+  const Blocks nb = even_blocks(n1, ceil_div(n1, n_cap), bl.nr);
+  Split s{mb.size, nb.size, mb.count, nb.count};
   for (int iter = 0; iter < 64 && threads > 1; ++iter) {
     const int64_t tasks = units * s.m_blocks * s.n_blocks;
     if (tasks >= threads && (tasks % threads == 0 || tasks >= 4 * threads)) break;
     if (s.nc > bl.nr) {
-      s.n_blocks += 1;
-      s.nc = round_up(ceil_div(n, s.n_blocks), bl.nr);
-      s.n_blocks = ceil_div(n, s.nc);
+      const Blocks b = even_blocks(n, s.n_blocks + 1, bl.nr);
+      s.nc = b.size;
+      s.n_blocks = b.count;
     } else if (s.mc > bl.mr) {
-      s.m_blocks += 1;
-      s.mc = round_up(ceil_div(m, s.m_blocks), bl.mr);
-      s.m_blocks = ceil_div(m, s.mc);
+      const Blocks b = even_blocks(m, s.m_blocks + 1, bl.mr);
+      s.mc = b.size;
+      s.m_blocks = b.count;
     } else {
       break;
     }
@@ -119,8 +114,9 @@ DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p) {
   DepthwisePlan pl;
   pl.isa = isa;
   pl.p = p;
-  pl.hp = std::max(p.in_h + p.pad_top, (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1);
-  pl.wp = std::max(p.in_w + p.pad_left, (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  const PaddedPlane plane = padded_plane(p);
+  pl.hp = plane.h;
+  pl.wp = plane.w;
   pl.tasks = p.out_h * p.out_w == 0 ? 0 : p.batch * p.out_c;
   return pl;
 }

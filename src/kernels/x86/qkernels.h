@@ -25,32 +25,20 @@
 #include <cstdint>
 
 #include "kernels/cpu/conv.h"
-#include "kernels/ref/activation.h"
+#include "kernels/ref/qconv.h"
 
 namespace kiln::kernels::x86 {
 
 enum class QIsa { kAvx2, kAvx512Vnni };
 
-// The epilogue of every INT8 kernel, per output element with channel (conv) or column (GEMM) c
-// and flat index i into Y (the residual is read at the same i):
+// The epilogue of every INT8 kernel is the reference's (kernels/ref/qconv.h: fields and order of
+// float operations), so the tactics hand a layer's epilogue over without a copy. Per output
+// element with channel (conv) or column (GEMM) c and flat index i into Y (the residual is read at
+// the same i):
 //   v = act(float(acc) * (in_scale * w_scale[c]) + bias[c] + z[i]),  z[i] = z_f32[i] or
 //   (z_u8[i] - z_zero) * z_scale; y[i] = v, or clamp(rne(v * (1 / y_scale)) + y_zero, 0, 255).
-struct QEpilogue {
-  float in_scale = 1.0f;
-  int32_t in_zero = 0;             // 0..255; also the value padded positions read
-  const float* w_scale = nullptr;  // required
-  const float* bias = nullptr;
-  const float* z_f32 = nullptr;
-  const uint8_t* z_u8 = nullptr;
-  float z_scale = 1.0f;
-  int32_t z_zero = 0;
-  kernels::ref::Activation act = kernels::ref::Activation::kNone;
-  float act_alpha = 0.0f;
-  float act_beta = 0.0f;
-  bool out_u8 = false;  // y is uint8_t*, else float*
-  float y_scale = 1.0f;
-  int32_t y_zero = 0;
-};
+// in_zero (0..255) is also the value padded positions read; w_scale is required.
+using QEpilogue = kernels::ref::QuantEpilogue;
 
 // The register tile: mr rows (output channels; GEMM: rows of A) x nr columns (output pixels;
 // GEMM: columns of B), lanes int32 per vector. Depth runs in quads: 4 consecutive k per lane.

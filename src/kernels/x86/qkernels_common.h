@@ -45,9 +45,9 @@ struct QOut {
   V direct_lo;
 
   explicit QOut(const QEpilogue& ep, void* out) : e(&ep), y(out) {
-    act.act = ep.act;
-    act.act_alpha = ep.act_alpha;
-    act.act_beta = ep.act_beta;
+    act.act = ep.act.kind;
+    act.act_alpha = ep.act.alpha;
+    act.act_beta = ep.act.beta;
     inv_y = Q::F::set1(1.0f / ep.y_scale);
     lo = Q::F::set1(static_cast<float>(-ep.y_zero));
     hi = Q::F::set1(static_cast<float>(255 - ep.y_zero));
@@ -55,9 +55,9 @@ struct QOut {
     y_zero = Q::set1(ep.y_zero);
     z_zero = Q::set1(ep.z_zero);
     direct_u8 = ep.out_u8 && ep.z_f32 == nullptr && ep.z_u8 == nullptr &&
-                (ep.act == Act::kNone || ep.act == Act::kRelu);
+                (ep.act.kind == Act::kNone || ep.act.kind == Act::kRelu);
     inv = 1.0f / ep.y_scale;
-    direct_lo = ep.act == Act::kRelu ? Q::F::zero() : lo;
+    direct_lo = ep.act.kind == Act::kRelu ? Q::F::zero() : lo;
   }
   // A channel's scale or bias as q_finish takes it.
   float scaled(float v) const { return direct_u8 ? v * inv : v; }

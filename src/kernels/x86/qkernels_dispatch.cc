@@ -2,14 +2,14 @@
 // the dispatch to the instantiation the plan's QIsa names. Built without ISA flags.
 #include <algorithm>
 
+#include "base/int_math.h"
+#include "kernels/x86/plan_util.h"
 #include "kernels/x86/qisa_entry.h"
 #include "kernels/x86/qkernels.h"
 
 namespace kiln::kernels::x86 {
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
 size_t round64(int64_t bytes) { return static_cast<size_t>(round_up(bytes, 64)); }
 
 // A task's weights (rows x depth) stay within this share of L2 while its pixel panels stream.
@@ -17,17 +17,9 @@ constexpr int64_t kL2WeightBytes = 384 * 1024;
 // A task's quad planes (its rows of the input) stay within this.
 constexpr int64_t kX4Bytes = 512 * 1024;
 
-struct Split {
-  int64_t mc, nc, m_blocks, n_blocks;
-};
-
 Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t mr, int64_t nr) {
-  Split s;
-  s.mc = round_up(ceil_div(m, m_blocks), mr);
-  s.m_blocks = ceil_div(m, s.mc);
-  s.nc = round_up(ceil_div(n, n_blocks), nr);
-  s.n_blocks = ceil_div(n, s.nc);
-  return s;
+  const Blocks mb = even_blocks(m, m_blocks, mr), nb = even_blocks(n, n_blocks, nr);
+  return {mb.size, nb.size, mb.count, nb.count};
 }
 
 // The time of the slowest thread when `threads` run the split's tasks as run_tasks() does
@@ -157,8 +149,9 @@ QDepthwisePlan plan_qdepthwise(QIsa isa, const cpu::Conv2DParams& p) {
   QDepthwisePlan pl;
   pl.isa = isa;
   pl.p = p;
-  pl.hp = std::max(p.in_h + p.pad_top, (p.out_h - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1);
-  pl.wp = std::max(p.in_w + p.pad_left, (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  const PaddedPlane plane = padded_plane(p);
+  pl.hp = plane.h;
+  pl.wp = plane.w;
   pl.quads_w = ceil_div(p.k_w, 4);
   const int64_t taps = std::min<int64_t>(p.k_w, 4);
   pl.shuffle = p.stride_w <= 4 && 3 * p.stride_w + (taps - 1) * p.dil_w <= 15 && pl.quads_w <= 8;

@@ -124,15 +124,14 @@ class X86QConvKernel final : public LayerKernel {
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     ref::QuantEpilogue e = epilogue_;
     bind_quant_inputs(e, in);
-    const kx::QEpilogue ep = x86_epilogue(e);
     const auto* x = static_cast<const uint8_t*>(in[0].data);
     void* y = out[0].data;
     auto body = [&](int64_t slot, int64_t b, int64_t end) {
       auto* s = reinterpret_cast<uint8_t*>(scratch_.slot(slot));
       if (kind_ == QConvKind::kDepthwise) {
-        kx::qdepthwise_run(dw_, x, packed_, ep, y, s, b, end);
+        kx::qdepthwise_run(dw_, x, packed_, e, y, s, b, end);
       } else {
-        kx::qconv_run(gemm_, x, packed_, ep, y, s, b, end);
+        kx::qconv_run(gemm_, x, packed_, e, y, s, b, end);
       }
     };
     run_tasks(thread_pool(), tasks_, body);

@@ -69,11 +69,10 @@ class X86QGemmKernel final : public LayerKernel {
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     ref::QuantEpilogue e = epilogue_;
     bind_quant_inputs(e, in);
-    const kx::QEpilogue ep = x86_epilogue(e);
     const auto* a = static_cast<const uint8_t*>(in[0].data);
     void* y = out[0].data;
     auto body = [&](int64_t slot, int64_t b, int64_t end) {
-      kx::qgemm_run(plan_, a, packed_, ep, y, reinterpret_cast<uint8_t*>(scratch_.slot(slot)), b,
+      kx::qgemm_run(plan_, a, packed_, e, y, reinterpret_cast<uint8_t*>(scratch_.slot(slot)), b,
                     end);
     };
     run_tasks(thread_pool(), plan_.tasks, body);

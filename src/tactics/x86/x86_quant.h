@@ -37,9 +37,6 @@ class X86QuantTactic : public Tactic {
   kx::QIsa isa_;
 };
 
-// The reference epilogue's fields in the kernels' form.
-kx::QEpilogue x86_epilogue(const kernels::ref::QuantEpilogue& e);
-
 // A 1-D uint8 tensor of n bytes, for prepack()'s result.
 inline Tensor packed_bytes(size_t n) { return Tensor(DType::kU8, {static_cast<int64_t>(n)}); }
 
