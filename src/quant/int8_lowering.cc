@@ -64,6 +64,21 @@ Result<ChannelQuantized> int8_weights(const Tensor& w, const WeightScales* given
   return quantize_per_channel(w, channel_axis);
 }
 
+// The INT8 op's constant inputs: the int8 weights and their scales, named after the float weight,
+// and the float32 bias (kNoValue without one).
+struct Int8Constants {
+  ir::ValueId weight, scales, bias;
+};
+Int8Constants add_int8_constants(ir::Graph& g, ir::ValueId w, ChannelQuantized q, ir::ValueId b,
+                                 Tensor bias) {
+  const std::string name = g.value(w).name;
+  Int8Constants c;
+  c.weight = ir::add_constant(g, name + "_int8", std::move(q.q));
+  c.scales = ir::add_constant(g, name + "_scale", std::move(q.scales));
+  c.bias = b == ir::kNoValue ? b : ir::add_constant(g, g.value(b).name + "_f32", std::move(bias));
+  return c;
+}
+
 ir::Node int8_node(const ir::Node& from, std::string_view op, std::vector<ir::ValueId> inputs) {
   while (!inputs.empty() && inputs.back() == ir::kNoValue) inputs.pop_back();
   ir::Node n;
@@ -102,13 +117,9 @@ Result<ir::Node> lower_conv(ir::Graph& g, int at, InputQuantizer& inputs) {
   KILN_ASSIGN_OR_RETURN(
       ChannelQuantized wq,
       int8_weights(wt, inputs.ranges().weight_scales(g.value(w).name), 0, /*transposed=*/false));
-  const std::string wname = g.value(w).name;
   const auto [xq, enc] = inputs.quantized(x, at);
-  const ir::ValueId wq_id = ir::add_constant(g, wname + "_int8", std::move(wq.q));
-  const ir::ValueId scale_id = ir::add_constant(g, wname + "_scale", std::move(wq.scales));
-  const ir::ValueId b_id =
-      b == ir::kNoValue ? b : ir::add_constant(g, g.value(b).name + "_f32", std::move(bias));
-  ir::Node q = int8_node(node, "QConv", {xq, wq_id, scale_id, b_id, z});
+  const Int8Constants k = add_int8_constants(g, w, std::move(wq), b, std::move(bias));
+  ir::Node q = int8_node(node, "QConv", {xq, k.weight, k.scales, k.bias, z});
   q.attrs = node.attrs;  // Conv's attributes and the fused activation
   set_input_encoding(q, "x", enc);
   return q;
@@ -145,13 +156,9 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs) {
       alpha == 1.0f ? inputs.ranges().weight_scales(g.value(b).name) : nullptr;
   KILN_ASSIGN_OR_RETURN(ChannelQuantized bq,
                         int8_weights(bt, given, 1, node.attrs.get_int("transB", 0) != 0));
-  const std::string bname = g.value(b).name;
   const auto [aq, enc] = inputs.quantized(a, at);
-  const ir::ValueId bq_id = ir::add_constant(g, bname + "_int8", std::move(bq.q));
-  const ir::ValueId scale_id = ir::add_constant(g, bname + "_scale", std::move(bq.scales));
-  const ir::ValueId c_id =
-      c == ir::kNoValue ? c : ir::add_constant(g, g.value(c).name + "_f32", std::move(bias));
-  ir::Node q = int8_node(node, "QGemm", {aq, bq_id, scale_id, c_id});
+  const Int8Constants k = add_int8_constants(g, b, std::move(bq), c, std::move(bias));
+  ir::Node q = int8_node(node, "QGemm", {aq, k.weight, k.scales, k.bias});
   for (std::string_view attr : {"activation", "activation_params"}) {
     if (const ir::AttrValue* v = node.attrs.find(attr)) q.attrs.set(std::string(attr), *v);
   }
