@@ -110,6 +110,14 @@ Result<std::map<std::string, std::string>> parse_named_values(std::string_view f
   return out;
 }
 
+Result<std::optional<double>> parse_optional_bound(std::string_view flag, std::string_view v,
+                                                   double max) {
+  if (v.empty()) return std::optional<double>();
+  KILN_ASSIGN_OR_RETURN(const double x, parse_real(flag, v));
+  if (x < 0 || x > max) return invalid_argument("{} must be in [0, {}], got '{}'", flag, max, v);
+  return std::optional<double>(x);
+}
+
 Result<double> parse_real(std::string_view flag, std::string_view v) {
   double x = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), x);

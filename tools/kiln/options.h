@@ -3,6 +3,7 @@
 // flag and the bad part of its value in errors.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,10 @@ Result<std::vector<std::string>> split_list(std::string_view flag, std::string_v
 
 // A finite number, the whole value; the error names the flag.
 Result<double> parse_real(std::string_view flag, std::string_view v);
+
+// An optional number in [0, max] (a tolerance): nullopt for an empty value.
+Result<std::optional<double>> parse_optional_bound(std::string_view flag, std::string_view v,
+                                                   double max);
 
 // "--shapes=input:1x3x224x224,mask:1x128": names may be quoted ('in:0':1x3) as in trtexec.
 Result<std::map<std::string, Dims>> parse_shapes(std::string_view flag, std::string_view value);

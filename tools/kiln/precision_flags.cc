@@ -3,26 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
 
+#include "io/file_util.h"
 #include "quant/calibration_file.h"
 
 namespace kiln::cli {
 namespace {
 
-Result<std::string> read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return not_found("cannot read '{}'", path);
-  std::stringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 Status check_calibration_model(const quant::Calibration& c, const PrecisionFlags& f,
                                const std::string& onnx_path, std::vector<std::string>& warnings) {
   if (c.model_hash.empty() || onnx_path.empty()) return Status::ok();
-  KILN_ASSIGN_OR_RETURN(const std::string bytes, read_text(onnx_path));
+  KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(onnx_path));
   if (quant::content_hash(bytes) != c.model_hash) {
     warnings.push_back(fmt::format(
         "--calib={} was made from another model than {} (hash {} vs {}): tensors it has no "

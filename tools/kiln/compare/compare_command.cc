@@ -20,23 +20,12 @@
 namespace kiln::cli::compare {
 namespace {
 
-// An optional non-negative number; `max` bounds it (cosine similarity is at most 1).
-Result<std::optional<double>> bound_flag(std::string_view flag, const std::string& text,
-                                         double max) {
-  if (text.empty()) return std::optional<double>();
-  KILN_ASSIGN_OR_RETURN(const double v, parse_real(flag, text));
-  if (v < 0 || v > max) {
-    return invalid_argument("{} must be in [0, {}], got '{}'", flag, max, text);
-  }
-  return std::optional<double>(v);
-}
-
 Result<Bounds> parse_bounds(const CompareOptions& o) {
   Bounds b;
-  KILN_ASSIGN_OR_RETURN(auto atol, bound_flag("--atol", o.atol, 1e30));
-  KILN_ASSIGN_OR_RETURN(auto rtol, bound_flag("--rtol", o.rtol, 1e30));
-  KILN_ASSIGN_OR_RETURN(b.cosine, bound_flag("--cosine", o.cosine, 1.0));
-  KILN_ASSIGN_OR_RETURN(b.top1, bound_flag("--top1", o.top1, 100.0));
+  KILN_ASSIGN_OR_RETURN(auto atol, parse_optional_bound("--atol", o.atol, 1e30));
+  KILN_ASSIGN_OR_RETURN(auto rtol, parse_optional_bound("--rtol", o.rtol, 1e30));
+  KILN_ASSIGN_OR_RETURN(b.cosine, parse_optional_bound("--cosine", o.cosine, 1.0));
+  KILN_ASSIGN_OR_RETURN(b.top1, parse_optional_bound("--top1", o.top1, 100.0));
   b.tol = {atol.value_or(0), rtol.value_or(0), atol.has_value() || rtol.has_value()};
   return b;
 }

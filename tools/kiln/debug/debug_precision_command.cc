@@ -33,19 +33,11 @@ struct Check {
   compare::Tolerance tol;
 };
 
-Result<std::optional<double>> number_flag(std::string_view flag, const std::string& text,
-                                          double max) {
-  if (text.empty()) return std::optional<double>();
-  KILN_ASSIGN_OR_RETURN(const double v, parse_real(flag, text));
-  if (v < 0 || v > max) return invalid_argument("{} must be in [0, {}], got '{}'", flag, max, text);
-  return std::optional<double>(v);
-}
-
 Result<Check> parse_check(const DebugPrecisionOptions& o, std::ostream& out) {
   Check c;
-  KILN_ASSIGN_OR_RETURN(c.cosine, number_flag("--cosine", o.cosine, 1.0));
-  KILN_ASSIGN_OR_RETURN(auto atol, number_flag("--atol", o.atol, 1e30));
-  KILN_ASSIGN_OR_RETURN(auto rtol, number_flag("--rtol", o.rtol, 1e30));
+  KILN_ASSIGN_OR_RETURN(c.cosine, parse_optional_bound("--cosine", o.cosine, 1.0));
+  KILN_ASSIGN_OR_RETURN(auto atol, parse_optional_bound("--atol", o.atol, 1e30));
+  KILN_ASSIGN_OR_RETURN(auto rtol, parse_optional_bound("--rtol", o.rtol, 1e30));
   c.tol = {atol.value_or(0), rtol.value_or(0), atol || rtol};
   if (!c.cosine && !c.tol.active) {
     c.cosine = 0.99;
