@@ -28,6 +28,13 @@
 
 namespace kiln {
 
+// Call first in main() of a program that runs engines on more than one thread. oneDNN's OpenMP
+// runtime (libgomp) reads OMP_WAIT_POLICY before main; its default spinning after each oneDNN
+// layer takes the core kiln's own threads need next (ResNet-50 FP32, 2 threads: 92 ms vs 53 ms).
+// When OMP_WAIT_POLICY is unset this sets it to passive and re-executes the program with `argv`
+// (returns only if the policy was already set, or exec failed). See docs/performance.md.
+void use_passive_openmp_wait(char** argv);
+
 namespace runtime {
 class Engine;
 class ExecutionContext;

@@ -31,10 +31,13 @@ struct ExecRun {
   std::vector<std::string> lines;
 };
 
-// Runs `kiln <args>`; stdout and stderr are kept apart.
-ExecRun kiln_exec_raw(const std::string& args, const fs::path& dir) {
+// Runs `<env> kiln <args>` (env: a command prefix such as "env -u X", or ""); stdout and stderr
+// are kept apart.
+ExecRun kiln_exec_raw_with_env(const std::string& env, const std::string& args,
+                               const fs::path& dir) {
   const fs::path err_file = dir / "stderr.txt";
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>" + err_file.string();
+  const std::string cmd =
+      env + " " + std::string(KILN_BINARY) + " " + args + " 2>" + err_file.string();
   FILE* p = popen(cmd.c_str(), "r");
   ExecRun r;
   std::array<char, 4096> buf;
@@ -49,6 +52,10 @@ ExecRun kiln_exec_raw(const std::string& args, const fs::path& dir) {
   std::istringstream lines(r.out);
   for (std::string l; std::getline(lines, l);) r.lines.push_back(l);
   return r;
+}
+
+ExecRun kiln_exec_raw(const std::string& args, const fs::path& dir) {
+  return kiln_exec_raw_with_env("", args, dir);
 }
 
 ExecRun kiln_exec(const std::string& args, const fs::path& dir) {
@@ -192,6 +199,25 @@ TEST_F(KilnExec, LoadedEngineOnConcurrentStreams) {
   EXPECT_EQ(s["model"]["engine"], path("m.plan"));
   ASSERT_EQ(s["results"]["queries_per_stream"].size(), 2u);
   for (const json& n : s["results"]["queries_per_stream"]) EXPECT_GE(n.get<int>(), 4);
+}
+
+// libgomp reads OMP_WAIT_POLICY before main, so kiln re-executes itself with "passive" when it is
+// unset (its default spinning after oneDNN layers takes the core kiln's pool needs); a policy the
+// user set is kept. The summary and the banner record the policy the run had.
+TEST_F(KilnExec, OpenMpWaitPolicyIsPassiveUnlessTheUserSetOne) {
+  const std::string args = "--onnx=" + model_ + " --shapes=x:2x4 --warmUp=0 --duration=0 " +
+                           "--iterations=2 --exportSummary=";
+  const ExecRun unset = kiln_exec_raw_with_env("env -u OMP_WAIT_POLICY",
+                                               "exec " + args + path("unset.json"), dir_.path());
+  ASSERT_EQ(unset.exit_code, 0) << unset.err;
+  EXPECT_TRUE(has_line(unset, "OpenMP wait policy (oneDNN layers): passive"));
+  EXPECT_EQ(read_json(path("unset.json"))["environment"]["openmp_wait_policy"], "passive");
+
+  const ExecRun active = kiln_exec_raw_with_env("env OMP_WAIT_POLICY=ACTIVE",
+                                                "exec " + args + path("active.json"), dir_.path());
+  ASSERT_EQ(active.exit_code, 0) << active.err;
+  EXPECT_TRUE(has_line(active, "OpenMP wait policy (oneDNN layers): active"));
+  EXPECT_EQ(read_json(path("active.json"))["environment"]["openmp_wait_policy"], "active");
 }
 
 TEST_F(KilnExec, SkipInferenceBuildsSavesAndStops) {

@@ -15,6 +15,7 @@
 #include "inspect_command.h"
 #include "kiln/version.h"
 #include "list_ops.h"
+#include "parallel/openmp_wait.h"
 #include "pipeline/pipeline_command.h"
 #include "report/parse_trtexec_command.h"
 #include "report/report_command.h"
@@ -237,6 +238,7 @@ int run_cli(int argc, char** argv);
 // Last line of defence: anything thrown past the Status channel (out of memory, a library's
 // exception) is reported as a message and exit code 1, never an abort.
 int main(int argc, char** argv) {
+  kiln::parallel::reexec_with_passive_openmp_wait(argv);
   try {
     return run_cli(argc, argv);
   } catch (const std::bad_alloc&) {

@@ -9,6 +9,7 @@
 
 #include "base/cpu_features.h"
 #include "kiln/version.h"
+#include "parallel/openmp_wait.h"
 
 #ifndef KILN_BUILD_TYPE
 #define KILN_BUILD_TYPE "unknown"
@@ -49,6 +50,7 @@ Environment capture_environment() {
   e.governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   std::ifstream loadavg("/proc/loadavg");
   if (!(loadavg >> e.load_average_1min)) e.load_average_1min = -1;
+  e.openmp_wait_policy = parallel::openmp_wait_policy();
   utsname u{};
   if (uname(&u) == 0) e.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
   e.kiln_version = kVersion;
@@ -76,6 +78,8 @@ nlohmann::ordered_json environment_json(const Environment& e) {
         {"governor", e.governor.empty() ? json(nullptr) : json(e.governor)},
         {"load_average_1min",
          e.load_average_1min < 0 ? json(nullptr) : json(e.load_average_1min)}}},
+      {"openmp_wait_policy",
+       e.openmp_wait_policy.empty() ? json(nullptr) : json(e.openmp_wait_policy)},
       {"os", e.os},
       {"device", e.cpu_model},
       {"kiln",
