@@ -6,10 +6,13 @@
 #include "engine/serialize.h"
 #include "frontend/onnx/importer.h"
 #include "kiln/kiln.h"
+#include "parallel/openmp_wait.h"
 #include "runtime/engine.h"
 #include "runtime/execution_context.h"
 
 namespace kiln {
+
+void use_passive_openmp_wait(char** argv) { parallel::reexec_with_passive_openmp_wait(argv); }
 
 Network::Network(std::unique_ptr<ir::Graph> graph) : graph_(std::move(graph)) {}
 Network::Network(Network&&) noexcept = default;

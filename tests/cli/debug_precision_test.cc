@@ -70,15 +70,7 @@ TEST(DebugPrecisionSearch, FlagQuotesNamesTheParserWouldSplit) {
 // conv2 in FP32 (its reader, not its writer) repairs the output.
 TEST(DebugPrecision, FindsTheLayerToKeepInFp32) {
   testing::TempDir dir;
-  testing::OnnxBuilder b;
-  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 6, 6}).output("y");
-  std::vector<float> w1(8 * 3 * 9), w2(4 * 8);
-  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.3f * std::sin(0.9f * static_cast<float>(i));
-  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.4f * std::cos(0.7f * static_cast<float>(i));
-  b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {4, 8, 1, 1}, w2);
-  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
-  b.node("Relu", {"c1"}, {"r1"}, "relu1");
-  b.node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+  const testing::OnnxBuilder b = testing::conv_relu_conv_model({2, 3, 6, 6}, {}, 0.3f, 0.4f);
   const std::string model = b.write(dir.path()).string();
   const std::string cache = (dir.path() / "m.cache").string();
   std::ofstream(cache) << "TRT-8601-EntropyCalibration2\nx: " << quant::trt_scale_hex(1.0f / 127)

@@ -18,16 +18,8 @@ using testing::OnnxBuilder;
 class Int8Build : public ::testing::Test {
  protected:
   void SetUp() override {
-    // x[batch,3,8,8] -> Conv(3->8, 3x3) -> Relu -> Conv(8->4, 1x1) -> y
-    OnnxBuilder b;
-    b.input("x", onnx::TensorProto::FLOAT, {-1, 3, 8, 8}, {"batch", "", "", ""}).output("y");
-    std::vector<float> w1(8 * 3 * 9), w2(4 * 8);
-    for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.2f * std::sin(0.9f * static_cast<float>(i));
-    for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.3f * std::cos(0.7f * static_cast<float>(i));
-    b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {4, 8, 1, 1}, w2);
-    testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
-    b.node("Relu", {"c1"}, {"r1"}, "relu1");
-    b.node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+    const OnnxBuilder b =
+        testing::conv_relu_conv_model({-1, 3, 8, 8}, {"batch", "", "", ""}, 0.2f, 0.3f);
     model_ = b.write(dir_.path()).string();
     fs::create_directories(dir_.path() / "data");
     Tensor t(DType::kF32, {6, 3, 8, 8});

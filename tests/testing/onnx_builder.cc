@@ -1,5 +1,6 @@
 #include "testing/onnx_builder.h"
 
+#include <cmath>
 #include <fstream>
 #include <random>
 
@@ -90,6 +91,20 @@ void set_attr_int(onnx::NodeProto& node, const std::string& name, int64_t v) {
   a->set_name(name);
   a->set_type(onnx::AttributeProto::INT);
   a->set_i(v);
+}
+
+OnnxBuilder conv_relu_conv_model(std::vector<int64_t> x_dims, std::vector<std::string> x_symbols,
+                                 float w1_scale, float w2_scale) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, std::move(x_dims), std::move(x_symbols)).output("y");
+  std::vector<float> w1(8 * 3 * 9), w2(4 * 8);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = w1_scale * std::sin(0.9f * static_cast<float>(i));
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = w2_scale * std::cos(0.7f * static_cast<float>(i));
+  b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {4, 8, 1, 1}, w2);
+  set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  b.node("Conv", {"r1", "w2"}, {"y"}, "conv2");
+  return b;
 }
 
 void set_attr_ints(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> v) {

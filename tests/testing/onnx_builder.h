@@ -34,6 +34,11 @@ class OnnxBuilder {
   onnx::ModelProto model_;
 };
 
+// x[x_dims] -> Conv(3->8, 3x3, pads 1) "conv1" -> c1 -> Relu "relu1" -> r1 -> Conv(8->4, 1x1)
+// "conv2" -> y, weights w1_scale * sin(0.9 i) and w2_scale * cos(0.7 i): the INT8 CLI tests' model.
+OnnxBuilder conv_relu_conv_model(std::vector<int64_t> x_dims, std::vector<std::string> x_symbols,
+                                 float w1_scale, float w2_scale);
+
 void set_attr_int(onnx::NodeProto& node, const std::string& name, int64_t v);
 void set_attr_ints(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> v);
 
