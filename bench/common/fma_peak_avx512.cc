@@ -19,8 +19,13 @@ double fma_chains_avx512(int64_t rounds) {
   }
   __m512 s = acc[0];
   for (int i = 1; i < 24; ++i) s = _mm512_add_ps(s, acc[i]);
-  // Returned so that the loop is not dead code.
-  return static_cast<double>(_mm512_reduce_add_ps(s));
+  // Returned so that the loop is not dead code. Summed from memory: GCC 12's
+  // _mm512_reduce_add_ps warns about its own _mm256_undefined_pd.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, s);
+  double sum = 0;
+  for (float v : lanes) sum += v;
+  return sum;
 }
 
 }  // namespace kiln::bench

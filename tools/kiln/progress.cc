@@ -73,9 +73,10 @@ std::string Progress::line(size_t done, double elapsed, std::string_view detail)
   if (!detail.empty()) {
     // A terminal line must fit one row to be redrawn in place: long layer names are cut.
     constexpr size_t kDetail = 40;
-    text += " " + std::string(terminal_ && detail.size() > kDetail
-                                  ? std::string(detail.substr(0, kDetail - 3)) + "..."
-                                  : detail);
+    const bool cut = terminal_ && detail.size() > kDetail;
+    text += ' ';
+    text.append(cut ? detail.substr(0, kDetail - 3) : detail);
+    if (cut) text += "...";
   }
   return text;
 }
