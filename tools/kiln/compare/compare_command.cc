@@ -20,16 +20,6 @@
 namespace kiln::cli::compare {
 namespace {
 
-Result<Bounds> parse_bounds(const CompareOptions& o) {
-  Bounds b;
-  KILN_ASSIGN_OR_RETURN(auto atol, parse_optional_bound("--atol", o.atol, 1e30));
-  KILN_ASSIGN_OR_RETURN(auto rtol, parse_optional_bound("--rtol", o.rtol, 1e30));
-  KILN_ASSIGN_OR_RETURN(b.cosine, parse_optional_bound("--cosine", o.cosine, 1.0));
-  KILN_ASSIGN_OR_RETURN(b.top1, parse_optional_bound("--top1", o.top1, 100.0));
-  b.tol = {atol.value_or(0), rtol.value_or(0), atol.has_value() || rtol.has_value()};
-  return b;
-}
-
 Result<Tensor> read_labels(const std::string& path, int64_t samples) {
   KILN_ASSIGN_OR_RETURN(Tensor t, io::read_npy(path));
   if (t.dtype() != DType::kI64 || t.rank() != 1) {
@@ -109,7 +99,7 @@ Result<bool> compare_command(const CompareOptions& o, std::ostream& out, std::os
     return invalid_argument("give --data or --loadInputs, not both");
   }
   if (o.samples < 0) return invalid_argument("--samples must be >= 1, got {}", o.samples);
-  KILN_ASSIGN_OR_RETURN(const Bounds bounds, parse_bounds(o));
+  KILN_ASSIGN_OR_RETURN(const Bounds bounds, parse_bounds(o.atol, o.rtol, o.cosine, o.top1));
   KILN_ASSIGN_OR_RETURN(const ir::Graph model, frontend::import_onnx_file(o.onnx));
   RunSetup s;
   s.model = &model;

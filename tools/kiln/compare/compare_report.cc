@@ -6,6 +6,8 @@
 #include <cmath>
 #include <ostream>
 
+#include "options.h"
+
 namespace kiln::cli::compare {
 namespace {
 
@@ -100,6 +102,17 @@ void print_layers(const CompareResult& r, int top, std::ostream& out) {
           l.engine_tensor != l.tensor ? fmt::format(" (engine tensor '{}')", l.engine_tensor) : "");
     }
   }
+}
+
+Result<Bounds> parse_bounds(std::string_view atol, std::string_view rtol, std::string_view cosine,
+                            std::string_view top1) {
+  Bounds b;
+  KILN_ASSIGN_OR_RETURN(auto a, parse_optional_bound("--atol", atol, 1e30));
+  KILN_ASSIGN_OR_RETURN(auto r, parse_optional_bound("--rtol", rtol, 1e30));
+  KILN_ASSIGN_OR_RETURN(b.cosine, parse_optional_bound("--cosine", cosine, 1.0));
+  KILN_ASSIGN_OR_RETURN(b.top1, parse_optional_bound("--top1", top1, 100.0));
+  b.tol = {a.value_or(0), r.value_or(0), a.has_value() || r.has_value()};
+  return b;
 }
 
 std::vector<std::string> check_bounds(const CompareResult& r, const Bounds& b) {

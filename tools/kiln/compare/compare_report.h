@@ -5,8 +5,10 @@
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/status.h"
 #include "compare/compare_result.h"
 
 namespace kiln::cli::compare {
@@ -14,6 +16,10 @@ namespace kiln::cli::compare {
 void print_outputs(const CompareResult& r, std::ostream& out);
 // The `top` layers of each engine that add the most error, and how many could not be compared.
 void print_layers(const CompareResult& r, int top, std::ostream& out);
+
+// The tolerance flags' values (empty: not given) as bounds; errors name the flag.
+Result<Bounds> parse_bounds(std::string_view atol, std::string_view rtol, std::string_view cosine,
+                            std::string_view top1);
 
 // One line per violated bound: engine, output, metric, value and bound.
 std::vector<std::string> check_bounds(const CompareResult& r, const Bounds& b);

@@ -24,6 +24,10 @@ struct RunSetup {
   bool all_layers = false;
   Tolerance tol;
   int threads = 0;
+  // The reference's outputs of each batch, computed beforehand (a caller comparing many engines
+  // on the same samples runs the reference once); null: run_comparison runs the reference itself.
+  // Not with all_layers, which needs the reference's intermediate tensors.
+  const std::vector<std::vector<Tensor>>* reference_outputs = nullptr;
 };
 
 Status run_comparison(const RunSetup& s, CompareResult& result);

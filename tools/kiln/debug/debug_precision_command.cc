@@ -10,9 +10,9 @@
 #include <set>
 
 #include "compare/compare_inputs.h"
+#include "compare/compare_report.h"
 #include "compare/compare_run.h"
 #include "compare/layer_compare.h"
-#include "compare/metrics.h"
 #include "debug/precision_search.h"
 #include "engine/builder.h"
 #include "frontend/onnx/importer.h"
@@ -26,24 +26,14 @@ namespace kiln::cli::debug {
 namespace {
 
 using compare::CompareInputs;
-using compare::ErrorStats;
 
-struct Check {
-  std::optional<double> cosine;
-  compare::Tolerance tol;
-};
-
-Result<Check> parse_check(const DebugPrecisionOptions& o, std::ostream& out) {
-  Check c;
-  KILN_ASSIGN_OR_RETURN(c.cosine, parse_optional_bound("--cosine", o.cosine, 1.0));
-  KILN_ASSIGN_OR_RETURN(auto atol, parse_optional_bound("--atol", o.atol, 1e30));
-  KILN_ASSIGN_OR_RETURN(auto rtol, parse_optional_bound("--rtol", o.rtol, 1e30));
-  c.tol = {atol.value_or(0), rtol.value_or(0), atol || rtol};
-  if (!c.cosine && !c.tol.active) {
-    c.cosine = 0.99;
+Result<compare::Bounds> parse_check(const DebugPrecisionOptions& o, std::ostream& out) {
+  KILN_ASSIGN_OR_RETURN(compare::Bounds b, compare::parse_bounds(o.atol, o.rtol, o.cosine, ""));
+  if (!b.cosine && !b.tol.active) {
+    b.cosine = 0.99;
     fmt::print(out, "[I] no tolerance given: --cosine=0.99\n");
   }
-  return c;
+  return b;
 }
 
 // The samples, cut into batches, and the reference's outputs for each batch (computed once).
@@ -136,29 +126,31 @@ Result<std::shared_ptr<const runtime::Engine>> build(const Fixture& f, bool int8
   return runtime::Engine::create(std::move(plan));
 }
 
-Result<Trial> evaluate(const Fixture& f, const runtime::Engine& e, const Check& c, int threads) {
-  KILN_ASSIGN_OR_RETURN(auto ctx, e.create_execution_context({.threads = threads}));
-  std::vector<ErrorStats> stats(f.model.outputs.size());
-  for (size_t b = 0; b < f.batches.size(); ++b) {
-    KILN_ASSIGN_OR_RETURN(const std::vector<Tensor> got, ctx->run(f.batches[b]));
-    for (size_t i = 0; i < got.size() && i < stats.size(); ++i) {
-      const Tensor& ref = f.reference[b][i];
-      if (got[i].dtype() != DType::kF32 || ref.dtype() != DType::kF32) continue;
-      stats[i].add(got[i].span<float>(), ref.span<float>(), c.tol);
-    }
-  }
-  Trial t{true, 1.0, ""};
+// The engine against the reference outputs computed once, judged by compare's own bounds check.
+Result<Trial> evaluate(const Fixture& f, std::shared_ptr<const runtime::Engine> e,
+                       const compare::Bounds& bounds, int threads) {
+  compare::RunSetup s;
+  s.model = &f.model;
+  s.engine_paths = {"candidate"};
+  s.engines = {std::move(e)};
+  s.inputs = &f.inputs;
+  s.batch = f.batch;
+  s.tol = bounds.tol;
+  s.threads = threads;
+  s.reference_outputs = &f.reference;
+  compare::CompareResult r;
+  r.samples = f.inputs.samples();
+  r.batch = s.batch;
+  KILN_RETURN_IF_ERROR(compare::run_comparison(s, r));
+  Trial t{compare::check_bounds(r, bounds).empty(), 1.0, ""};
   std::vector<std::string> parts;
-  for (size_t i = 0; i < stats.size(); ++i) {
-    if (stats[i].elements() == 0) continue;
-    const std::string& name = f.model.value(f.model.outputs[i]).name;
-    t.cosine = std::min(t.cosine, stats[i].cosine());
-    if (c.cosine && !(stats[i].cosine() >= *c.cosine)) t.passed = false;
-    if (c.tol.active && stats[i].allclose_failures() > 0) t.passed = false;
-    parts.push_back(fmt::format(
-        "'{}' cosine {:.6f}{}", name, stats[i].cosine(),
-        c.tol.active ? fmt::format(", {} elements outside atol/rtol", stats[i].allclose_failures())
-                     : ""));
+  for (const compare::OutputResult& o : r.engines[0].outputs) {
+    if (!o.not_comparable.empty() || o.err.elements() == 0) continue;
+    t.cosine = std::min(t.cosine, o.err.cosine());
+    parts.push_back(fmt::format("'{}' cosine {:.6f}{}", o.name, o.err.cosine(),
+                                bounds.tol.active ? fmt::format(", {} elements outside atol/rtol",
+                                                                o.err.allclose_failures())
+                                                  : ""));
   }
   t.detail = fmt::format("{}", fmt::join(parts, "; "));
   return t;
@@ -209,11 +201,11 @@ Result<bool> debug_precision_command(const DebugPrecisionOptions& o, std::ostrea
   if (!o.data.empty() && !o.load_inputs.empty()) {
     return invalid_argument("give --data or --loadInputs, not both");
   }
-  KILN_ASSIGN_OR_RETURN(const Check check, parse_check(o, out));
+  KILN_ASSIGN_OR_RETURN(const compare::Bounds check, parse_check(o, out));
   Fixture f;
   KILN_RETURN_IF_ERROR(prepare(o, f, out));
   KILN_ASSIGN_OR_RETURN(auto fp32, build(f, false, {}, o.threads));
-  KILN_ASSIGN_OR_RETURN(const Trial fp32_trial, evaluate(f, *fp32, check, o.threads));
+  KILN_ASSIGN_OR_RETURN(const Trial fp32_trial, evaluate(f, fp32, check, o.threads));
   fmt::print(out, "[I] FP32 engine: {} ({})\n", fp32_trial.detail,
              fp32_trial.passed ? "pass" : "FAIL");
   if (!fp32_trial.passed) {
@@ -222,7 +214,7 @@ Result<bool> debug_precision_command(const DebugPrecisionOptions& o, std::ostrea
     return false;
   }
   KILN_ASSIGN_OR_RETURN(auto int8, build(f, true, {}, o.threads));
-  KILN_ASSIGN_OR_RETURN(const Trial int8_trial, evaluate(f, *int8, check, o.threads));
+  KILN_ASSIGN_OR_RETURN(const Trial int8_trial, evaluate(f, int8, check, o.threads));
   fmt::print(out, "[I] INT8 engine: {} ({})\n", int8_trial.detail,
              int8_trial.passed ? "pass" : "FAIL");
   if (int8_trial.passed) {
@@ -234,7 +226,7 @@ Result<bool> debug_precision_command(const DebugPrecisionOptions& o, std::ostrea
   fmt::print(out, "[I] {} INT8 layers, ranked by the error each adds; bisecting\n", ranked.size());
   const Evaluate eval = [&](const std::vector<std::string>& layers) -> Result<Trial> {
     KILN_ASSIGN_OR_RETURN(auto e, build(f, true, layers, o.threads));
-    return evaluate(f, *e, check, o.threads);
+    return evaluate(f, std::move(e), check, o.threads);
   };
   const auto show = [&](size_t k, const Trial& t) {
     fmt::print(out, "[I] {:>4} layers in FP32: {} ({})\n", k, t.detail, t.passed ? "pass" : "fail");
