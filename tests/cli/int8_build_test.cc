@@ -63,7 +63,7 @@ TEST_F(Int8Build, ExecReportsInt8InItsSummary) {
   expect_out(testing::run_kiln("exec --onnx=" + model_ + " --shapes=x:1x3x8x8 --int8 --calib=" +
                                calib_ + " --iterations=3 --duration=0 --warmUp=0 " +
                                "--builderOptimizationLevel=0 --exportSummary=" + summary),
-             0, {"Latency:"});
+             0, {"Latency:", "Precision: FP32+INT8", "Calibration: " + calib_});
   EXPECT_NE(testing::read_text(summary).find("\"precision\": \"int8\""), std::string::npos);
 }
 

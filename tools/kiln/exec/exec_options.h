@@ -41,13 +41,13 @@ struct ExecOptions {
   std::vector<engine::ProfileSpec> profiles;
   std::map<std::string, Dims> inference_shapes;
 
-  // Build flags whose features come later: parsed and validated; using them is Unsupported.
-  bool fp16 = false, int8 = false, best = false;  // issue 5
-  std::string calib;                              // issue 5
+  // Precision (tools/kiln/precision_flags.h applies them to the build).
+  bool fp16 = false, int8 = false, best = false;
+  std::string calib;
   std::map<std::string, std::string> layer_precisions;
   std::string precision_constraints = "none";
-  std::string timing_cache_file;            // issue 4
-  std::vector<std::string> tactic_sources;  // issue 4: "+name" / "-name"
+  std::string timing_cache_file;
+  std::vector<std::string> tactic_sources;  // "+name" / "-name"
   int builder_optimization_level = kDefaultBuilderOptimizationLevel;
   double build_budget_s = 0;                   // 0: no limit
   std::map<std::string, double> mem_pool_mib;  // recorded only

@@ -19,11 +19,16 @@ void model_block(const ExecOptions& o, std::vector<std::string>& out) {
 
 void build_block(const ExecOptions& o, std::vector<std::string>& out) {
   out.push_back("=== Build Options ===");
-  out.push_back("Precision: FP32");
   if (o.onnx.empty()) {
+    out.push_back("Precision: from the engine");
     out.push_back("Profiles: from the engine");
     return;
   }
+  // trtexec's shape: the precisions the builder may choose from, then where INT8 ranges come from.
+  const bool int8 = o.int8 || o.best;
+  out.push_back(
+      fmt::format("Precision: FP32{}{}", o.fp16 || o.best ? "+FP16" : "", int8 ? "+INT8" : ""));
+  if (int8) out.push_back("Calibration: " + (o.calib.empty() ? "Dynamic" : o.calib));
   const bool ranges = !o.min_shapes.empty() || !o.opt_shapes.empty() || !o.max_shapes.empty();
   if (o.throughput_search && !ranges) {
     out.push_back("Input build shapes: one profile spanning the searched batches");
