@@ -17,9 +17,15 @@ namespace {
 
 constexpr const char* kConv = "onednn.conv.f32";
 constexpr const char* kFusedConv = "onednn.fused_conv.f32";
+constexpr const char* kWinograd = "onednn.conv_winograd.f32";
+constexpr const char* kFusedWinograd = "onednn.fused_conv_winograd.f32";
 constexpr const char* kMatMul = "onednn.matmul.f32";
 constexpr const char* kGemm = "onednn.gemm.f32";
 constexpr const char* kFusedGemm = "onednn.fused_gemm.f32";
+
+// Winograd sums transformed tiles: F(4x4,3x3)'s transforms have entries up to 8 and rounding grows
+// with them, about 10x a direct convolution's (still 1e-5 of the output's scale at these sizes).
+constexpr Tolerance kWinogradTol{1e-4, 1e-4};
 
 // Post-ops use oneDNN's vectorized exp/erf/tanh approximations.
 constexpr Tolerance kActTol{1e-4, 1e-5};
@@ -139,6 +145,49 @@ TEST(OnednnFusedConvTactic, DepthwiseStridedWithResidualAndRelu6) {
   expect_matches(kFusedConv, fused_conv_case(g, true, true, "Clip", {0.0f, 6.0f}), kActTol);
 }
 
+// Winograd: channel tails of oneDNN's 16-channel blocks, odd and even extents (partial 4x4 output
+// tiles), pads 0 and 1, batches, with and without bias.
+TEST(OnednnWinogradTactic, MatchesReferenceOverChannelsExtentsAndPads) {
+  const ConvGeom shapes[] = {
+      {.cin = 1, .cout = 1, .h = 4, .w = 4, .pad = 1},
+      {.cin = 3, .cout = 7, .h = 5, .w = 7},
+      {.cin = 16, .cout = 16, .h = 8, .w = 8, .pad = 1},
+      {.cin = 17, .cout = 33, .h = 13, .w = 9, .pad = 1},
+      {.batch = 2, .cin = 64, .cout = 64, .h = 14, .w = 14, .pad = 1},
+      {.cin = 35, .cout = 18, .h = 7, .w = 11, .pad = 1},
+  };
+  for (const ConvGeom& g : shapes) {
+    for (bool bias : {true, false}) expect_matches(kWinograd, conv_case(g, bias), kWinogradTol);
+  }
+}
+
+TEST(OnednnWinogradTactic, FusedReluAndResidual) {
+  for (const char* act : {"", "Relu"}) {
+    for (bool residual : {false, true}) {
+      SCOPED_TRACE(std::string(act) + (residual ? " + residual" : ""));
+      const ConvGeom g{.batch = 2, .cin = 24, .cout = 40, .h = 10, .w = 9, .pad = 1};
+      expect_matches(kFusedWinograd, fused_conv_case(g, true, residual, act), kWinogradTol);
+    }
+  }
+  const ConvGeom g{.cin = 8, .cout = 8, .h = 6, .w = 6, .pad = 1};
+  expect_rejected(kFusedWinograd, fused_conv_case(g, true, false, "Clip", {0.0f, 6.0f}),
+                  "ReLU only, not Clip");
+}
+
+TEST(OnednnWinogradTactic, SaysWhichLayersItCannotTake) {
+  expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4, .stride = 2, .pad = 1}), "strides");
+  expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4, .h = 9, .dil = 2}), "dilations");
+  expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4, .h = 9, .w = 9, .kh = 5, .kw = 5}),
+                  "3x3");
+  expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4, .group = 2}), "ungrouped");
+  expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4}, true, /*const_w=*/false),
+                  "constant weights");
+  OpCase c;
+  c.op_type = "Conv";
+  c.inputs = {in(random_f32({1, 2, 9}, 1)), constant(random_f32({2, 2, 3}, 2))};
+  expect_rejected(kWinograd, c, "2-D 3x3");
+}
+
 // --- MatMul / Gemm / FusedGemm -------------------------------------------------------------------
 
 OpCase matmul_case(const Dims& a, const Dims& b, bool const_b) {
@@ -219,8 +268,12 @@ TEST(OnednnFusedGemmTactic, ActivationsAndBatchedA) {
   }
 }
 
+// Winograd comes after the direct convolution: untimed builds take the first applicable tactic.
 TEST(OnednnTactics, AreRegisteredAfterTheBuiltinOnesWithTheirSource) {
-  for (const char* name : {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm}) {
+  const std::pair<const char*, size_t> names[] = {
+      {kConv, 3},      {kFusedConv, 3}, {kMatMul, 2},       {kGemm, 2},
+      {kFusedGemm, 2}, {kWinograd, 2},  {kFusedWinograd, 2}};
+  for (const auto& [name, from_end] : names) {
     const tactics::Tactic* t = tactics::find_tactic(name);
     ASSERT_NE(t, nullptr) << name;
     EXPECT_EQ(t->source(), "onednn");
@@ -228,7 +281,7 @@ TEST(OnednnTactics, AreRegisteredAfterTheBuiltinOnesWithTheirSource) {
         tactics::tactics_for(t->domain(), t->op_type());
     ASSERT_GE(order.size(), 3u);
     EXPECT_EQ(order[0]->source(), "kiln") << name;
-    EXPECT_EQ(order[order.size() - 2], t) << name;  // before ref.generic only
+    EXPECT_EQ(order[order.size() - from_end], t) << name;  // ref.generic is last
   }
   EXPECT_EQ(tactics::find_tactic("ref.generic")->source(), "ref");
   EXPECT_EQ(tactics::find_tactic("conv.direct.f32")->source(), "kiln");
@@ -240,7 +293,7 @@ TEST(OnednnTactics, SayTheyAllocateWhileRunning) {
   auto b = run_tactic(kConv, conv_case(large));
   ASSERT_TRUE(b.is_ok()) << b.status().to_string();
   EXPECT_GT(b->run_allocations, 0);
-  for (const char* name : {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm}) {
+  for (const char* name : {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm, kWinograd}) {
     EXPECT_TRUE(tactics::find_tactic(name)->allocates()) << name;
   }
 }

@@ -2,11 +2,17 @@
 // destination, constant weights reordered once into the primitive's preferred layout, the bias as
 // the primitive's bias, the fused residual as a sum post-op and the activation as eltwise post-ops,
 // in that order: act(conv + bias + residual), as kiln.FusedConv defines it.
+//
+// The Winograd tactics run oneDNN's Winograd convolution (F(2x2,3x3) or F(4x4,3x3), oneDNN picks)
+// for 3x3 stride-1 layers. oneDNN 2.6 implements it only on its blocked activation layout
+// (nChw16c), so those kernels reorder the source in and the result out around the primitive; the
+// tuner's timing includes both reorders.
 
 #include <fmt/format.h>
 
 #include <cstring>
 
+#include "base/cpu_features.h"
 #include "ops/nn_conv.h"
 #include "tactics/onednn/onednn_common.h"
 #include "tactics/onednn/onednn_tactics.h"
@@ -23,6 +29,11 @@ struct ConvWiring {
   int residual_input = -1;  // a tensor of Y's shape added after the bias; -1: none
   ref::ActivationParams activation;
 };
+
+// Float32 `dims` in whatever layout the primitive prefers.
+memory::desc any_desc(const memory::dims& dims) {
+  return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+}
 
 // The descriptors of one convolution with concrete shapes.
 struct ConvShapes {
@@ -61,10 +72,55 @@ Result<ConvShapes> conv_shapes(const ir::Node& node, int since_version,
   return s;
 }
 
+// Activations in the layouts a primitive chose (format_tag::any), converted from and to kiln's
+// plain layout at the layer's boundaries, through buffers the kernel owns.
+class BlockedBoundary {
+ public:
+  void init(const memory::desc& plain_src, const memory::desc& src, const memory::desc& plain_dst,
+            const memory::desc& dst) {
+    src_ = Tensor(DType::kU8, {static_cast<int64_t>(std::max<size_t>(src.get_size(), 1))});
+    dst_ = Tensor(DType::kU8, {static_cast<int64_t>(std::max<size_t>(dst.get_size(), 1))});
+    init_reorder(src_in_, plain_src, src, src_.raw_data(), true);
+    init_reorder(dst_in_, plain_dst, dst, dst_.raw_data(), true);
+    init_reorder(dst_out_, dst, plain_dst, dst_.raw_data(), false);
+  }
+  void* src() { return src_.raw_data(); }
+  void* dst() { return dst_.raw_data(); }
+  Status load_src(const void* plain) { return run(src_in_, plain); }
+  Status load_dst(const void* plain) { return run(dst_in_, plain); }  // a residual to sum onto
+  Status store_dst(void* plain) { return run(dst_out_, plain); }
+
+ private:
+  struct Reorder {
+    Exec exec;
+    int plain_slot = -1;
+  };
+  // `plain` is the reorder's source (to_blocked) or destination; `blocked` its other side.
+  static void init_reorder(Reorder& r, const memory::desc& from, const memory::desc& to,
+                           void* blocked, bool to_blocked) {
+    const dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, base_attr());
+    r.exec.init(dnnl::reorder(pd), pd.scratchpad_desc());
+    const int from_slot = r.exec.add(DNNL_ARG_FROM, from);
+    const int to_slot = r.exec.add(DNNL_ARG_TO, to);
+    r.plain_slot = to_blocked ? from_slot : to_slot;
+    r.exec.bind(to_blocked ? to_slot : from_slot, blocked);
+  }
+  static Status run(Reorder& r, const void* plain) {
+    r.exec.bind(r.plain_slot, plain);
+    return r.exec.execute();
+  }
+
+  Tensor src_, dst_;
+  Reorder src_in_, dst_in_, dst_out_;
+};
+
 class ConvKernel final : public LayerKernel {
  public:
-  ConvKernel(const LayerSpec& spec, const ConvWiring& wiring)
-      : node_(*spec.node), since_version_(spec.since_version), wiring_(wiring) {
+  ConvKernel(const LayerSpec& spec, const ConvWiring& wiring, bool winograd)
+      : node_(*spec.node),
+        since_version_(spec.since_version),
+        wiring_(wiring),
+        winograd_(winograd) {
     if (const Tensor* w = spec.constant(1)) weights_ = *w;  // shares the engine's storage
   }
 
@@ -108,6 +164,12 @@ class ConvKernel final : public LayerKernel {
       if (has_bias()) bias_ = exec_.add(DNNL_ARG_BIAS, pd.bias_desc());
       dst_ = exec_.add(DNNL_ARG_DST, pd.dst_desc());
       if (weights_.defined()) exec_.bind(weights_slot_, packed_.data());
+      if (winograd_) {
+        boundary_.init(plain_desc(shapes_.src), pd.src_desc(), plain_desc(shapes_.dst),
+                       pd.dst_desc());
+        exec_.bind(src_, boundary_.src());
+        exec_.bind(dst_, boundary_.dst());
+      }
     } catch (const dnnl::error& e) {
       return layer_status(node_, e);
     }
@@ -116,6 +178,7 @@ class ConvKernel final : public LayerKernel {
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     OmpThreads threads(thread_pool());
+    if (winograd_) return run_blocked(in, out);
     exec_.bind(src_, in[0].data);
     if (!weights_.defined()) exec_.bind(weights_slot_, in[1].data);
     if (has_bias()) exec_.bind(bias_, in[static_cast<size_t>(wiring_.bias_input)].data);
@@ -131,19 +194,30 @@ class ConvKernel final : public LayerKernel {
  private:
   bool has_bias() const { return wiring_.bias_input >= 0; }
 
+  Status run_blocked(std::span<const TensorView> in, std::span<const TensorView> out) {
+    KILN_RETURN_IF_ERROR(boundary_.load_src(in[0].data));
+    if (has_bias()) exec_.bind(bias_, in[static_cast<size_t>(wiring_.bias_input)].data);
+    if (wiring_.residual_input >= 0) {
+      KILN_RETURN_IF_ERROR(
+          boundary_.load_dst(in[static_cast<size_t>(wiring_.residual_input)].data));
+    }
+    KILN_RETURN_IF_ERROR(exec_.execute());
+    return boundary_.store_dst(out[0].data);
+  }
+
   dnnl::convolution_forward::primitive_desc primitive_desc(const ConvShapes& s) const {
     const memory::desc weights_md =
-        weights_.defined()
-            ? memory::desc(s.weights, memory::data_type::f32, memory::format_tag::any)
-            : plain_desc(s.weights);
+        weights_.defined() ? any_desc(s.weights) : plain_desc(s.weights);
     const auto kind = dnnl::prop_kind::forward_inference;
-    const auto alg = dnnl::algorithm::convolution_direct;
-    const auto desc = has_bias() ? dnnl::convolution_forward::desc(
-                                       kind, alg, plain_desc(s.src), weights_md, plain_desc(s.bias),
-                                       plain_desc(s.dst), s.strides, s.dilates, s.pad_l, s.pad_r)
-                                 : dnnl::convolution_forward::desc(
-                                       kind, alg, plain_desc(s.src), weights_md, plain_desc(s.dst),
-                                       s.strides, s.dilates, s.pad_l, s.pad_r);
+    const auto alg =
+        winograd_ ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+    const memory::desc src = winograd_ ? any_desc(s.src) : plain_desc(s.src);
+    const memory::desc dst = winograd_ ? any_desc(s.dst) : plain_desc(s.dst);
+    const auto desc =
+        has_bias() ? dnnl::convolution_forward::desc(kind, alg, src, weights_md, plain_desc(s.bias),
+                                                     dst, s.strides, s.dilates, s.pad_l, s.pad_r)
+                   : dnnl::convolution_forward::desc(kind, alg, src, weights_md, dst, s.strides,
+                                                     s.dilates, s.pad_l, s.pad_r);
     dnnl::post_ops ops;
     if (wiring_.residual_input >= 0) ops.append_sum(1.0f);
     append_activation(wiring_.activation, ops);
@@ -155,7 +229,9 @@ class ConvKernel final : public LayerKernel {
   const ir::Node& node_;
   int since_version_;
   ConvWiring wiring_;
-  Tensor weights_;  // the constant weights, or undefined
+  bool winograd_ = false;
+  Tensor weights_;            // the constant weights, or undefined
+  BlockedBoundary boundary_;  // Winograd: the blocked source and destination
   PackedWeights packed_;
   ConvShapes shapes_;
   Exec exec_;
@@ -169,49 +245,97 @@ std::string conv_why_not(const LayerSpec& spec) {
   return why;
 }
 
+// "" for the layers oneDNN's Winograd takes: 2-D, 3x3, stride 1, no dilation, no groups, constant
+// weights.
+std::string winograd_why_not(const LayerSpec& spec) {
+  std::string why = conv_why_not(spec);
+  if (!why.empty()) return why;
+  const ir::TensorDesc& w = spec.inputs[1];
+  if (w.rank() != 4 || w.dim(2).value != 3 || w.dim(3).value != 3) {
+    return "Winograd takes 2-D 3x3 kernels only";
+  }
+  if (spec.constant(1) == nullptr) return "Winograd needs constant weights";
+  const ir::Attributes& a = spec.node->attrs;
+  if (a.get_int("group", 1) != 1) return "Winograd takes ungrouped convolutions only";
+  for (const char* attr : {"strides", "dilations"}) {
+    for (int64_t v : a.get_ints(attr, {})) {
+      if (v != 1) return fmt::format("Winograd needs {} of 1", attr);
+    }
+  }
+  return "";
+}
+
 Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec,
-                                                      const ConvWiring& wiring) {
-  auto kernel = std::make_unique<ConvKernel>(spec, wiring);
+                                                      const ConvWiring& wiring, bool winograd) {
+  auto kernel = std::make_unique<ConvKernel>(spec, wiring, winograd);
   KILN_RETURN_IF_ERROR(kernel->prepare(spec));
   return std::unique_ptr<LayerKernel>(std::move(kernel));
 }
 
 class ConvTactic final : public OnednnTactic {
  public:
-  ConvTactic() : OnednnTactic("onednn.conv.f32", "", "Conv") {}
-  std::string why_not(const LayerSpec& spec) const override { return conv_why_not(spec); }
+  ConvTactic(std::string_view name, bool winograd)
+      : OnednnTactic(name, "", "Conv"), winograd_(winograd) {}
+  uint64_t required_features() const override { return winograd_ ? kIsaAvx512 : 0; }
+  std::string why_not(const LayerSpec& spec) const override {
+    return winograd_ ? winograd_why_not(spec) : conv_why_not(spec);
+  }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     ConvWiring wiring;
     wiring.bias_input = spec.has_input(2) ? 2 : -1;
-    return make_conv_kernel(spec, wiring);
+    return make_conv_kernel(spec, wiring, winograd_);
   }
+
+ private:
+  bool winograd_;
 };
 
 class FusedConvTactic final : public OnednnTactic {
  public:
-  FusedConvTactic() : OnednnTactic("onednn.fused_conv.f32", "kiln", "FusedConv") {}
+  FusedConvTactic(std::string_view name, bool winograd)
+      : OnednnTactic(name, "kiln", "FusedConv"), winograd_(winograd) {}
+  uint64_t required_features() const override { return winograd_ ? kIsaAvx512 : 0; }
   std::string why_not(const LayerSpec& spec) const override {
-    std::string why = conv_why_not(spec);
-    return why.empty() ? activation_why_not(*spec.node) : why;
+    std::string why = winograd_ ? winograd_why_not(spec) : conv_why_not(spec);
+    if (why.empty()) why = activation_why_not(*spec.node);
+    const ref::Activation act = activation_of(*spec.node).kind;
+    if (why.empty() && winograd_ && act != ref::Activation::kNone &&
+        act != ref::Activation::kRelu) {
+      why = fmt::format("oneDNN's Winograd fuses ReLU only, not {}", ref::activation_name(act));
+    }
+    return why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     ConvWiring wiring;
     wiring.bias_input = spec.has_input(2) ? 2 : -1;
     wiring.residual_input = spec.has_input(3) ? 3 : -1;
     wiring.activation = activation_of(*spec.node);
-    return make_conv_kernel(spec, wiring);
+    return make_conv_kernel(spec, wiring, winograd_);
   }
+
+ private:
+  bool winograd_;
 };
 
 }  // namespace
 
 const Tactic& conv_tactic() {
-  static const ConvTactic tactic;
+  static const ConvTactic tactic("onednn.conv.f32", false);
   return tactic;
 }
 
 const Tactic& fused_conv_tactic() {
-  static const FusedConvTactic tactic;
+  static const FusedConvTactic tactic("onednn.fused_conv.f32", false);
+  return tactic;
+}
+
+const Tactic& conv_winograd_tactic() {
+  static const ConvTactic tactic("onednn.conv_winograd.f32", true);
+  return tactic;
+}
+
+const Tactic& fused_conv_winograd_tactic() {
+  static const FusedConvTactic tactic("onednn.fused_conv_winograd.f32", true);
   return tactic;
 }
 

@@ -3,8 +3,15 @@
 namespace kiln::tactics::onednn {
 
 std::span<const Tactic* const> onednn_tactics() {
-  static const Tactic* const tactics[] = {&conv_tactic(), &fused_conv_tactic(), &matmul_tactic(),
-                                          &gemm_tactic(), &fused_gemm_tactic()};
+  // Winograd last: at optimization level 0 (no timing) the first applicable tactic is taken, and
+  // Winograd's numbers differ from the direct convolution's by its transforms' rounding.
+  static const Tactic* const tactics[] = {&conv_tactic(),
+                                          &fused_conv_tactic(),
+                                          &matmul_tactic(),
+                                          &gemm_tactic(),
+                                          &fused_gemm_tactic(),
+                                          &conv_winograd_tactic(),
+                                          &fused_conv_winograd_tactic()};
   return tactics;
 }
 

@@ -16,8 +16,11 @@ std::span<const Tactic* const> onednn_tactics();
 
 const Tactic& conv_tactic();        // "onednn.conv.f32"        Conv
 const Tactic& fused_conv_tactic();  // "onednn.fused_conv.f32"  kiln.FusedConv
-const Tactic& matmul_tactic();      // "onednn.matmul.f32"      MatMul
-const Tactic& gemm_tactic();        // "onednn.gemm.f32"        Gemm
-const Tactic& fused_gemm_tactic();  // "onednn.fused_gemm.f32"  kiln.FusedGemm
+// oneDNN's Winograd for 3x3 stride-1 layers, reordering to and from its blocked layout.
+const Tactic& conv_winograd_tactic();        // "onednn.conv_winograd.f32"        Conv
+const Tactic& fused_conv_winograd_tactic();  // "onednn.fused_conv_winograd.f32"  kiln.FusedConv
+const Tactic& matmul_tactic();               // "onednn.matmul.f32"      MatMul
+const Tactic& gemm_tactic();                 // "onednn.gemm.f32"        Gemm
+const Tactic& fused_gemm_tactic();           // "onednn.fused_gemm.f32"  kiln.FusedGemm
 
 }  // namespace kiln::tactics::onednn
