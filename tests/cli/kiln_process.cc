@@ -9,8 +9,11 @@
 
 namespace kiln::testing {
 
-KilnRun run_kiln(const std::string& args) {
-  const std::string cmd = std::string(KILN_BINARY) + " " + args + " 2>&1";
+KilnRun run_kiln(const std::string& args) { return run_kiln_env("", args); }
+
+KilnRun run_kiln_env(const std::string& env, const std::string& args) {
+  const std::string cmd =
+      (env.empty() ? "" : "env " + env + " ") + std::string(KILN_BINARY) + " " + args + " 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;

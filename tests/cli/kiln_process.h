@@ -13,6 +13,8 @@ struct KilnRun {
 
 // Runs `kiln <args>` (args go through the shell).
 KilnRun run_kiln(const std::string& args);
+// The same with environment assignments first ("KILN_MAX_ISA=avx2 X=1"), as `env` takes them.
+KilnRun run_kiln_env(const std::string& env, const std::string& args);
 
 // The whole file as text ("" when it cannot be read).
 std::string read_text(const std::filesystem::path& path);

@@ -11,6 +11,7 @@
 #include <ostream>
 
 #include "base/cpu_features.h"
+#include "doctor_command.h"
 #include "engine/memory_planner.h"
 #include "engine/serialize.h"
 #include "frontend/onnx/importer.h"
@@ -169,6 +170,7 @@ Status build_command(const BuildOptions& opts, std::ostream& out, ProgressTarget
   std::vector<std::string> warnings;
   KILN_RETURN_IF_ERROR(apply_precision_flags(precision, opts.onnx, options, warnings));
   for (const std::string& w : warnings) fmt::print(out, "[W] {}\n", w);
+  if (options.int8) fmt::print(out, "[I] {}\n", int8_path_line(host_cpu_features()));
   auto t0 = Clock::now();
   KILN_ASSIGN_OR_RETURN(ir::Graph graph, frontend::import_onnx_file(opts.onnx));
   const size_t onnx_nodes = graph.nodes.size();

@@ -9,6 +9,7 @@
 #include "calibrate/calibrate_command.h"
 #include "compare/compare_command.h"
 #include "debug/debug_precision_command.h"
+#include "doctor_command.h"
 #include "exec/exec_command.h"
 #include "exec/sweep_command.h"
 #include "image_flags.h"
@@ -284,6 +285,9 @@ int run_cli(int argc, char** argv) {
   add_pipeline(app, pipeline_opts);
   app.add_subcommand(
       "exec", "Benchmark an engine like trtexec: kiln exec --onnx=m.onnx (kiln exec --help)");
+  app.add_subcommand("doctor",
+                     "What this CPU gives kiln: FP32/INT8/FP16 kernel paths, measured INT8 gain, "
+                     "threads");
   std::string list_format = "text";
   auto* list = app.add_subcommand("list-ops", "List the supported operators and versions");
   list->add_option("--format", list_format, "text or md")->check(CLI::IsMember({"text", "md"}));
@@ -293,7 +297,9 @@ int run_cli(int argc, char** argv) {
     return app.exit(e);
   }
   kiln::Status status;
-  if (app.got_subcommand("run")) {
+  if (app.got_subcommand("doctor")) {
+    status = kiln::cli::doctor_command(std::cout);
+  } else if (app.got_subcommand("run")) {
     status = kiln::cli::run_command(run_opts, std::cout);
   } else if (app.got_subcommand("build")) {
     if (list_passes) {
