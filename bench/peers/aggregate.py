@@ -61,18 +61,26 @@ def aggregate(rows):
     return out
 
 
-def ratios(agg, base="kiln"):
-    """{(model, batch, threads, peer): {"p50": kiln p50 / peer p50, "img_s": kiln img/s / peer img/s}}
-    for every cell where both kiln and the peer measured. p50 ratio < 1: kiln is faster."""
+# The ratio shown for each engine: (numerator, denominator) p50s. The FP32 peers against kiln's
+# FP32 engine, the INT8 peers against kiln's INT8 engine, and kiln's INT8 engine against its own
+# FP32 one (its speed-up). Below 1: the numerator, a kiln engine, is faster.
+RATIO_OF = {"onnxruntime": ("kiln", "onnxruntime"), "pytorch": ("kiln", "pytorch"),
+            "opencv": ("kiln", "opencv"), "onnxruntime-qdq": ("kiln-int8", "onnxruntime-qdq"),
+            "kiln-int8": ("kiln-int8", "kiln")}
+
+
+def ratios(agg):
+    """{(model, batch, threads, engine): {"p50": num p50 / den p50, "img_s": num img/s / den img/s}}
+    with (num, den) = RATIO_OF[engine], for every cell where both measured."""
     out = {}
     for (m, b, t, e), s in agg.items():
-        if e == base or "p50_ms" not in s:
+        if e not in RATIO_OF:
             continue
-        k = agg.get((m, b, t, base))
-        if not k or "p50_ms" not in k:
+        num, den = (agg.get((m, b, t, x)) for x in RATIO_OF[e])
+        if not num or not den or "p50_ms" not in num or "p50_ms" not in den:
             continue
-        out[(m, b, t, e)] = {"p50": k["p50_ms"] / s["p50_ms"],
-                             "img_s": k["images_per_s"] / s["images_per_s"]}
+        out[(m, b, t, e)] = {"p50": num["p50_ms"] / den["p50_ms"],
+                             "img_s": num["images_per_s"] / den["images_per_s"]}
     return out
 
 
@@ -93,7 +101,7 @@ def main():
     for key in sorted(agg, key=str):
         print(key, json.dumps(agg[key]))
     for key in sorted(rat, key=str):
-        print("kiln/" + key[3], key[:3], json.dumps(rat[key]))
+        print("/".join(RATIO_OF[key[3]]), key[:3], json.dumps(rat[key]))
 
 
 if __name__ == "__main__":

@@ -55,6 +55,23 @@ class AggregateTest(unittest.TestCase):
         self.assertNotIn(("resnet50", 1, 2, "opencv"), rat)  # no measurement
         self.assertNotIn(("vit_tiny", 1, 2, "onnxruntime"), rat)  # no kiln row
 
+    def test_int8_ratios_pair_kiln_int8_with_the_int8_peer_and_kiln_fp32(self):
+        rows = [row("kiln", 40.0), row("kiln-int8", 10.0), row("onnxruntime-qdq", 20.0),
+                row("onnxruntime", 30.0)]
+        rat = aggregate.ratios(aggregate.aggregate(rows))
+        self.assertAlmostEqual(rat[("resnet50", 1, 2, "onnxruntime-qdq")]["p50"], 0.5)
+        self.assertAlmostEqual(rat[("resnet50", 1, 2, "kiln-int8")]["p50"], 0.25)
+        self.assertAlmostEqual(rat[("resnet50", 1, 2, "onnxruntime")]["p50"], 40.0 / 30.0)
+        self.assertNotIn(("resnet50", 1, 2, "kiln"), rat)
+        meta = {"date": "2026-01-01 00:00 UTC", "cpu": "Test CPU", "cores": 2, "repeats": 1,
+                "kiln_commit": "abc", "iters": 100, "budget_s": 5.0, "min_iters": 10,
+                "warmup_runs": 10, "warmup_s": 1.0}
+        md = report.markdown(rows, meta)
+        self.assertIn("| resnet50 | 1 | 2 | kiln INT8 | 10.00", md)
+        self.assertIn("| resnet50 | 1 | 2 | ONNX Runtime QDQ INT8 | 20.00", md)
+        self.assertIn("kiln INT8/ONNX Runtime QDQ INT8", md)
+        self.assertIn("| 0.50x |", md)
+
     def test_cells_order(self):
         rows = [row("kiln", 1.0, model="b", batch=8), row("kiln", 1.0, model="b", threads=1),
                 row("kiln", 1.0, model="a")]

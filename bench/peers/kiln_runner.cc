@@ -37,6 +37,8 @@ int main(int argc, char** argv) {
   {
     kiln::BuilderConfig config;
     config.threads = args.threads;
+    config.int8 = !args.calib.empty();
+    config.calibration_file = args.calib;
     // A one-profile build at exactly this batch, as `kiln build --shapes=input:BxCxHxW` does; the
     // model set names its one input "input" (models/export.py).
     const kiln::ShapeRange range{input.shape, input.shape, input.shape};

@@ -18,13 +18,26 @@ import summaries  # noqa: E402
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 PEERS = ("onnxruntime", "pytorch", "opencv")
-NAMES = {"kiln": "kiln", "onnxruntime": "ONNX Runtime", "pytorch": "PyTorch", "opencv": "OpenCV DNN"}
+INT8 = ("kiln-int8", "onnxruntime-qdq")
+NAMES = {"kiln": "kiln", "onnxruntime": "ONNX Runtime", "pytorch": "PyTorch", "opencv": "OpenCV DNN",
+         "kiln-int8": "kiln INT8", "onnxruntime-qdq": "ONNX Runtime QDQ INT8"}
+ORDER = ("kiln",) + PEERS + INT8
 
 
 def _engines(agg):
     present = {e for (_, _, _, e) in agg}
-    return [e for e in ("kiln",) + PEERS if e in present] + sorted(
-        present - {"kiln", *PEERS})
+    return [e for e in ORDER if e in present] + sorted(present - set(ORDER))
+
+
+def _ratio_columns(agg):
+    """The summary table's columns: (engine, header) for each ratio some cell has."""
+    present = {e for (_, _, _, e) in agg}
+    cols = [(p, f"kiln/{NAMES[p]}") for p in PEERS]
+    if "kiln-int8" in present:
+        cols.append(("kiln-int8", "kiln INT8/kiln FP32"))
+    if "onnxruntime-qdq" in present:
+        cols.append(("onnxruntime-qdq", "kiln INT8/ONNX Runtime QDQ INT8"))
+    return cols
 
 
 def _fmt(v, digits=2):
@@ -74,7 +87,8 @@ def markdown(rows, meta):
     lines += ["", "p50/p99 in ms, img/s = batch x runs / timed seconds; runs = timed runs per "
                   "repeat; max err = largest |output - PyTorch's reference output| (first batch "
                   "row, all repeats; outputs are of order 1); kiln/peer = kiln's p50 over the "
-                  "peer's (below 1: kiln is faster).", "",
+                  "peer's, kiln's INT8 engine for the INT8 peers (below 1: kiln is faster); on the "
+                  "kiln INT8 row, its p50 over kiln's FP32 engine's.", "",
               "| model | batch | threads | engine | p50 | p99 | img/s | spread | runs | max err | kiln/peer p50 |",
               "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|"]
     failures = []
@@ -83,7 +97,7 @@ def markdown(rows, meta):
             s = agg.get((m, b, t, e))
             if s is None:
                 continue
-            name = NAMES.get(e, e) if e != "kiln" else "kiln"
+            name = NAMES.get(e, e)
             if e == "pytorch" and s.get("layout"):
                 name += f" ({s['layout']})"
             if "p50_ms" not in s:
@@ -94,18 +108,19 @@ def markdown(rows, meta):
             ratio = f"{r['p50']:.2f}x" if r else "—"
             runs = "/".join(str(i) for i in s["iters"])
             err = f"{s['max_abs_err']:.0e}" if "max_abs_err" in s else "—"
-            lines.append(f"| {m} | {b} | {t} | {e if e == 'kiln' else name} | {_fmt(s['p50_ms'])} | "
+            lines.append(f"| {m} | {b} | {t} | {name} | {_fmt(s['p50_ms'])} | "
                          f"{_fmt(s['p99_ms'])} | {_fmt(s['images_per_s'], 1)} | "
                          f"{s['spread_pct']:.0f}% | {runs} | {err} | {ratio} |")
             if s["errors"]:
                 failures.append((m, b, t, e, s["errors"]))
+    ratio_cols = _ratio_columns(agg)
     lines += ["", "kiln's p50 relative to each peer (median p50 over median p50; below 1: kiln is "
                   "faster):", "",
-              "| model | batch | threads | " + " | ".join(f"kiln/{NAMES[p]}" for p in PEERS) + " |",
-              "|---|---:|---:|" + "---:|" * len(PEERS)]
+              "| model | batch | threads | " + " | ".join(h for _, h in ratio_cols) + " |",
+              "|---|---:|---:|" + "---:|" * len(ratio_cols)]
     for (m, b, t) in aggregate.cells(agg):
         cols = []
-        for p in PEERS:
+        for p, _ in ratio_cols:
             r = rat.get((m, b, t, p))
             cols.append(f"{r['p50']:.2f}x" if r else "—")
         lines.append(f"| {m} | {b} | {t} | " + " | ".join(cols) + " |")

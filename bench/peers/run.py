@@ -23,6 +23,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 ENGINES = ("kiln", "onnxruntime", "pytorch", "opencv")
+# INT8, on request (--engines=...,kiln-int8,onnxruntime-qdq): kiln's INT8 engine from
+# <int8-dir>/<model>.calib, and ONNX Runtime on the QDQ model `kiln quantize` wrote from the same
+# calibration (<int8-dir>/<model>.qdq.onnx); run.sh --int8 makes both.
+INT8_ENGINES = ("kiln-int8", "onnxruntime-qdq")
 DEFAULT_MODELS = "resnet50,mobilenet_v2,efficientnet_b0,vit_tiny"
 
 
@@ -48,6 +52,8 @@ def parse_args(argv=None):
     p.add_argument("--cv-dir", default=os.path.join(ROOT, "bench", ".cache", "cv"))
     p.add_argument("--build-dir", default=os.path.join(ROOT, "build", "release"))
     p.add_argument("--ort-lib", default=os.environ.get("ORT_LIB", ""))
+    p.add_argument("--int8-dir", default=os.path.join(ROOT, "bench", ".cache", "int8"),
+                   help="<model>.calib and <model>.qdq.onnx for the INT8 engines")
     p.add_argument("--out", default="", help="results dir (default bench/results/<UTC time>)")
     p.add_argument("--update-docs", action="store_true")
     a = p.parse_args(argv)
@@ -83,9 +89,19 @@ def command(args, engine, model, batch, threads):
     onnx = os.path.join(args.model_dir, model + ".onnx")
     npy = os.path.join(args.model_dir, model + ".input.npy")
     bench = os.path.join(args.build_dir, "bench")
-    if engine == "kiln":
+    extra = []
+    if engine in INT8_ENGINES:
+        made = os.path.join(args.int8_dir, model + (".calib" if engine == "kiln-int8"
+                                                      else ".qdq.onnx"))
+        if not os.path.exists(made):
+            return None, f"no {made} (run.sh --int8 calibrates and quantizes the models)"
+        if engine == "kiln-int8":
+            extra = ["--calib", made]
+        else:
+            onnx = made
+    if engine in ("kiln", "kiln-int8"):
         cmd = [os.path.join(bench, "kiln_peers_kiln")]
-    elif engine == "onnxruntime":
+    elif engine in ("onnxruntime", "onnxruntime-qdq"):
         cmd = [os.path.join(bench, "kiln_peers_ort")]
     elif engine == "opencv":
         onnx = os.path.join(args.cv_dir, f"{model}.b{batch}.onnx")
@@ -101,7 +117,7 @@ def command(args, engine, model, batch, threads):
     cmd += ["--model", model, "--onnx", onnx, "--input", npy, "--batch", str(batch),
             "--threads", str(threads), "--warmup-runs", str(args.warmup_runs),
             "--warmup-s", str(args.warmup_s), "--iters", str(args.iters),
-            "--budget-s", str(args.budget_s), "--min-iters", str(args.min_iters)]
+            "--budget-s", str(args.budget_s), "--min-iters", str(args.min_iters)] + extra
     return cmd, None
 
 
@@ -131,6 +147,7 @@ def measure(args, engine, model, batch, threads):
     if row is None:
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         row = dict(base, error=f"exit {proc.returncode}: {tail[:300]}")
+    row["engine"] = engine  # the runner names its library; INT8 rows share kiln's and ORT's runner
     row["wall_s"] = round(time.time() - t0, 2)
     row["loadavg1"] = load  # other processes on the machine: the noise this row ran in
     return row

@@ -3,6 +3,10 @@
 # exports the models (and OpenCV's copies), then run.py. Every argument goes to run.py, e.g.
 #   bash bench/peers/run.sh --quick
 #   bash bench/peers/run.sh --models resnet50,mobilenet_v2 --batches 1 --extra resnet50:8:2 --update-docs
+# except --int8 (run.sh's own): calibrate every model on python3-skimage's photos (kiln calibrate,
+# entropy) and write its QDQ model from that calibration (kiln quantize), into bench/.cache/int8,
+# then measure kiln's INT8 engine and ONNX Runtime on the QDQ model too (run.py's kiln-int8 and
+# onnxruntime-qdq engines), next to the FP32 engines.
 # Environment: BUILD_DIR (default build/release), KILN_MODEL_DIR (default models/cache),
 # SKIP_INSTALL=1 to skip the apt/npm step.
 set -euo pipefail
@@ -17,7 +21,12 @@ ORT_VERSION=1.30.0
 # The models run.py will touch: --models (default set) and the models named by --extra.
 models="resnet50,mobilenet_v2,efficientnet_b0,vit_tiny"
 batches="1,8"
-args=("$@")
+int8=0
+args=()
+for a in "$@"; do
+  if [ "$a" = "--int8" ]; then int8=1; else args+=("$a"); fi
+done
+set -- "${args[@]+"${args[@]}"}"
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[$i]}" in
     --models) models="${args[$((i + 1))]}" ;;
@@ -78,6 +87,27 @@ for e in "${extras[@]+"${extras[@]}"}"; do
 done
 [ "$cv_ok" = 1 ] || echo "[peers] some OpenCV exports failed: those cells report why"
 
+# 3b. INT8: one calibration per model on the same photos, and the QDQ model written from it, so
+#     that kiln's INT8 engine and ONNX Runtime's run the same quantization.
+engines=()
+if [ "$int8" = 1 ]; then
+  cmake --build "$BUILD_DIR" -j2 --target kiln
+  KILN="$BUILD_DIR/tools/kiln/kiln"
+  PHOTOS=/usr/lib/python3/dist-packages/skimage/data
+  [ -d "$PHOTOS" ] || { echo "[peers] --int8 needs python3-skimage's photos in $PHOTOS" >&2; exit 1; }
+  mkdir -p "$CACHE/int8"
+  for m in "${model_list[@]}"; do
+    calib="$CACHE/int8/$m.calib" qdq="$CACHE/int8/$m.qdq.onnx"
+    if [ ! -f "$calib" ] || [ "$MODEL_DIR/$m.onnx" -nt "$calib" ]; then
+      "$KILN" calibrate --onnx="$MODEL_DIR/$m.onnx" --data="$PHOTOS" -o "$calib" --batch=8 2>/dev/null
+    fi
+    if [ ! -f "$qdq" ] || [ "$calib" -nt "$qdq" ]; then
+      "$KILN" quantize --onnx="$MODEL_DIR/$m.onnx" --calib="$calib" -o "$qdq"
+    fi
+  done
+  grep -q -- "--engines" <<<"$*" || engines=(--engines "kiln,onnxruntime,pytorch,opencv,kiln-int8,onnxruntime-qdq")
+fi
+
 # 4. Measure.
 exec /usr/bin/python3 "$HERE/run.py" --model-dir "$MODEL_DIR" --build-dir "$BUILD_DIR" \
-  --ort-lib "$ORT_LIB" "$@"
+  --ort-lib "$ORT_LIB" --int8-dir "$CACHE/int8" "${engines[@]+"${engines[@]}"}" "$@"

@@ -33,6 +33,7 @@ struct Args {
   int iters = 100;        // time this many runs ...
   double budget_s = 5.0;  // ... or fewer if they would take longer than this,
   int min_iters = 10;     // but never fewer than this
+  std::string calib;      // kiln only: build INT8 with this calibration file
 };
 
 inline Args parse_args(int argc, char** argv) {
@@ -59,6 +60,8 @@ inline Args parse_args(int argc, char** argv) {
       a.budget_s = std::atof(v.c_str());
     else if (k == "--min-iters")
       a.min_iters = std::atoi(v.c_str());
+    else if (k == "--calib")
+      a.calib = v;
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       std::exit(2);

@@ -24,9 +24,18 @@ SCHEMA = "kiln.exec.summary"
 SCHEMA_VERSION = 3
 
 
+# The tool and precision of each engine of a run (run.py's names).
+TOOL_PRECISION = {"kiln-int8": ("kiln", "int8"), "onnxruntime-qdq": ("onnxruntime", "int8")}
+
+
+def tool_precision(engine):
+    return TOOL_PRECISION.get(engine, (engine, "fp32"))
+
+
 def file_name(key):
     model, batch, threads, engine = key
-    return f"{model}-fp32-b{batch}-t{threads}-{engine}.json"
+    tool, precision = tool_precision(engine)
+    return f"{model}-{precision}-b{batch}-t{threads}-{tool}.json"
 
 
 def _iso(date):
@@ -77,6 +86,7 @@ def _warnings(s):
 def summary(key, s, meta):
     """The summary of one aggregated cell (aggregate.aggregate's value for `key`)."""
     model, batch, threads, engine = key
+    tool, precision = tool_precision(engine)
     latency = _stats(s)
     queries = sum(s["iters"])
     accuracy = None
@@ -88,13 +98,13 @@ def summary(key, s, meta):
     out = {
         "schema": SCHEMA,
         "schema_version": SCHEMA_VERSION,
-        "source": {"tool": engine, "version": s.get("version") or None, "log": "raw.jsonl"},
+        "source": {"tool": tool, "version": s.get("version") or None, "log": "raw.jsonl"},
         "started_at": _iso(meta.get("date")),
         "command": [],
         "model": {"name": model, "batch": batch, "onnx": None, "engine": None,
                   "saved_engine": None, "inputs": [], "outputs": []},
         "build": {"import_ms": None, "build_ms": None, "save_ms": None, "load_ms": None,
-                  "precision": "fp32", "builder_optimization_level": None},
+                  "precision": precision, "builder_optimization_level": None},
         "environment": {"cpu": None, "os": f"Linux {kernel}" if kernel else None,
                         "device": meta.get("cpu"), "kiln": None},
         "execution": {"inference_streams": 1, "threads_per_stream": threads,

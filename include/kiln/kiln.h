@@ -55,6 +55,11 @@ struct BuilderConfig {
   // the count the engine will run with: the fastest tactic on 1 thread is not always the fastest
   // on 2.
   int threads = 0;
+  // TensorRT's BuilderFlag::kINT8: convolutions and GEMMs run in INT8 where a range is known.
+  bool int8 = false;
+  // The INT8 ranges: a kiln calibration file (kiln calibrate) or a TensorRT calibration cache.
+  // Empty with int8: trtexec's placeholder ranges (for measuring speed; outputs are not accurate).
+  std::filesystem::path calibration_file;
 };
 
 // An imported, checked ONNX model (TensorRT's INetworkDefinition filled by its ONNX parser).

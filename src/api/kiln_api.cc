@@ -7,6 +7,7 @@
 #include "frontend/onnx/importer.h"
 #include "kiln/kiln.h"
 #include "parallel/openmp_wait.h"
+#include "quant/calibration_file.h"
 #include "runtime/engine.h"
 #include "runtime/execution_context.h"
 
@@ -65,6 +66,16 @@ Result<Engine> Builder::build(const Network& network, const BuilderConfig& confi
   options.profiles = config.profiles;
   options.passes.disabled = config.disabled_passes;
   options.threads = config.threads;
+  options.int8 = config.int8;
+  if (!config.calibration_file.empty()) {
+    if (!config.int8) return invalid_argument("a calibration file is given without int8");
+    Result<quant::Calibration> c = quant::read_calibration(config.calibration_file.string());
+    if (!c.is_ok()) {
+      return c.status().with_context(
+          fmt::format("calibration file '{}'", config.calibration_file.string()));
+    }
+    options.calibration = std::move(c).value();
+  }
   Result<engine::Plan> plan = engine::build_plan(network.graph(), options);
   if (!plan.is_ok()) return plan.status();
   if (config.log) {

@@ -2,9 +2,12 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "engine/engine_test_util.h"
 #include "kiln/kiln.h"
+#include "quant/calibration_file.h"
+#include "runtime/engine.h"
 #include "testing/tensor_compare.h"
 
 namespace kiln {
@@ -52,6 +55,37 @@ TEST(PublicApi, ParseBuildSaveLoadExecute) {
   ASSERT_TRUE(ctx->execute().is_ok());
   const auto want = testing::reference_outputs(model, {{"x", x}});
   EXPECT_EQ(testing::compare_tensors(y, want[0], {1e-5, 1e-6}), "");
+}
+
+// INT8 through the API: a TensorRT calibration cache gives the convolutions and the Gemm ranges.
+TEST(PublicApi, Int8WithACalibrationCache) {
+  testing::TempDir dir;
+  auto network = Network::from_onnx_file(testing::small_cnn(false).write(dir.path()));
+  ASSERT_TRUE(network.is_ok()) << network.status().to_string();
+  const auto cache = dir.path() / "cnn.cache";
+  {
+    std::ofstream out(cache);
+    out << "TRT-8601-EntropyCalibration2\n";
+    for (const char* t : {"x", "r1", "f"})
+      out << t << ": " << quant::trt_scale_hex(4.0f / 127) << "\n";
+  }
+  BuilderConfig config;
+  config.int8 = true;
+  config.calibration_file = cache;
+  auto built = Builder::build(*network, config);
+  ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+  int int8_layers = 0;
+  for (const engine::Layer& l : built->impl().plan().layers) int8_layers += l.precision == "int8";
+  EXPECT_GE(int8_layers, 2);
+
+  config.calibration_file = dir.path() / "missing.cache";
+  auto missing = Builder::build(*network, config);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_NE(missing.status().message().find("missing.cache"), std::string::npos)
+      << missing.status().to_string();
+  config.int8 = false;
+  config.calibration_file = cache;
+  EXPECT_FALSE(Builder::build(*network, config).is_ok());
 }
 
 TEST(PublicApi, ErrorsComeBackAsStatus) {
