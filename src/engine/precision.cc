@@ -4,6 +4,7 @@
 
 #include "ir/graph_edit.h"
 #include "ops/infer_graph.h"
+#include "quant/maxpool_hoist.h"
 #include "quant/quantize_layers.h"
 #include "quant/requantize_fusion.h"
 
@@ -58,12 +59,14 @@ Result<std::map<std::string, std::string>> lower_precision(ir::Graph& graph,
   quant::QuantizeOptions q{&ranges, options.layer_precisions, options.precision_constraints};
   KILN_ASSIGN_OR_RETURN(quant::QuantizeReport report, quant::quantize_layers(graph, q));
   for (std::string& line : report.log) log.push_back(std::move(line));
+  const int pools = quant::hoist_quantize_over_maxpool(graph, log);
   const int requantized = quant::fuse_requantize(graph, log);
   ir::remove_dead_nodes(graph);
   ir::compact_values(graph);
   KILN_RETURN_IF_ERROR(graph.verify().with_context("after the requantize fusion"));
   KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(graph).with_context("after the requantize fusion"));
   log.push_back(fmt::format("int8: {} layers write uint8 for the next INT8 layers", requantized));
+  if (pools > 0) log.push_back(fmt::format("int8: {} MaxPool layers pool uint8", pools));
   return std::move(report.notes);
 }
 
@@ -75,6 +78,11 @@ void label_precisions(Plan& plan, const std::map<std::string, std::string>& note
     const bool quantize = node.domain.empty() && node.op_type == "QuantizeLinear" &&
                           plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8;
     if (int8) layer.precision = "int8";
+    if (node.domain.empty() && node.op_type == "MaxPool" &&
+        plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8) {
+      layer.precision = "int8";
+      layer.precision_note = "pools the uint8 tensor (the max commutes with the quantization)";
+    }
     if (quantize) {
       layer.precision = "fp32->uint8";
       layer.precision_note = "quantizes the input of INT8 layers";

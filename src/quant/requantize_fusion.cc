@@ -16,26 +16,12 @@ bool is_int8_layer(const ir::Node& n) {
   return n.domain == "kiln" && (n.op_type == "QConv" || n.op_type == "QGemm");
 }
 
-// The (scale, zero point) of a per-tensor uint8 QuantizeLinear with constant parameters.
-std::optional<std::pair<float, int64_t>> uint8_quantize_params(const ir::Graph& g,
-                                                               const ir::Node& n) {
-  if (!n.domain.empty() || n.op_type != "QuantizeLinear" || n.inputs.size() != 3) return {};
-  const Tensor* scale = g.value(n.inputs[1]).constant();
-  const Tensor* zero = g.value(n.inputs[2]).constant();
-  if (!scale || !zero || scale->numel() != 1 || zero->numel() != 1) return {};
-  if (scale->dtype() != DType::kF32 || zero->dtype() != DType::kU8) return {};
-  return std::pair{scale->data<float>()[0], zero->value_as_int(0)};
-}
+}  // namespace
 
-struct Readers {
-  int quantize = -1;             // the QuantizeLinear node
-  std::vector<int> residual_of;  // INT8 layers reading the value as Z
-};
-
-// The readers of `y` when every one is its uint8 QuantizeLinear or an INT8 layer's residual.
-std::optional<Readers> uint8_readers(const ir::Graph& g, const ir::GraphIndex& index,
-                                     ir::ValueId y) {
-  Readers r;
+std::optional<Uint8Readers> uint8_readers(const ir::Graph& g, const ir::GraphIndex& index,
+                                          ir::ValueId y) {
+  if (g.value(y).is_graph_output) return std::nullopt;
+  Uint8Readers r;
   for (const ir::Use& u : index.uses(y)) {
     const ir::Node& reader = g.nodes[static_cast<size_t>(u.node)];
     if (u.input == 0 && r.quantize < 0 && uint8_quantize_params(g, reader)) {
@@ -50,7 +36,25 @@ std::optional<Readers> uint8_readers(const ir::Graph& g, const ir::GraphIndex& i
   return r;
 }
 
-}  // namespace
+void read_residual_as_uint8(ir::Graph& g, const std::vector<int>& readers, ir::ValueId yq,
+                            float scale, int64_t zero) {
+  for (int r : readers) {
+    ir::Node& reader = g.nodes[static_cast<size_t>(r)];
+    reader.inputs[kResidualInput] = yq;
+    reader.attrs.set("z_scale", scale);
+    reader.attrs.set("z_zero_point", zero);
+  }
+}
+
+std::optional<std::pair<float, int64_t>> uint8_quantize_params(const ir::Graph& g,
+                                                               const ir::Node& n) {
+  if (!n.domain.empty() || n.op_type != "QuantizeLinear" || n.inputs.size() != 3) return {};
+  const Tensor* scale = g.value(n.inputs[1]).constant();
+  const Tensor* zero = g.value(n.inputs[2]).constant();
+  if (!scale || !zero || scale->numel() != 1 || zero->numel() != 1) return {};
+  if (scale->dtype() != DType::kF32 || zero->dtype() != DType::kU8) return {};
+  return std::pair{scale->data<float>()[0], zero->value_as_int(0)};
+}
 
 int fuse_requantize(ir::Graph& graph, std::vector<std::string>& log) {
   const ir::GraphIndex index(graph);
@@ -62,8 +66,7 @@ int fuse_requantize(ir::Graph& graph, std::vector<std::string>& log) {
       continue;
     }
     const ir::ValueId y = p.outputs[0];
-    if (graph.value(y).is_graph_output) continue;
-    const std::optional<Readers> readers = uint8_readers(graph, index, y);
+    const std::optional<Uint8Readers> readers = uint8_readers(graph, index, y);
     if (!readers) continue;
     const ir::Node& q = graph.nodes[static_cast<size_t>(readers->quantize)];
     const auto [scale, zero] = *uint8_quantize_params(graph, q);
@@ -72,12 +75,7 @@ int fuse_requantize(ir::Graph& graph, std::vector<std::string>& log) {
     p.attrs.set("y_scale", scale);
     p.attrs.set("y_zero_point", zero);
     p.outputs[0] = yq;
-    for (int r : readers->residual_of) {
-      ir::Node& reader = graph.nodes[static_cast<size_t>(r)];
-      reader.inputs[kResidualInput] = yq;
-      reader.attrs.set("z_scale", scale);
-      reader.attrs.set("z_zero_point", zero);
-    }
+    read_residual_as_uint8(graph, readers->residual_of, yq, scale, zero);
     dead[static_cast<size_t>(readers->quantize)] = true;
     log.push_back(fmt::format(
         "layer '{}' writes '{}' as uint8 (scale {:.6g}, zero point {}){}", p.name,

@@ -6,12 +6,34 @@
 // encoding (z_scale, z_zero_point). A float output anyone else reads (a pooling, an Add, a graph
 // output) stays float.
 
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
+#include "ir/graph_edit.h"
 
 namespace kiln::quant {
+
+// The (scale, zero point) of a per-tensor uint8 QuantizeLinear with constant parameters; nullopt
+// for any other node.
+std::optional<std::pair<float, int64_t>> uint8_quantize_params(const ir::Graph& g,
+                                                               const ir::Node& n);
+
+// The readers of a float tensor `y` that a uint8 tensor can serve: its one uint8 QuantizeLinear,
+// and INT8 layers reading it as their residual (Z). nullopt when anyone else reads it (or it is a
+// graph output), or nothing quantizes it.
+struct Uint8Readers {
+  int quantize = -1;             // the QuantizeLinear node
+  std::vector<int> residual_of;  // INT8 layers reading the value as Z
+};
+std::optional<Uint8Readers> uint8_readers(const ir::Graph& g, const ir::GraphIndex& index,
+                                          ir::ValueId y);
+
+// The residual readers take `yq` (uint8, the given encoding) as their Z instead.
+void read_residual_as_uint8(ir::Graph& g, const std::vector<int>& readers, ir::ValueId yq,
+                            float scale, int64_t zero);
 
 // Returns the number of layers that now write uint8; one log line per fusion.
 int fuse_requantize(ir::Graph& graph, std::vector<std::string>& log);

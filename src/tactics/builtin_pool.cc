@@ -74,6 +74,11 @@ class PoolKernel final : public LayerKernel {
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    if (in[0].dtype == DType::kU8) {
+      cpu::max_pool2d(p_, static_cast<const uint8_t*>(in[0].data),
+                      static_cast<uint8_t*>(out[0].data));
+      return Status::ok();
+    }
     const float* x = input_f32(in, 0);
     auto* y = static_cast<float*>(out[0].data);
     if (kind_ == PoolKind::kMax) {
@@ -93,14 +98,15 @@ class PoolKernel final : public LayerKernel {
   FloatBuffer table_;
 };
 
+// uint8: MaxPool of a quantized tensor (quant/maxpool_hoist.h), float32 otherwise.
 class PoolTactic final : public BuiltinTactic {
  public:
-  PoolTactic(std::string_view name, std::string_view op, PoolKind kind)
-      : BuiltinTactic(name, op), kind_(kind) {}
+  PoolTactic(std::string_view name, std::string_view op, PoolKind kind, bool u8 = false)
+      : BuiltinTactic(name, op), kind_(kind), u8_(u8) {}
   std::string why_not(const LayerSpec& spec) const override {
     const auto& outs = spec.node->outputs;
     if (outs.size() > 1 && outs[1] != ir::kNoValue) return "the Indices output is not produced";
-    std::string why = require_f32(spec);
+    std::string why = u8_ ? require_u8_pool(spec) : require_f32(spec);
     if (why.empty()) why = require_rank(spec, 0, 3, 4);
     return why;
   }
@@ -109,7 +115,15 @@ class PoolTactic final : public BuiltinTactic {
   }
 
  private:
+  static std::string require_u8_pool(const LayerSpec& spec) {
+    if (spec.inputs[0].dtype != DType::kU8 || spec.outputs[0].dtype != DType::kU8) {
+      return fmt::format("takes uint8, not {}", dtype_name(spec.inputs[0].dtype));
+    }
+    return "";
+  }
+
   PoolKind kind_;
+  bool u8_;
 };
 
 // --- global pooling ------------------------------------------------------------------------------
@@ -166,11 +180,12 @@ class GlobalPoolTactic final : public BuiltinTactic {
 
 void append_pool_tactics(std::vector<const Tactic*>& out) {
   static const PoolTactic max_pool("pool.max.f32", "MaxPool", PoolKind::kMax);
+  static const PoolTactic max_pool_u8("pool.max.u8", "MaxPool", PoolKind::kMax, true);
   static const PoolTactic avg_pool("pool.avg.f32", "AveragePool", PoolKind::kAverage);
   static const GlobalPoolTactic global_avg("pool.global_avg.f32", "GlobalAveragePool",
                                            PoolKind::kAverage);
   static const GlobalPoolTactic global_max("pool.global_max.f32", "GlobalMaxPool", PoolKind::kMax);
-  out.insert(out.end(), {&max_pool, &avg_pool, &global_avg, &global_max});
+  out.insert(out.end(), {&max_pool, &max_pool_u8, &avg_pool, &global_avg, &global_max});
 }
 
 }  // namespace kiln::tactics::builtin

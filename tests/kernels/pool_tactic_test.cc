@@ -33,6 +33,36 @@ bool valid(int64_t in, const PoolGeom& g) {
   return g.pad < extent && in + 2 * g.pad >= extent;
 }
 
+// uint8 MaxPool (a quantized tensor): every value 0..255, windows, pads, dilations, ceil mode.
+Tensor pool_u8_input(const Dims& x) {
+  Tensor t(DType::kU8, x);
+  for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
+  return t;
+}
+
+TEST(PoolTactic, Uint8MaxMatchesReferenceExactly) {
+  for (int64_t w : {1, 7, 13, 31}) {
+    for (int64_t k : {1, 2, 3}) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t pad : {0, 1}) {
+          for (int64_t dil : {1, 2}) {
+            const PoolGeom g{k, stride, pad, dil, w % 2};
+            if (!valid(w, g) || !valid(5, g)) continue;
+            OpCase c = pool_case("MaxPool", {2, 3, 5, w}, g);
+            c.inputs[0] = in(pool_u8_input({2, 3, 5, w}));
+            expect_matches_reference("pool.max.u8", c, Tolerance{0, 0});
+          }
+        }
+      }
+    }
+  }
+  OpCase f = pool_case("MaxPool", {1, 2, 5, 5}, PoolGeom{});
+  expect_rejected("pool.max.u8", f, "takes uint8, not float32");
+  OpCase u = f;
+  u.inputs[0] = in(pool_u8_input({1, 2, 5, 5}));
+  expect_rejected("pool.max.f32", u, "uint8");
+}
+
 TEST(PoolTactic, MaxAndAverageMatchReferenceOverWindows) {
   for (int64_t w : {1, 7, 13, 31}) {
     for (int64_t k : {1, 2, 3}) {

@@ -4,13 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <map>
 
 #include "engine/builder.h"
 #include "engine/engine_test_util.h"
 #include "engine/serialize.h"
+#include "ops/infer_graph.h"
 #include "passes/fusion_test_util.h"
 #include "passes/pass_harness.h"
+#include "quant/maxpool_hoist.h"
 #include "runtime/reference_executor.h"
 #include "testing/onnx_builder.h"
 
@@ -124,6 +127,73 @@ TEST(Int8Engine, LowersConvsAndGemmAndChainsUint8) {
     err = std::max(err, std::fabs(double{got[0].data<float>()[i] - ref[0].data<float>()[i]}));
   }
   EXPECT_LT(err, 0.05 * amax);
+}
+
+// conv -> relu -> MaxPool -> conv: the pooling runs on uint8 (its QuantizeLinear moves in front of
+// it, and the first convolution writes uint8 for it).
+TEST(Int8Engine, MaxPoolBetweenInt8LayersPoolsUint8) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 12, 12}).output("y");
+  std::vector<float> w1(216), w2(32);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.3f * std::sin(0.7f * static_cast<float>(i));
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.5f * std::cos(0.3f * static_cast<float>(i));
+  b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {4, 8, 1, 1}, w2);
+  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  auto& pool = b.node("MaxPool", {"r1"}, {"p"}, "pool");
+  testing::set_attr_ints(pool, "kernel_shape", {3, 3});
+  testing::set_attr_ints(pool, "strides", {2, 2});
+  testing::set_attr_ints(pool, "pads", {1, 1, 1, 1});
+  b.node("Conv", {"p", "w2"}, {"y"}, "conv2");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({2, 3, 12, 12}, 5)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  const engine::Plan& plan = engine->plan();
+  EXPECT_EQ(layer_ops(plan),
+            (std::vector<std::string>{"QuantizeLinear", "kiln.QConv", "MaxPool", "kiln.QConv"}));
+  const ir::Node& conv1 = node_named(plan, "conv1");
+  EXPECT_EQ(conv1.attrs.get_int("output_type", 0), 2);
+  EXPECT_EQ(plan.graph.value(node_named(plan, "pool").outputs[0]).desc.dtype, DType::kU8);
+  EXPECT_EQ(plan.layers[layer_index(plan, "pool")].precision, "int8");
+  EXPECT_EQ(plan.layers[layer_index(plan, "pool")].tactic, "pool.max.u8");
+
+  const std::vector<Tensor> got = run_engine(*engine, in);
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+}
+
+// Moving a uint8 QuantizeLinear in front of a MaxPool changes no value: the max of quantized
+// values is the quantized max (signed range centred on 128, pads, a stride that skips inputs).
+TEST(Int8Engine, QuantizeBeforeMaxPoolIsExact) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 9, 10}).output("y");
+  b.initializer("s", {}, {0.013f});
+  auto* zp = b.model().mutable_graph()->add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(onnx::TensorProto::UINT8);
+  zp->add_int32_data(128);
+  auto& pool = b.node("MaxPool", {"x"}, {"p"}, "pool");
+  testing::set_attr_ints(pool, "kernel_shape", {2, 3});
+  testing::set_attr_ints(pool, "strides", {3, 2});
+  testing::set_attr_ints(pool, "pads", {1, 0, 0, 1});
+  b.node("QuantizeLinear", {"p", "s", "zp"}, {"y"}, "q");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({2, 3, 9, 10}, 3)}};
+  const std::vector<Tensor> want = testing::reference_outputs(b, in);
+
+  ir::Graph g = testing::import_model(b);
+  std::vector<std::string> log;
+  ASSERT_EQ(quant::hoist_quantize_over_maxpool(g, log), 1);
+  ASSERT_TRUE(g.verify().is_ok()) << g.verify().to_string();
+  ASSERT_TRUE(ops::infer_graph_shapes(g).is_ok());
+  EXPECT_EQ(g.nodes[0].op_type, "QuantizeLinear");
+  auto exec = runtime::ReferenceExecutor::create(g);
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  auto got = exec->run(in);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->size(), 1u);
+  ASSERT_EQ((*got)[0].dtype(), DType::kU8);
+  EXPECT_EQ(std::memcmp((*got)[0].raw_data(), want[0].raw_data(), want[0].nbytes()), 0);
+  EXPECT_EQ(quant::hoist_quantize_over_maxpool(g, log), 0);  // already uint8
 }
 
 TEST(Int8Engine, TensorWithoutRangeKeepsItsReaderInFloat) {

@@ -28,16 +28,16 @@ Range valid_taps(int64_t start, int64_t dil, int64_t kernel, int64_t begin, int6
 }
 
 // Folds every valid tap of output row oh into yr with `op`.
-template <typename Op>
-void pool_row(const Pool2DParams& p, const float* xp, int64_t oh, float* yr, Op op) {
+template <typename T, typename Op>
+void pool_row(const Pool2DParams& p, const T* xp, int64_t oh, T* yr, Op op) {
   const int64_t start_h = oh * p.stride_h - p.pad_top;
   const Range rows = valid_taps(start_h, p.dil_h, p.k_h, 0, p.in_h);
   for (int64_t kh = rows.lo; kh < rows.hi; ++kh) {
-    const float* xr = xp + (start_h + kh * p.dil_h) * p.in_w;
+    const T* xr = xp + (start_h + kh * p.dil_h) * p.in_w;
     for (int64_t kw = 0; kw < p.k_w; ++kw) {
       const int64_t offset = kw * p.dil_w - p.pad_left;  // iw = ow * stride + offset
       const Range cols = valid_outputs(offset, p.stride_w, 0, p.in_w, p.out_w);
-      const float* xs = xr + offset;
+      const T* xs = xr + offset;
       if (p.stride_w == 1) {
         for (int64_t ow = cols.lo; ow < cols.hi; ++ow) yr[ow] = op(yr[ow], xs[ow]);
       } else {
@@ -50,17 +50,21 @@ void pool_row(const Pool2DParams& p, const float* xp, int64_t oh, float* yr, Op 
 
 }  // namespace
 
-void max_pool2d(const Pool2DParams& p, const float* x, float* y) {
-  const auto max_op = [](float acc, float v) { return acc < v ? v : acc; };
+template <typename T>
+void max_pool2d_typed(const Pool2DParams& p, const T* x, T* y) {
+  const auto max_op = [](T acc, T v) { return acc < v ? v : acc; };
   for (int64_t plane = 0; plane < p.planes; ++plane) {
-    const float* xp = x + plane * p.in_h * p.in_w;
+    const T* xp = x + plane * p.in_h * p.in_w;
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
-      float* yr = y + (plane * p.out_h + oh) * p.out_w;
-      std::fill(yr, yr + p.out_w, std::numeric_limits<float>::lowest());
+      T* yr = y + (plane * p.out_h + oh) * p.out_w;
+      std::fill(yr, yr + p.out_w, std::numeric_limits<T>::lowest());
       pool_row(p, xp, oh, yr, max_op);
     }
   }
 }
+
+void max_pool2d(const Pool2DParams& p, const float* x, float* y) { max_pool2d_typed(p, x, y); }
+void max_pool2d(const Pool2DParams& p, const uint8_t* x, uint8_t* y) { max_pool2d_typed(p, x, y); }
 
 size_t avg_pool2d_table_floats(const Pool2DParams& p) {
   return static_cast<size_t>(p.out_h + p.out_w);

@@ -31,6 +31,8 @@ struct Pool2DParams {
 
 // A window lying entirely in the padding gives lowest(), as the reference does.
 void max_pool2d(const Pool2DParams& p, const float* x, float* y);
+// The same on uint8 (a quantized tensor: the max commutes with the quantization).
+void max_pool2d(const Pool2DParams& p, const uint8_t* x, uint8_t* y);
 
 // The reciprocal divisors of average pooling: out_h row factors then out_w column factors (the
 // divisor of (oh, ow) is their product's reciprocal; 0 when a window holds nothing).
