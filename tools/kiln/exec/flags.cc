@@ -220,8 +220,8 @@ const FlagDef kFlags[] = {
        o.disable_passes = std::string(*u.value);
        return Status::ok();
      }},
-    {"--fp16", Arity::kNone, "Build", "", "Allow fp16 layers (not implemented yet: issue 5)",
-     KILN_BOOL_FLAG(fp16)},
+    {"--fp16", Arity::kNone, "Build", "",
+     "FP16 weights for convolutions and GEMMs (arithmetic stays FP32)", KILN_BOOL_FLAG(fp16)},
     {"--int8", Arity::kNone, "Build", "",
      "Run convolutions and GEMMs in INT8 where a range is known", KILN_BOOL_FLAG(int8)},
     {"--best", Arity::kNone, "Build", "", "Every precision kiln has (today: --int8)",
