@@ -197,7 +197,8 @@ void append_x86_gemm_tactics(std::vector<const Tactic*>& out) {
   static const std::vector<X86GemmTactic> tactics = [] {
     std::vector<X86GemmTactic> v;
     for (kx::Isa isa : {kx::Isa::kAvx512, kx::Isa::kAvx2}) {
-      for (bool f16 : {false, true}) {
+      // f16w first: at optimization level 0 (no timing) an FP16 layer takes its FP16 path.
+      for (bool f16 : {true, false}) {
         for (GemmOp op : {GemmOp::kGemm, GemmOp::kMatMul, GemmOp::kFusedGemm})
           v.emplace_back(op, isa, f16);
       }

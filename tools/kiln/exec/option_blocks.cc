@@ -19,7 +19,12 @@ void model_block(const ExecOptions& o, std::vector<std::string>& out) {
 
 void build_block(const ExecOptions& o, std::vector<std::string>& out) {
   out.push_back("=== Build Options ===");
-  out.push_back("Precision: FP32");
+  if (o.onnx.empty()) {
+    out.push_back("Precision: from the engine");
+  } else {  // trtexec's spelling: FP32 plus what the flags enable
+    out.push_back(fmt::format("Precision: FP32{}{}", o.fp16 || o.best ? "+FP16" : "",
+                              o.int8 || o.best ? "+INT8" : ""));
+  }
   if (o.onnx.empty()) {
     out.push_back("Profiles: from the engine");
     return;
