@@ -78,6 +78,13 @@ TEST_F(Fp16Build, ExecAndSweepReportFp16) {
                                "--builderOptimizationLevel=0 --exportSummary=" + summary),
              0, {"Latency:"});
   EXPECT_NE(testing::read_text(summary).find("\"precision\": \"fp16\""), std::string::npos);
+  const std::string best = path("best.json");
+  expect_out(testing::run_kiln("exec --onnx=" + model_ + " --shapes=x:1x3x8x8 --best " +
+                               "--layerPrecisions=fc:fp16 --precisionConstraints=obey " +
+                               "--iterations=3 --duration=0 --warmUp=0 " +
+                               "--builderOptimizationLevel=0 --exportSummary=" + best),
+             0, {"Precision: FP32+FP16+INT8"});
+  EXPECT_NE(testing::read_text(best).find("\"precision\": \"int8+fp16\""), std::string::npos);
   expect_out(testing::run_kiln("sweep --onnx=" + model_ + " --batch=1 --out=" + path("res") +
                                " --precisions=fp32,fp16 --warmUp=0 --duration=0 --iterations=2"),
              0, {"fp16"});
