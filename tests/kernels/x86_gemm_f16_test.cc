@@ -69,8 +69,9 @@ struct F16gMnk {
   int64_t m, n, k;
 };
 // Panel widths are 32 (AVX-512) and 16 (AVX2) columns, depth blocks 128 / 256.
-const F16gMnk kF16gShapes[] = {{1, 1, 1},    {1, 33, 7},    {2, 17, 129}, {3, 64, 257},
-                               {9, 40, 300}, {1, 1000, 64}, {17, 5, 33},  {70, 31, 513}};
+const F16gMnk kF16gShapes[] = {{1, 1, 1},    {1, 33, 7},    {2, 17, 129},
+                               {3, 64, 257}, {9, 40, 300},  {1, 1000, 64},
+                               {17, 5, 33},  {70, 31, 513}, {1, 70, 1100}};
 
 OpCase f16g_gemm(const F16gMnk& s, bool ta, bool tb, bool with_c) {
   OpCase c;

@@ -181,6 +181,13 @@ void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const
   return avx2::gemm_run(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
 }
 
+GemmPlan plan_gemm_f16(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                       int64_t ldc, int threads) {
+  GemmPlan pl = plan_gemm(isa, m, n, k, a_rs, a_cs, ldc, threads);
+  if (m <= pl.bl.mr && k > 0) pl.bl.kc = k;
+  return pl;
+}
+
 // Packing is ISA-neutral (the layout depends on NR only), so it is written once, here, with the
 // portable conversion: it runs once per engine load, not per inference.
 void gemm_pack_b_f16(Isa isa, const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n,

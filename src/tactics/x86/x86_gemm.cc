@@ -111,8 +111,8 @@ class X86GemmKernel final : public LayerKernel {
       epilogue_.addend_cs = cn == 1 ? 0 : 1;
       epilogue_.addend_rs = cm == 1 ? 0 : cn;
     }
-    plan_ = kx::plan_gemm(isa_, m, n_, k, trans_a_ ? 1 : k, trans_a_ ? m : 1, n_,
-                          pool_threads(thread_pool()));
+    plan_ = (f16_ ? kx::plan_gemm_f16 : kx::plan_gemm)(
+        isa_, m, n_, k, trans_a_ ? 1 : k, trans_a_ ? m : 1, n_, pool_threads(thread_pool()));
     scratch_.resize(kx::gemm_scratch_floats(plan_), pool_threads(thread_pool()));
     return Status::ok();
   }
