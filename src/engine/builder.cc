@@ -109,6 +109,8 @@ Result<ResolvedShapes> tuning_shapes(const Plan& plan, const Profile& profile) {
 tuner::TuningLayer tuning_layer(const Plan& plan, const ResolvedShapes& shapes,
                                 const ir::Node& node) {
   tuner::TuningLayer l{tactics::make_layer_spec(plan.graph, node), {}, {}, {}};
+  l.spec.fp16_weights =
+      plan.layers[static_cast<size_t>(&node - plan.graph.nodes.data())].precision == kFp16Precision;
   for (ir::ValueId v : node.inputs) {
     const auto i = static_cast<size_t>(v);
     const bool present = v != ir::kNoValue;
@@ -173,7 +175,12 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
                           tuner.choose(tuning_layer(plan, shapes, node)));
     plan.layers[n].tactic = std::string(choice.tactic->name());
     plan.required_features |= choice.tactic->required_features();
-    Result<Tensor> packed = choice.tactic->prepack(tactics::make_layer_spec(plan.graph, node));
+    tactics::LayerSpec spec = tactics::make_layer_spec(plan.graph, node);
+    spec.fp16_weights = plan.layers[n].precision == kFp16Precision;
+    // An FP16 layer stores its weights once, as binary16 (the graph's initializer): a tactic
+    // packs them when the engine is loaded, so that no float32 copy lands in the file.
+    Result<Tensor> packed =
+        spec.fp16_weights ? Result<Tensor>(Tensor()) : choice.tactic->prepack(spec);
     if (!packed.is_ok()) {
       return packed.status().with_context(fmt::format("layer '{}': packing weights for tactic {}",
                                                       node.name, choice.tactic->name()));

@@ -37,6 +37,10 @@ struct BuildOptions {
   // (quant/quantize_layers.h): ranges from `calibration`, or trtexec's placeholders without one
   // (logged as a warning: such an engine is for measuring speed).
   bool int8 = false;
+  // With fp16, the convolutions and GEMMs with constant float32 weights that do not run in INT8
+  // become FP16 layers: weights rounded to binary16 and stored so in the engine, activations and
+  // arithmetic float32 (engine/fp16_weights.h). int8 and fp16 together are trtexec's --best.
+  bool fp16 = false;
   std::optional<quant::Calibration> calibration;
   std::vector<quant::LayerPrecisionRule> layer_precisions;
   quant::PrecisionConstraints precision_constraints = quant::PrecisionConstraints::kNone;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/half.h"
 #include "engine/meta_json.h"
 #include "ops/infer_graph.h"
 #include "tactics/tactic.h"
@@ -40,6 +41,14 @@ Result<DType> parse_dtype(const json& j, std::string_view what) {
   const std::optional<DType> t = dtype_from_name(name);
   if (!t) return corrupt("engine meta: {} has an unknown dtype '{}'", what, name);
   return *t;
+}
+
+Tensor widen_half(const Tensor& t) {
+  Tensor out(DType::kF32, t.dims());
+  const auto* src = static_cast<const uint16_t*>(t.raw_data());
+  float* dst = out.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = Half::half_bits_to_float(src[i]);
+  return out;
 }
 
 Result<Tensor> MetaReader::weight(const json& w, std::string_view what) const {
@@ -91,6 +100,15 @@ Status MetaReader::read_values(const json& m, ir::Graph& g) const {
     val.is_graph_output = v.at("output").get<bool>();
     if (v.contains("weight")) {
       KILN_ASSIGN_OR_RETURN(val.initializer, weight(v.at("weight"), what));
+    } else if (v.contains("weight_fp16")) {
+      // An FP16 layer's float32 weights, stored as binary16: widened here (exactly), once per
+      // load, so that every tactic sees the float32 tensor the graph declares.
+      KILN_ASSIGN_OR_RETURN(const Tensor t, weight(v.at("weight_fp16"), what));
+      if (t.dtype() != DType::kF16 || val.desc.dtype != DType::kF32) {
+        return corrupt("engine meta: {} is {} with a {} weight_fp16; expected float32 and float16",
+                       what, dtype_name(val.desc.dtype), dtype_name(t.dtype()));
+      }
+      val.initializer = widen_half(t);
     }
   }
   return Status::ok();

@@ -1,5 +1,8 @@
 #include <fmt/format.h>
 
+#include <set>
+
+#include "base/half.h"
 #include "engine/meta_json.h"
 
 namespace kiln::engine {
@@ -112,9 +115,32 @@ json profile_json(const Profile& p) {
             {"slots", std::move(slots)}}}};
 }
 
+// The weights of FP16 layers (input 1): float32 tensors holding binary16 values, which the file
+// stores as binary16 (lossless) and the loader widens back.
+std::set<ir::ValueId> fp16_weight_values(const Plan& plan) {
+  std::set<ir::ValueId> out;
+  for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
+    const ir::Node& node = plan.graph.nodes[n];
+    if (plan.layers[n].precision == kFp16Precision && node.inputs.size() > 1 &&
+        node.inputs[1] != ir::kNoValue) {
+      out.insert(node.inputs[1]);
+    }
+  }
+  return out;
+}
+
+Tensor narrow_to_half(const Tensor& t) {
+  Tensor out(DType::kF16, t.dims());
+  const float* src = t.data<float>();
+  auto* dst = static_cast<uint16_t*>(out.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = Half::float_to_half_bits(src[i]);
+  return out;
+}
+
 Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
   const ir::Graph& g = plan.graph;
   const std::vector<ValueClass> classes = classify_values(plan);
+  const std::set<ir::ValueId> fp16 = fp16_weight_values(plan);
   json values = json::array();
   for (size_t v = 0; v < g.values.size(); ++v) {
     const ir::Value& val = g.values[v];
@@ -125,8 +151,17 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
               {"output", val.is_graph_output}};
     // Only initializers a layer reads (or an input's default) are worth storing.
     if (val.initializer && (classes[v] == ValueClass::kConstant || val.is_graph_input)) {
-      KILN_ASSIGN_OR_RETURN(
-          j["weight"], weights.add(*val.initializer, fmt::format("initializer '{}'", val.name)));
+      const std::string what = fmt::format("initializer '{}'", val.name);
+      const bool half = fp16.count(static_cast<ir::ValueId>(v)) > 0 &&
+                        val.initializer->dtype() == DType::kF32 && !val.is_graph_input;
+      // Under its own key: a kiln that predates FP16 engines finds no weight for the value and
+      // reports the graph as invalid, instead of reading binary16 as float32.
+      if (half) {
+        KILN_ASSIGN_OR_RETURN(j["weight_fp16"],
+                              weights.add(narrow_to_half(*val.initializer), what));
+      } else {
+        KILN_ASSIGN_OR_RETURN(j["weight"], weights.add(*val.initializer, what));
+      }
     }
     values.push_back(std::move(j));
   }

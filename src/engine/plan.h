@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/tensor.h"
@@ -27,11 +28,16 @@ enum class LayerKind : uint8_t {
   kShape,  // evaluated when input shapes change (its inputs are constants or shape values)
 };
 
+// Layer::precision of an FP16 layer (--fp16): weights rounded to binary16 and stored so in the
+// engine file, activations and arithmetic float32.
+inline constexpr std::string_view kFp16Precision = "fp16";
+
 struct Layer {
   LayerKind kind = LayerKind::kRun;
   std::string tactic;  // stable tactic name; empty for shape layers
-  // "fp32" or "int8" (kiln.QConv / kiln.QGemm); a QuantizeLinear that feeds INT8 layers is
-  // "fp32->uint8". The note says why, for layers that could have run in INT8.
+  // "fp32", "int8" (kiln.QConv / kiln.QGemm) or "fp16" (kFp16Precision); a QuantizeLinear that
+  // feeds INT8 layers is "fp32->uint8". The note says why, for layers that could have run in
+  // INT8 or FP16.
   std::string precision = "fp32";
   std::string precision_note;
   // Every tactic the builder considered for this layer, with its time or why it lost out.

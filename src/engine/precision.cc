@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/fp16_weights.h"
 #include "ir/graph_edit.h"
 #include "ops/infer_graph.h"
 #include "quant/maxpool_hoist.h"
@@ -22,10 +23,12 @@ Status check_rules_without_int8(const BuildOptions& o, std::vector<std::string>&
   }
   KILN_RETURN_IF_ERROR(quant::check_layer_precision_rules(o.layer_precisions));
   for (const quant::LayerPrecisionRule& r : o.layer_precisions) {
-    if (r.precision == "fp32") continue;
+    if (r.precision == "fp32" || (r.precision == "fp16" && o.fp16)) continue;
     const std::string msg = fmt::format(
         "--layerPrecisions asks for {} on '{}', but the build {}", r.precision, r.pattern,
-        r.precision == "int8" ? "has no --int8" : fmt::format("has no {} kernels", r.precision));
+        r.precision == "int8"   ? "has no --int8"
+        : r.precision == "fp16" ? "has no --fp16"
+                                : fmt::format("has no {} kernels", r.precision));
     if (o.precision_constraints == quant::PrecisionConstraints::kObey) {
       return invalid_argument("{} (--precisionConstraints=obey)", msg);
     }
@@ -34,12 +37,10 @@ Status check_rules_without_int8(const BuildOptions& o, std::vector<std::string>&
   return Status::ok();
 }
 
-}  // namespace
-
-Result<std::map<std::string, std::string>> lower_precision(ir::Graph& graph,
-                                                           const BuildOptions& options,
-                                                           const quant::RangeTable* explicit_scales,
-                                                           std::vector<std::string>& log) {
+// The INT8 step: the notes of the layers it considered.
+Result<std::map<std::string, std::string>> lower_int8(ir::Graph& graph, const BuildOptions& options,
+                                                      const quant::RangeTable* explicit_scales,
+                                                      std::vector<std::string>& log) {
   if (!options.int8 && !explicit_scales) {
     KILN_RETURN_IF_ERROR(check_rules_without_int8(options, log));
     return std::map<std::string, std::string>{};
@@ -56,7 +57,8 @@ Result<std::map<std::string, std::string>> lower_precision(ir::Graph& graph,
         "warning: --int8 without calibration: placeholder ranges (inputs +-2, other tensors "
         "+-4, as trtexec) - the engine is for measuring speed, its outputs are not accurate");
   }
-  quant::QuantizeOptions q{&ranges, options.layer_precisions, options.precision_constraints};
+  quant::QuantizeOptions q{&ranges, options.layer_precisions, options.precision_constraints,
+                           options.fp16};
   KILN_ASSIGN_OR_RETURN(quant::QuantizeReport report, quant::quantize_layers(graph, q));
   for (std::string& line : report.log) log.push_back(std::move(line));
   const int pools = quant::hoist_quantize_over_maxpool(graph, log);
@@ -70,7 +72,19 @@ Result<std::map<std::string, std::string>> lower_precision(ir::Graph& graph,
   return std::move(report.notes);
 }
 
-void label_precisions(Plan& plan, const std::map<std::string, std::string>& notes) {
+}  // namespace
+
+Result<PrecisionDecisions> lower_precision(ir::Graph& graph, const BuildOptions& options,
+                                           const quant::RangeTable* explicit_scales,
+                                           std::vector<std::string>& log) {
+  PrecisionDecisions d;
+  KILN_ASSIGN_OR_RETURN(d.notes, lower_int8(graph, options, explicit_scales, log));
+  if (options.fp16) KILN_RETURN_IF_ERROR(lower_fp16(graph, options, d.notes, d.fp16_layers, log));
+  return d;
+}
+
+void label_precisions(Plan& plan, const PrecisionDecisions& decisions) {
+  const std::map<std::string, std::string>& notes = decisions.notes;
   for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
     const ir::Node& node = plan.graph.nodes[n];
     Layer& layer = plan.layers[n];
@@ -83,6 +97,7 @@ void label_precisions(Plan& plan, const std::map<std::string, std::string>& note
       layer.precision = "int8";
       layer.precision_note = "pools the uint8 tensor (the max commutes with the quantization)";
     }
+    if (decisions.fp16_layers.count(node.name) > 0) layer.precision = kFp16Precision;
     if (quantize) {
       layer.precision = "fp32->uint8";
       layer.precision_note = "quantizes the input of INT8 layers";

@@ -59,10 +59,18 @@ Status lower_layer(ir::Graph& graph, int i, InputQuantizer& inputs, const Quanti
     ++report.float_layers;
     return Status::ok();
   }
+  if (req.precision == "fp16" && o.fp16) {
+    report.notes[node.name] = fmt::format("fp16: --layerPrecisions ('{}')", req.rule->pattern);
+    ++report.float_layers;
+    return Status::ok();
+  }
   if (req.precision != "int8") {
     ++report.float_layers;
-    report.notes[node.name] = fmt::format("fp32: kiln has no {} kernels", req.precision);
-    return unmet(node, req, fmt::format("kiln has no {} kernels yet", req.precision), o, report);
+    const std::string why = req.precision == "fp16"
+                                ? std::string("the build has no --fp16")
+                                : fmt::format("kiln has no {} kernels", req.precision);
+    report.notes[node.name] = "fp32: " + why;
+    return unmet(node, req, why, o, report);
   }
   Result<ir::Node> q = lower_to_int8(graph, i, inputs);
   if (!q.is_ok()) {

@@ -25,6 +25,9 @@ struct QuantizeOptions {
   const RangeTable* ranges = nullptr;  // required
   std::vector<LayerPrecisionRule> layer_precisions;
   PrecisionConstraints constraints = PrecisionConstraints::kNone;
+  // The build has FP16 layers too (--best): a layer asked to be fp16 is left in float for the
+  // FP16 step (engine/fp16_weights.h) instead of being an unmet request.
+  bool fp16 = false;
 };
 
 struct QuantizeReport {

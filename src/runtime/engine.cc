@@ -13,6 +13,7 @@ Result<std::shared_ptr<const Engine>> Engine::create(engine::Plan plan) {
     e->specs_.push_back(tactics::make_layer_spec(g, g.nodes[n]));
     const engine::Layer& layer = e->plan_.layers[n];
     if (layer.packed.defined()) e->specs_.back().prepacked = &layer.packed;
+    e->specs_.back().fp16_weights = layer.precision == engine::kFp16Precision;
     const tactics::Tactic* t = nullptr;
     if (layer.kind == engine::LayerKind::kRun) {
       t = tactics::find_tactic(layer.tactic);

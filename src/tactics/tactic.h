@@ -41,6 +41,10 @@ struct LayerSpec {
   // The tactic's prepack() result stored in the engine (null when it has none, or when a test
   // instantiates the tactic directly: then instantiate() packs for itself).
   const Tensor* prepacked = nullptr;
+  // The builder made this an FP16 layer (--fp16): its constant weights hold values rounded to
+  // binary16. Tactics with an FP16 path (the x86 GEMM's *.f16w.*) store and read them as binary16;
+  // any other tactic runs them as the float32 values they are, with the same numerics.
+  bool fp16_weights = false;
 
   bool has_input(size_t i) const {
     return i < node->inputs.size() && node->inputs[i] != ir::kNoValue;

@@ -267,7 +267,6 @@ TEST_F(KilnExec, ErrorsExitWith1AndNameTheProblem) {
   };
   expect_error("--onnx=" + model_ + " --iteratons=3",
                {"kiln: error: InvalidArgument: unknown flag '--iteratons'", "'--iterations'"});
-  expect_error("--onnx=" + model_ + " --fp16", {"Unsupported: --fp16 is not implemented yet"});
   expect_error("--onnx=" + path("missing.onnx"), {"missing.onnx"});
   expect_error("--onnx=" + model_ + " --shapes=x:2x5", {"x", "2x5"});
   expect_error("--onnx=" + model_ + " --saveEngine=" + path("m.plan") +

@@ -58,8 +58,6 @@ TEST(ExecSweep, Errors) {
                {"'fp32' is given twice"});
   expect_error({"--onnx=m.onnx", "--out=r", "--batch=1", "--calib=c.cache"}, kInvalid,
                {"--calib needs int8"});
-  expect_error({"--onnx=m.onnx", "--out=r", "--batch=1", "--precisions=fp32,fp16"},
-               StatusCode::kUnsupported, {"fp16 is not implemented yet"});
   expect_error({"--onnx=m.onnx", "--out=r", "--batch=1", "--iterations=0"}, kInvalid,
                {"--iterations"});
   expect_error({"--onnx=m.onnx", "--out=r", "--batch=1", "--dumpProfile"}, kInvalid,

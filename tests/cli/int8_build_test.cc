@@ -84,7 +84,6 @@ TEST_F(Int8Build, PlaceholderRangesWarn) {
 TEST_F(Int8Build, ErrorsNameTheFlagAndWriteNoEngine) {
   expect_out(testing::run_kiln(build("--int8 --calib=" + path("missing.calib"))), 1,
              {"--calib=", "missing.calib"});
-  expect_out(testing::run_kiln(build("--fp16")), 1, {"--fp16 is not implemented yet"});
   expect_out(testing::run_kiln(build("--int8 --precisionConstraints=strict")), 1,
              {"none, prefer or obey", "'strict'"});
   expect_out(testing::run_kiln(build("--int8 --layerPrecisions=conv1:fp16 "

@@ -72,13 +72,14 @@ void add_build(CLI::App& app, kiln::cli::BuildOptions& o, bool& list_passes) {
       ->capture_default_str();
   b->add_flag("--int8", o.precision.int8,
               "Run convolutions and GEMMs in INT8 where a range is known (see --calib)");
-  b->add_flag("--fp16", o.precision.fp16, "FP16 layers (not implemented yet)");
-  b->add_flag("--best", o.precision.best, "Every precision kiln has (today: --int8)");
+  b->add_flag("--fp16", o.precision.fp16,
+              "FP16 weights for convolutions and GEMMs (arithmetic stays FP32)");
+  b->add_flag("--best", o.precision.best, "Every precision kiln has: --int8 and --fp16");
   b->add_option("--calib", o.precision.calib,
                 "INT8 ranges: a kiln calibration file or a TensorRT calibration cache; without "
                 "it --int8 uses placeholder ranges (speed only)");
   b->add_option("--layerPrecisions", o.layer_precisions,
-                "Per-layer precision, name:fp32|int8[,...], one '*' wildcard per name");
+                "Per-layer precision, name:fp32|fp16|int8[,...], one '*' wildcard per name");
   b->add_option("--precisionConstraints", o.precision.constraints,
                 "none (ignore --layerPrecisions), prefer (warn when unmet) or obey (fail)")
       ->capture_default_str();

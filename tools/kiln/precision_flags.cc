@@ -27,9 +27,6 @@ Status check_calibration_model(const quant::Calibration& c, const PrecisionFlags
 
 Status apply_precision_flags(const PrecisionFlags& f, const std::string& onnx_path,
                              engine::BuildOptions& o, std::vector<std::string>& warnings) {
-  if (f.fp16) {
-    return unsupported("--fp16 is not implemented yet: kiln has no FP16 kernels (issue 5)");
-  }
   KILN_ASSIGN_OR_RETURN(o.precision_constraints, quant::parse_precision_constraints(f.constraints));
   o.layer_precisions.clear();
   for (const auto& [layer, precision] : f.layer_precisions) {
@@ -37,9 +34,7 @@ Status apply_precision_flags(const PrecisionFlags& f, const std::string& onnx_pa
   }
   KILN_RETURN_IF_ERROR(quant::check_layer_precision_rules(o.layer_precisions));
   o.int8 = f.int8 || f.best;
-  if (f.best && !f.int8) {
-    warnings.push_back("--best enables int8 (kiln has no fp16 kernels yet)");
-  }
+  o.fp16 = f.fp16 || f.best;  // --best: INT8 where it can, FP16 weights for the rest (trtexec's)
   if (f.calib.empty()) return Status::ok();
   if (!o.int8) {
     warnings.push_back(fmt::format("--calib={} is unused without --int8 or --best", f.calib));
@@ -55,7 +50,11 @@ Status apply_precision_flags(const PrecisionFlags& f, const std::string& onnx_pa
 std::string engine_precision(const engine::Plan& plan) {
   const bool int8 = std::any_of(plan.layers.begin(), plan.layers.end(),
                                 [](const engine::Layer& l) { return l.precision == "int8"; });
-  return int8 ? "int8" : "fp32";
+  const bool fp16 = std::any_of(plan.layers.begin(), plan.layers.end(), [](const engine::Layer& l) {
+    return l.precision == engine::kFp16Precision;
+  });
+  if (int8 && fp16) return "int8+fp16";
+  return int8 ? "int8" : fp16 ? "fp16" : "fp32";
 }
 
 }  // namespace kiln::cli

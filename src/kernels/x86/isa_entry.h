@@ -14,6 +14,8 @@
   void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* packed); \
   void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep, \
                 float* c, float* scratch, int64_t begin, int64_t end);                           \
+  void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,              \
+                    const Epilogue& ep, float* c, float* scratch, int64_t begin, int64_t end);   \
   }
 
 namespace kiln::kernels::x86 {

@@ -139,4 +139,23 @@ size_t gemm_scratch_floats(const GemmPlan& plan);  // per thread
 void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep,
               float* c, float* scratch, int64_t task_begin, int64_t task_end);
 
+// --- GEMM with constant FP16 B ------------------------------------------------------------------
+// The same GEMM with B's panels stored as IEEE binary16 (an FP16 layer's weights: half the bytes
+// read per inference, which is what a memory-bound GEMM at batch 1 waits on). The microkernel
+// widens each B vector to float32 in registers (vcvtph2ps) and accumulates in float32, so the
+// result is the float32 GEMM's with B rounded to binary16. Same layout and element count as
+// gemm_pack_b (gemm_packed_b_floats elements, uint16_t each).
+// B(p, j) = b[p * rs + j * cs], rounded to nearest even (overflow to +-inf, as the conversion).
+// plan_gemm, except that a product of at most MR rows (batch-1 layers: B is read once per
+// inference, so B's bandwidth is the time) takes its whole depth in one block: each B panel is then
+// read as one contiguous run, which the hardware prefetcher follows, instead of a kc-row run per
+// depth block (1.8x on a 1 x 2048 x 4096 product: 1.53 -> 0.83 ms, 2026-11-26).
+GemmPlan plan_gemm_f16(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                       int64_t ldc, int threads);
+void gemm_pack_b_f16(Isa isa, const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n,
+                     uint16_t* packed);
+void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,
+                  const Epilogue& ep, float* c, float* scratch, int64_t task_begin,
+                  int64_t task_end);
+
 }  // namespace kiln::kernels::x86

@@ -2,6 +2,7 @@
 // to the instantiation the plan's Isa names. Built without ISA flags.
 #include <algorithm>
 
+#include "base/half.h"
 #include "base/int_math.h"
 #include "kernels/x86/isa_entry.h"
 #include "kernels/x86/kernels.h"
@@ -178,6 +179,39 @@ void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const
     return avx512::gemm_run(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
   }
   return avx2::gemm_run(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
+}
+
+GemmPlan plan_gemm_f16(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,
+                       int64_t ldc, int threads) {
+  GemmPlan pl = plan_gemm(isa, m, n, k, a_rs, a_cs, ldc, threads);
+  if (m <= pl.bl.mr && k > 0) pl.bl.kc = k;
+  return pl;
+}
+
+// Packing is ISA-neutral (the layout depends on NR only), so it is written once, here, with the
+// portable conversion: it runs once per engine load, not per inference.
+void gemm_pack_b_f16(Isa isa, const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n,
+                     uint16_t* packed) {
+  const int64_t nr = blocking(isa).nr;
+  for (int64_t j = 0; j < n; j += nr) {
+    const int64_t cols = std::min(nr, n - j);
+    uint16_t* d = packed + (j / nr) * k * nr;
+    for (int64_t p = 0; p < k; ++p, d += nr) {
+      const float* src = b + p * rs + j * cs;
+      int64_t q = 0;
+      for (; q < cols; ++q) d[q] = Half::float_to_half_bits(src[q * cs]);
+      for (; q < nr; ++q) d[q] = 0;
+    }
+  }
+}
+
+void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,
+                  const Epilogue& ep, float* c, float* scratch, int64_t task_begin,
+                  int64_t task_end) {
+  if (plan.isa == Isa::kAvx512) {
+    return avx512::gemm_run_f16(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
+  }
+  return avx2::gemm_run_f16(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
 }
 
 }  // namespace kiln::kernels::x86

@@ -39,14 +39,26 @@ class FlushDenormals {
 
 // --- the register tile ---------------------------------------------------------------------------
 
-using UkernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
+// B panels hold float32 (TB = float) or IEEE binary16 bits (TB = uint16_t: an FP16 layer's
+// weights, widened to float32 in registers by vcvtph2ps; the arithmetic stays float32).
+template <class TB>
+using UkernelFn = void (*)(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc,
                            int last_lanes, bool accumulate, const Epilogue* ep, int64_t row,
                            int64_t col);
 
+template <class T>
+inline typename T::V load_b(const float* p) {
+  return T::loadu(p);
+}
+template <class T>
+inline typename T::V load_b(const uint16_t* p) {
+  return T::load_half(p);
+}
+
 // c[R x NV vectors] (+)= a-panel x b-panel over kc steps; on the last depth block (ep != null) the
 // epilogue runs before the store. Only `last_lanes` lanes of the last vector are read or written.
-template <class T, int R, int NV>
-void ukernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int last_lanes,
+template <class T, class TB, int R, int NV>
+void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int last_lanes,
              bool accumulate, const Epilogue* ep, int64_t row, int64_t col) {
   using V = typename T::V;
   constexpr int kL = T::kLanes;
@@ -62,7 +74,7 @@ void ukernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, 
   for (int64_t p = 0; p < kc; ++p) {
     V bv[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) bv[v] = T::loadu(b + v * kL);
+    for (int v = 0; v < NV; ++v) bv[v] = load_b<T>(b + v * kL);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
       const V av = T::set1(a[r]);
@@ -90,33 +102,34 @@ void ukernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, 
   }
 }
 
-template <class T, int... I>
+template <class T, class TB, int... I>
 constexpr auto make_ukernel_table(std::integer_sequence<int, I...>) {
-  return std::array<UkernelFn, sizeof...(I)>{&ukernel<T, I / T::kNv + 1, I % T::kNv + 1>...};
+  return std::array<UkernelFn<TB>, sizeof...(I)>{
+      &ukernel<T, TB, I / T::kNv + 1, I % T::kNv + 1>...};
 }
 
-template <class T>
+template <class T, class TB = float>
 inline constexpr auto kUkernels =
-    make_ukernel_table<T>(std::make_integer_sequence<int, T::kMr * T::kNv>{});
+    make_ukernel_table<T, TB>(std::make_integer_sequence<int, T::kMr * T::kNv>{});
 
 // One NR-column panel of C (+)= every MR-row panel of A x the B panel `b`, for one depth block:
 // the B panel stays in L1 while the A panels stream from L2. (row0, col0) is C's origin in the
 // epilogue's index space.
-template <class T>
+template <class T, class TB = float>
 void column_panel(int64_t kc, int64_t m, int64_t cols, const float* pa, int64_t pa_stride,
-                  const float* b, float* c, int64_t ldc, bool accumulate, const Epilogue* ep,
+                  const TB* b, float* c, int64_t ldc, bool accumulate, const Epilogue* ep,
                   int64_t row0, int64_t col0) {
   constexpr int64_t kMr = T::kMr;
   const int64_t nv = (cols + T::kLanes - 1) / T::kLanes;
   const int last = static_cast<int>(cols - (nv - 1) * T::kLanes);
-  const UkernelFn full = kUkernels<T>[(kMr - 1) * T::kNv + (nv - 1)];
+  const UkernelFn<TB> full = kUkernels<T, TB>[(kMr - 1) * T::kNv + (nv - 1)];
   int64_t i = 0;
   for (; i + kMr <= m; i += kMr) {
     full(kc, pa + (i / kMr) * pa_stride, b, c + i * ldc, ldc, last, accumulate, ep, row0 + i, col0);
   }
   if (i < m) {
-    kUkernels<T>[(m - i - 1) * T::kNv + (nv - 1)](kc, pa + (i / kMr) * pa_stride, b, c + i * ldc,
-                                                  ldc, last, accumulate, ep, row0 + i, col0);
+    kUkernels<T, TB>[(m - i - 1) * T::kNv + (nv - 1)](
+        kc, pa + (i / kMr) * pa_stride, b, c + i * ldc, ldc, last, accumulate, ep, row0 + i, col0);
   }
 }
 
@@ -164,9 +177,10 @@ void pack_b_panels(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n,
 // --- GEMM with prepacked B -----------------------------------------------------------------------
 
 // A task is one (row block, column block) of C; for each depth block its rows of A are packed
-// into this thread's scratch, then every column panel runs against them.
-template <class T>
-void gemm_tasks(const GemmPlan& pl, const float* a, const float* packed_b, const Epilogue& ep,
+// into this thread's scratch, then every column panel runs against them. TB: B's element type
+// (float, or uint16_t binary16 bits: gemm_run_f16).
+template <class T, class TB>
+void gemm_tasks(const GemmPlan& pl, const float* a, const TB* packed_b, const Epilogue& ep,
                 float* c, float* scratch, int64_t begin, int64_t end) {
   constexpr int64_t kMr = T::kMr;
   constexpr int64_t kNr = T::kNv * T::kLanes;
@@ -181,9 +195,10 @@ void gemm_tasks(const GemmPlan& pl, const float* a, const float* packed_b, const
       const bool last = k0 + kc >= pl.k;
       pack_a_panels<T>(a + m0 * pl.a_rs, pl.a_rs, pl.a_cs, rows, k0, kc, scratch);
       for (int64_t j = 0; j < cols; j += kNr) {
-        const float* b = packed_b + ((n0 + j) / kNr) * pl.k * kNr + k0 * kNr;
-        column_panel<T>(kc, rows, min64(kNr, cols - j), scratch, kc * kMr, b,
-                        c + m0 * pl.ldc + n0 + j, pl.ldc, k0 > 0, last ? &ep : nullptr, m0, n0 + j);
+        const TB* b = packed_b + ((n0 + j) / kNr) * pl.k * kNr + k0 * kNr;
+        column_panel<T, TB>(kc, rows, min64(kNr, cols - j), scratch, kc * kMr, b,
+                            c + m0 * pl.ldc + n0 + j, pl.ldc, k0 > 0, last ? &ep : nullptr, m0,
+                            n0 + j);
       }
     }
   }

@@ -22,6 +22,10 @@ struct VecAvx2 {
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V loadu(const float* p) { return _mm256_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm256_storeu_ps(p, v); }
+  // 8 binary16 values widened to float32 (exact; F16C, which kernels_avx2.cc is built with).
+  static V load_half(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
   static __m256i lanes(int lo, int hi) {
     const __m256i i = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i ge_lo = _mm256_cmpgt_epi32(i, _mm256_set1_epi32(lo - 1));

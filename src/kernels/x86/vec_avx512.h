@@ -22,6 +22,10 @@ struct VecAvx512 {
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V loadu(const float* p) { return _mm512_loadu_ps(p); }
   static void storeu(float* p, V v) { _mm512_storeu_ps(p, v); }
+  // 16 binary16 values widened to float32 (exact).
+  static V load_half(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static __mmask16 lanes(int lo, int hi) {  // lanes [lo, hi), 0 <= lo <= hi <= 16
     const uint32_t all = (1u << hi) - 1u;
     return static_cast<__mmask16>(all & ~((1u << lo) - 1u));

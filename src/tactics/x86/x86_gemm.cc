@@ -2,6 +2,11 @@
 // into the microkernel's column panels when the engine is built (prepack); alpha, C (any
 // broadcast, scaled by beta) and the activation run in the epilogue. A batched A (MatMul,
 // FusedGemm) is one tall matrix of rows against the single B.
+//
+// The *.f16w.* variants take FP16 layers only (--fp16: B holds binary16 values): they pack B as
+// binary16 panels when the engine is loaded and widen them in the microkernel, reading half the
+// bytes per inference; the float32 variants run those layers too (same numerics), and the tuner
+// picks by time.
 #include <fmt/format.h>
 
 #include "tactics/builtin_util.h"
@@ -52,8 +57,8 @@ std::string gemm_why_not(const LayerSpec& spec, GemmOp op) {
 
 class X86GemmKernel final : public LayerKernel {
  public:
-  X86GemmKernel(const LayerSpec& spec, GemmOp op, kx::Isa isa)
-      : node_(*spec.node), op_(op), isa_(isa) {
+  X86GemmKernel(const LayerSpec& spec, GemmOp op, kx::Isa isa, bool f16)
+      : node_(*spec.node), op_(op), isa_(isa), f16_(f16) {
     if (op != GemmOp::kMatMul) {
       trans_a_ = node_.attrs.get_int("transA", 0) != 0;
       trans_b_ = node_.attrs.get_int("transB", 0) != 0;
@@ -68,6 +73,12 @@ class X86GemmKernel final : public LayerKernel {
     const Tensor& b = *spec.constant(1);
     k_ = b.dim(trans_b_ ? 1 : 0);
     n_ = b.dim(trans_b_ ? 0 : 1);
+    if (f16_) {
+      half_.resize(kx::gemm_packed_b_floats(isa_, k_, n_));
+      kx::gemm_pack_b_f16(isa_, b.data<float>(), trans_b_ ? 1 : n_, trans_b_ ? k_ : 1, k_, n_,
+                          half_.data());
+      return;
+    }
     packed_ = matching_prepacked(spec, kx::gemm_packed_b_floats(isa_, k_, n_));
     if (packed_ != nullptr) return;
     own_ = pack_b(isa_, b, trans_b_);
@@ -100,8 +111,8 @@ class X86GemmKernel final : public LayerKernel {
       epilogue_.addend_cs = cn == 1 ? 0 : 1;
       epilogue_.addend_rs = cm == 1 ? 0 : cn;
     }
-    plan_ = kx::plan_gemm(isa_, m, n_, k, trans_a_ ? 1 : k, trans_a_ ? m : 1, n_,
-                          pool_threads(thread_pool()));
+    plan_ = (f16_ ? kx::plan_gemm_f16 : kx::plan_gemm)(
+        isa_, m, n_, k, trans_a_ ? 1 : k, trans_a_ ? m : 1, n_, pool_threads(thread_pool()));
     scratch_.resize(kx::gemm_scratch_floats(plan_), pool_threads(thread_pool()));
     return Status::ok();
   }
@@ -112,7 +123,11 @@ class X86GemmKernel final : public LayerKernel {
     const float* a = input_f32(in, 0);
     auto* c = static_cast<float*>(out[0].data);
     auto body = [&](int64_t slot, int64_t b, int64_t e) {
-      kx::gemm_run(plan_, a, packed_, ep, c, scratch_.slot(slot), b, e);
+      if (f16_) {
+        kx::gemm_run_f16(plan_, a, half_.data(), ep, c, scratch_.slot(slot), b, e);
+      } else {
+        kx::gemm_run(plan_, a, packed_, ep, c, scratch_.slot(slot), b, e);
+      }
     };
     run_tasks(thread_pool(), plan_.tasks, body);
     return Status::ok();
@@ -122,6 +137,7 @@ class X86GemmKernel final : public LayerKernel {
   const ir::Node& node_;
   GemmOp op_;
   kx::Isa isa_;
+  bool f16_;  // B packed as binary16 (half_) instead of float32 (packed_)
   bool trans_a_ = false;
   bool trans_b_ = false;
   float beta_ = 1.0f;
@@ -129,6 +145,7 @@ class X86GemmKernel final : public LayerKernel {
   kx::Epilogue epilogue_;          // alpha, C's strides and scale, the activation
   const float* packed_ = nullptr;  // into own_ or the engine's prepacked tensor
   Tensor own_;                     // when the engine has no prepacked B
+  std::vector<uint16_t> half_;     // the binary16 panels of an f16w tactic
   kx::GemmPlan plan_;
   ThreadScratch scratch_;
 };
@@ -139,31 +156,39 @@ std::string_view op_prefix(GemmOp op) {
 
 class X86GemmTactic final : public X86Tactic {
  public:
-  X86GemmTactic(GemmOp op, kx::Isa isa)
-      : X86Tactic(fmt::format("{}.packed.f32.{}", op_prefix(op), isa_suffix(isa)),
-                  op == GemmOp::kFusedGemm ? "kiln" : "",
-                  op == GemmOp::kGemm     ? "Gemm"
-                  : op == GemmOp::kMatMul ? "MatMul"
-                                          : "FusedGemm",
-                  isa),
-        op_(op) {}
+  X86GemmTactic(GemmOp op, kx::Isa isa, bool f16)
+      : X86Tactic(
+            fmt::format("{}.packed.{}.{}", op_prefix(op), f16 ? "f16w" : "f32", isa_suffix(isa)),
+            op == GemmOp::kFusedGemm ? "kiln" : "",
+            op == GemmOp::kGemm     ? "Gemm"
+            : op == GemmOp::kMatMul ? "MatMul"
+                                    : "FusedGemm",
+            isa),
+        op_(op),
+        f16_(f16) {}
 
-  std::string why_not(const LayerSpec& spec) const override { return gemm_why_not(spec, op_); }
+  std::string why_not(const LayerSpec& spec) const override {
+    if (f16_ && !spec.fp16_weights) return "the layer is not fp16 (--fp16 makes it so)";
+    return gemm_why_not(spec, op_);
+  }
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    auto kernel = std::make_unique<X86GemmKernel>(spec, op_, isa());
+    auto kernel = std::make_unique<X86GemmKernel>(spec, op_, isa(), f16_);
     kernel->set_weights(spec);
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
 
+  // FP16 layers keep their weights once in the engine, as binary16 (engine/fp16_weights.h): the
+  // f16w variant packs at load, and the builder drops any float32 variant's prepacked copy.
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     const Tensor* b = spec.constant(1);
-    if (b == nullptr) return Tensor();
+    if (b == nullptr || f16_) return Tensor();
     return pack_b(isa(), *b, op_ != GemmOp::kMatMul && spec.node->attrs.get_int("transB", 0) != 0);
   }
 
  private:
   GemmOp op_;
+  bool f16_;
 };
 
 }  // namespace
@@ -172,8 +197,11 @@ void append_x86_gemm_tactics(std::vector<const Tactic*>& out) {
   static const std::vector<X86GemmTactic> tactics = [] {
     std::vector<X86GemmTactic> v;
     for (kx::Isa isa : {kx::Isa::kAvx512, kx::Isa::kAvx2}) {
-      for (GemmOp op : {GemmOp::kGemm, GemmOp::kMatMul, GemmOp::kFusedGemm})
-        v.emplace_back(op, isa);
+      // f16w first: at optimization level 0 (no timing) an FP16 layer takes its FP16 path.
+      for (bool f16 : {true, false}) {
+        for (GemmOp op : {GemmOp::kGemm, GemmOp::kMatMul, GemmOp::kFusedGemm})
+          v.emplace_back(op, isa, f16);
+      }
     }
     return v;
   }();

@@ -197,13 +197,12 @@ Status check_throughput_search(const ExecOptions& o) {
 
 // Flags that are parsed and validated now but whose feature comes with a later milestone.
 Status check_implemented(const ExecOptions& o) {
-  if (o.fp16)
-    return unsupported("--fp16 is not implemented yet: kiln has no FP16 kernels (issue 5)");
-  const bool precision = o.int8 || o.best || !o.calib.empty() || !o.layer_precisions.empty() ||
-                         o.precision_constraints != "none";
+  const bool precision = o.int8 || o.fp16 || o.best || !o.calib.empty() ||
+                         !o.layer_precisions.empty() || o.precision_constraints != "none";
   if (precision && o.onnx.empty()) {
     return invalid_argument(
-        "precision flags (--int8, --best, --calib, --layerPrecisions, --precisionConstraints) "
+        "precision flags (--int8, --fp16, --best, --calib, --layerPrecisions, "
+        "--precisionConstraints) "
         "need --onnx: they apply when an engine is built");
   }
   return Status::ok();

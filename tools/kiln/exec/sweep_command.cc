@@ -39,7 +39,7 @@ constexpr SweepFlag kOwnFlags[] = {
     {"--onnx", true, "the model (required)"},
     {"--out", true, "results folder, created if needed (required)"},
     {"--batch", true, "batch sizes B1,B2,...: the first dim of dynamic-batch inputs (required)"},
-    {"--precisions", true, "fp32,int8 (default fp32; fp16 is not implemented yet)"},
+    {"--precisions", true, "fp32,fp16,int8 (default fp32)"},
     {"--calib", true,
      "INT8 ranges (kiln calibration or TensorRT cache), with int8 in --precisions"},
     {"--help", false, "this text"},
@@ -175,14 +175,6 @@ Status validate_sweep(SweepOptions& s, const std::vector<std::string>& forwarded
   KILN_ASSIGN_OR_RETURN(s.exec, parse_exec_args(exec_args));
   s.exec.args = s.args;
   s.exec.batches = s.batches;
-  for (const std::string& p : s.precisions) {
-    if (p != "fp32" && p != "int8") {
-      return unsupported(
-          "--precisions: {} is not implemented yet: kiln builds fp32 and int8 "
-          "engines (issue 5)",
-          p);
-    }
-  }
   return Status::ok();
 }
 
@@ -245,6 +237,10 @@ Result<SweepEngine> cached_engine(const SweepOptions& s, const ir::Graph& graph,
     int8.int8 = true;
     int8.calib = s.calib;
     KILN_RETURN_IF_ERROR(apply_exec_precision(int8, options, log));
+  } else if (precision == "fp16") {
+    ExecOptions fp16 = s.exec;
+    fp16.fp16 = true;
+    KILN_RETURN_IF_ERROR(apply_exec_precision(fp16, options, log));
   }
   if (!spec.empty()) options.profiles.push_back(spec);
   if (!s.exec.disable_passes.empty()) {
