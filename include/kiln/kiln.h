@@ -57,6 +57,9 @@ struct BuilderConfig {
   int threads = 0;
   // TensorRT's BuilderFlag::kINT8: convolutions and GEMMs run in INT8 where a range is known.
   bool int8 = false;
+  // TensorRT's BuilderFlag::kFP16: the other convolutions and GEMMs store their weights as
+  // binary16; arithmetic stays float32 (docs/fp16.md says when that is faster).
+  bool fp16 = false;
   // The INT8 ranges: a kiln calibration file (kiln calibrate) or a TensorRT calibration cache.
   // Empty with int8: trtexec's placeholder ranges (for measuring speed; outputs are not accurate).
   std::filesystem::path calibration_file;

@@ -67,6 +67,7 @@ Result<Engine> Builder::build(const Network& network, const BuilderConfig& confi
   options.passes.disabled = config.disabled_passes;
   options.threads = config.threads;
   options.int8 = config.int8;
+  options.fp16 = config.fp16;
   if (!config.calibration_file.empty()) {
     if (!config.int8) return invalid_argument("a calibration file is given without int8");
     Result<quant::Calibration> c = quant::read_calibration(config.calibration_file.string());

@@ -88,6 +88,19 @@ TEST(PublicApi, Int8WithACalibrationCache) {
   EXPECT_FALSE(Builder::build(*network, config).is_ok());
 }
 
+TEST(PublicApi, Fp16StoresTheWeightsInBinary16) {
+  testing::TempDir dir;
+  auto network = Network::from_onnx_file(testing::small_cnn(false).write(dir.path()));
+  ASSERT_TRUE(network.is_ok()) << network.status().to_string();
+  BuilderConfig config;
+  config.fp16 = true;
+  auto built = Builder::build(*network, config);
+  ASSERT_TRUE(built.is_ok()) << built.status().to_string();
+  int fp16_layers = 0;
+  for (const engine::Layer& l : built->impl().plan().layers) fp16_layers += l.precision == "fp16";
+  EXPECT_EQ(fp16_layers, 3);  // two convolutions and the Gemm
+}
+
 TEST(PublicApi, ErrorsComeBackAsStatus) {
   auto network = Network::from_onnx_file("/nonexistent/model.onnx");
   ASSERT_FALSE(network.is_ok());
