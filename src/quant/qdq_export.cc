@@ -38,7 +38,7 @@ ActivationEncoding activation_encoding(const TensorRange& r, bool nonnegative,
 class QdqWriter {
  public:
   QdqWriter(ir::Graph& g, const RangeTable& ranges, QdqActivationType type)
-      : g_(g), index_(g), ranges_(ranges), type_(type) {
+      : g_(g), index_(g), values_(g.values.size()), ranges_(ranges), type_(type) {
     for (const ir::Node& n : g.nodes) node_names_.insert(n.name);
   }
 
@@ -139,6 +139,8 @@ class QdqWriter {
   }
 
   const ir::GraphIndex& index() const { return index_; }
+  // The values the graph had before the writer added any (those index() knows).
+  size_t original_values() const { return values_; }
   QdqReport& report() { return report_; }
 
  private:
@@ -157,6 +159,7 @@ class QdqWriter {
 
   ir::Graph& g_;
   const ir::GraphIndex index_;
+  const size_t values_;
   const RangeTable& ranges_;
   const QdqActivationType type_;
   QdqReport report_;
@@ -214,6 +217,26 @@ void quantize_residual(ir::Graph& g, size_t i, const std::set<std::string>& laye
   }
 }
 
+// ONNX Runtime's form: a pair on each INT8 layer's output, read by every reader of that output.
+void quantize_outputs(ir::Graph& g, const QdqPlacement& placement, QdqWriter& w) {
+  const size_t values = w.original_values();
+  for (size_t v = 0; v < values; ++v) {
+    const auto id = static_cast<ir::ValueId>(v);
+    const ir::Value& value = g.value(id);
+    if (value.is_graph_output || !placement.int8_outputs.count(value.name)) continue;
+    if (w.index().uses(id).empty()) continue;
+    Result<std::pair<ir::ValueId, float>> q = w.activation(id);
+    if (!q.is_ok()) {
+      w.report().log.push_back(
+          fmt::format("warning: output '{}' stays float: {}", value.name, q.status().message()));
+      continue;
+    }
+    for (const ir::Use& use : w.index().uses(id)) {
+      g.nodes[static_cast<size_t>(use.node)].inputs[static_cast<size_t>(use.input)] = q->first;
+    }
+  }
+}
+
 }  // namespace
 
 Result<QdqActivationType> parse_qdq_activation_type(std::string_view text) {
@@ -228,6 +251,7 @@ QdqPlacement qdq_placement(const ir::Graph& quantized) {
     if (n.domain != "kiln" || (n.op_type != "QConv" && n.op_type != "QGemm")) continue;
     const std::vector<std::string> origins = n.origins();
     p.int8_layers.insert(origins.begin(), origins.end());
+    p.int8_outputs.insert(quantized.value(n.outputs[0]).name);
     if (n.op_type != "QConv") continue;
     // Which origin is the Add is only known in the unfused graph: every origin is a candidate.
     for (const std::string& o : origins) p.residual_adds[o] = {origins.begin(), origins.end()};
@@ -265,6 +289,7 @@ Result<QdqReport> insert_qdq(ir::Graph& g, const QdqPlacement& placement, const 
       quantize_residual(g, i, add->second, w);
     }
   }
+  if (type == QdqActivationType::kUint8) quantize_outputs(g, placement, w);
   w.splice();
   QdqReport report = std::move(w.report());
   ir::compact_values(g);

@@ -14,6 +14,9 @@
 //        none between a convolution and its activation;
 //      * the weights as int8 initializers, symmetric, one scale per output channel, behind a
 //        DequantizeLinear (axis 0 for Conv and Gemm transB=1, 1 for Gemm transB=0 and MatMul);
+//      * with uint8 activations (ONNX Runtime's form) also on the output of each INT8 layer that is
+//        not a graph output, so that ONNX Runtime's DQ -> Conv -> Q groups close (QLinearConv) and
+//        pooling reads uint8; kiln and TensorRT do not need these pairs (kiln drops them);
 //      * a Conv's (and a Gemm's, beta = 1) bias as int32 with scale input_scale * weight_scale[c]
 //        and zero point 0 behind a DequantizeLinear, the form ONNX Runtime fuses into QLinearConv
 //        / QGemm; other biases stay float.
@@ -46,6 +49,8 @@ struct QdqPlacement {
   std::set<std::string> int8_layers;
   // A residual Add fused into an INT8 convolution -> every ONNX node of that fused layer.
   std::map<std::string, std::set<std::string>> residual_adds;
+  // The output tensor of every INT8 layer (after its fused activation and residual).
+  std::set<std::string> int8_outputs;
 };
 
 // From a graph after quantize_layers (and before the requantize fusion, which keeps origins too).
