@@ -13,18 +13,18 @@
 namespace kiln::quant {
 namespace {
 
-bool is_onnx_op(const ir::Node& n, std::string_view op) {
+bool qdq_is_op(const ir::Node& n, std::string_view op) {
   return n.domain.empty() && n.op_type == op;
 }
 
 // The activation's scale and zero point in the chosen storage type.
-struct ActivationEncoding {
+struct QdqActivationEncoding {
   float scale = 1;
   Tensor zero_point;  // int8 or uint8 scalar
 };
 
-ActivationEncoding activation_encoding(const TensorRange& r, bool nonnegative,
-                                       QdqActivationType type) {
+QdqActivationEncoding qdq_activation_encoding(const TensorRange& r, bool nonnegative,
+                                              QdqActivationType type) {
   if (type == QdqActivationType::kUint8) {
     const Uint8Encoding e = r.encoding ? *r.encoding : uint8_encoding(r.amax, nonnegative);
     return {e.scale, Tensor::scalar(static_cast<uint8_t>(e.zero_point))};
@@ -52,7 +52,7 @@ class QdqWriter {
     const TensorRange* r = ranges_.find(v.name, v.is_graph_input);
     if (!r) return unsupported("the calibration has no range for '{}'", v.name);
     const bool nonneg = is_nonnegative(g_, index_, x) || (r->min && *r->min >= 0);
-    ActivationEncoding e = activation_encoding(*r, nonneg, type_);
+    QdqActivationEncoding e = qdq_activation_encoding(*r, nonneg, type_);
     const std::string name = v.name;
     ir::TensorDesc qdesc = v.desc;
     qdesc.dtype = e.zero_point.dtype();
@@ -139,6 +139,7 @@ class QdqWriter {
   }
 
   const ir::GraphIndex& index() const { return index_; }
+  QdqActivationType type() const { return type_; }
   // The values the graph had before the writer added any (those index() knows).
   size_t original_values() const { return values_; }
   QdqReport& report() { return report_; }
@@ -170,27 +171,30 @@ class QdqWriter {
 };
 
 // The output-channel axis of a layer's weights.
-int weight_axis(const ir::Node& n) {
-  if (is_onnx_op(n, "Conv")) return 0;
-  if (is_onnx_op(n, "Gemm")) return n.attrs.get_int("transB", 0) != 0 ? 0 : 1;
+int qdq_weight_axis(const ir::Node& n) {
+  if (qdq_is_op(n, "Conv")) return 0;
+  if (qdq_is_op(n, "Gemm")) return n.attrs.get_int("transB", 0) != 0 ? 0 : 1;
   return 1;  // MatMul: [K, N]
 }
 
 // Gives one INT8 layer its Q/DQ input, int8 weights and (when it can) int32 bias. The node's
 // inputs are rewritten in place at index `i`.
-Status quantize_layer(ir::Graph& g, size_t i, QdqWriter& w) {
+Status qdq_layer(ir::Graph& g, size_t i, QdqWriter& w) {
   const ir::Node& node = g.nodes[i];
   if (node.inputs.size() < 2) return unsupported("it has no weight input");
   const ir::ValueId x = node.inputs[0], wv = node.inputs[1];
-  const bool gemm = is_onnx_op(node, "Gemm");
+  const bool gemm = qdq_is_op(node, "Gemm");
   if (gemm && node.attrs.get_int("transA", 0) != 0) return unsupported("it transposes A");
   const ir::ValueId b = node.inputs.size() > 2 && (!gemm || node.attrs.get_float("beta", 1) == 1)
                             ? node.inputs[2]
                             : ir::kNoValue;
-  KILN_ASSIGN_OR_RETURN(auto wq, w.weight(wv, weight_axis(node)));
+  KILN_ASSIGN_OR_RETURN(auto wq, w.weight(wv, qdq_weight_axis(node)));
   KILN_ASSIGN_OR_RETURN(auto xq, w.activation(x));
   ir::ValueId bq = ir::kNoValue;
-  if (b != ir::kNoValue && !is_onnx_op(node, "MatMul")) bq = w.bias(b, xq.second, wq.second);
+  // int32 biases for ONNX Runtime only: TensorRT's parser refuses a DequantizeLinear of int32
+  // ("only activation types allowed as input to this layer") and wants float biases.
+  const bool int32_bias = w.type() == QdqActivationType::kUint8 && !qdq_is_op(node, "MatMul");
+  if (b != ir::kNoValue && int32_bias) bq = w.bias(b, xq.second, wq.second);
   ir::Node& n = g.nodes[i];
   n.inputs[0] = xq.first;
   n.inputs[1] = wq.first;
@@ -200,7 +204,7 @@ Status quantize_layer(ir::Graph& g, size_t i, QdqWriter& w) {
 
 // The residual input of an Add fused into an INT8 convolution: the input no node of that fused
 // layer produces.
-void quantize_residual(ir::Graph& g, size_t i, const std::set<std::string>& layer, QdqWriter& w) {
+void qdq_residual(ir::Graph& g, size_t i, const std::set<std::string>& layer, QdqWriter& w) {
   for (size_t k = 0; k < g.nodes[i].inputs.size(); ++k) {
     const ir::ValueId v = g.nodes[i].inputs[k];
     const int producer = w.index().producer(v);
@@ -218,7 +222,7 @@ void quantize_residual(ir::Graph& g, size_t i, const std::set<std::string>& laye
 }
 
 // ONNX Runtime's form: a pair on each INT8 layer's output, read by every reader of that output.
-void quantize_outputs(ir::Graph& g, const QdqPlacement& placement, QdqWriter& w) {
+void qdq_outputs(ir::Graph& g, const QdqPlacement& placement, QdqWriter& w) {
   const size_t values = w.original_values();
   for (size_t v = 0; v < values; ++v) {
     const auto id = static_cast<ir::ValueId>(v);
@@ -272,10 +276,10 @@ Result<QdqReport> insert_qdq(ir::Graph& g, const QdqPlacement& placement, const 
   const size_t count = g.nodes.size();
   for (size_t i = 0; i < count; ++i) {
     const ir::Node& n = g.nodes[i];
-    const bool layer = is_onnx_op(n, "Conv") || is_onnx_op(n, "Gemm") || is_onnx_op(n, "MatMul");
+    const bool layer = qdq_is_op(n, "Conv") || qdq_is_op(n, "Gemm") || qdq_is_op(n, "MatMul");
     if (layer && placement.int8_layers.count(n.name)) {
       const std::string name = n.name, op = n.op_type;
-      Status st = quantize_layer(g, i, w);
+      Status st = qdq_layer(g, i, w);
       if (!st.is_ok()) {
         w.report().log.push_back(
             fmt::format("warning: layer '{}' ({}) stays float: {}", name, op, st.message()));
@@ -285,11 +289,11 @@ Result<QdqReport> insert_qdq(ir::Graph& g, const QdqPlacement& placement, const 
       continue;
     }
     auto add = placement.residual_adds.find(n.name);
-    if (is_onnx_op(n, "Add") && add != placement.residual_adds.end()) {
-      quantize_residual(g, i, add->second, w);
+    if (qdq_is_op(n, "Add") && add != placement.residual_adds.end()) {
+      qdq_residual(g, i, add->second, w);
     }
   }
-  if (type == QdqActivationType::kUint8) quantize_outputs(g, placement, w);
+  if (type == QdqActivationType::kUint8) qdq_outputs(g, placement, w);
   w.splice();
   QdqReport report = std::move(w.report());
   ir::compact_values(g);

@@ -17,9 +17,10 @@
 //      * with uint8 activations (ONNX Runtime's form) also on the output of each INT8 layer that is
 //        not a graph output, so that ONNX Runtime's DQ -> Conv -> Q groups close (QLinearConv) and
 //        pooling reads uint8; kiln and TensorRT do not need these pairs (kiln drops them);
-//      * a Conv's (and a Gemm's, beta = 1) bias as int32 with scale input_scale * weight_scale[c]
-//        and zero point 0 behind a DequantizeLinear, the form ONNX Runtime fuses into QLinearConv
-//        / QGemm; other biases stay float.
+//      * with uint8 activations, a Conv's (and a Gemm's, beta = 1) bias as int32 with scale
+//        input_scale * weight_scale[c] and zero point 0 behind a DequantizeLinear, the form ONNX
+//        Runtime fuses into QLinearConv / QGemm; with int8 (TensorRT's form) biases stay float,
+//        as TensorRT's parser takes no DequantizeLinear of int32.
 
 #include <map>
 #include <set>
@@ -34,8 +35,8 @@ namespace kiln::quant {
 
 // How activations are stored between Q and DQ.
 enum class QdqActivationType {
-  // int8, symmetric, zero point 0, scale amax / 127: what TensorRT accepts (and the only form it
-  // accepts), and what ONNX Runtime's x86 QDQ transformers turn into its u8s8 kernels.
+  // int8, symmetric, zero point 0, scale amax / 127, float biases: what TensorRT accepts (the only
+  // form it accepts). ONNX Runtime runs it too, but fuses only the groups without an activation.
   kInt8,
   // uint8 with kiln's own encodings (from 0 for a tensor known to be >= 0, else around 128):
   // kiln's explicit build then equals its implicit one exactly. ONNX Runtime only.

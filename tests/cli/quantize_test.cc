@@ -104,8 +104,8 @@ TEST_F(Quantize, WritesACheckedQdqModelThatBuildsTheSameInt8Layers) {
   EXPECT_EQ(ops.count("Relu"), 2u);
   EXPECT_EQ(ops.count("Add"), 1u);
   EXPECT_EQ(ops.count("QuantizeLinear"), 3u);  // x, r1 (conv2 and the residual), the Gemm's input
-  // DQ: 3 activations, 3 weights, 3 int32 biases (conv2's comes from the folded BN).
-  EXPECT_EQ(ops.count("DequantizeLinear"), 9u);
+  // DQ: 3 activations, 3 weights; int8 files keep float biases (TensorRT takes no int32 DQ).
+  EXPECT_EQ(ops.count("DequantizeLinear"), 6u);
   for (const auto& n : m.graph().node()) {
     if (n.op_type() != "Relu") continue;  // nothing between a convolution and its activation
     EXPECT_NE(n.input(0).find("QuantizeLinear"), 0u);
@@ -124,8 +124,10 @@ TEST_F(Quantize, WritesACheckedQdqModelThatBuildsTheSameInt8Layers) {
 }
 
 TEST_F(Quantize, Uint8ActivationsGiveKilnsImplicitEngineExactly) {
+  // uint8: int32 biases (conv2's comes from the folded BN), and pairs on INT8 outputs read by
+  // float layers (r2, read by the pooling).
   expect_out(quantize("-o " + path("u.qdq.onnx") + " --activationType=uint8"), 0,
-             {"QDQ model (uint8 activations"});
+             {"4 activation Q/DQ pairs", "3 int32 biases", "QDQ model (uint8 activations"});
   expect_out(build(model_, "implicit.plan", "--int8 --calib=" + calib_), 0, {"3 layers in INT8"});
   expect_out(build(path("u.qdq.onnx"), "explicit.plan", ""), 0, {"3 layers in INT8"});
   Tensor x(DType::kF32, {2, 3, 8, 8});
@@ -150,7 +152,11 @@ TEST_F(Quantize, ErrorsNameTheProblemAndWriteNothing) {
   expect_out(testing::run_kiln("quantize --onnx=" + model_ + " --calib=" + path("none.calib") +
                                " -o " + out),
              1, {"--calib=", "none.calib"});
-  expect_out(quantize("-o " + path("no/such/dir/m.onnx")), 1, {"does not exist", "no/such/dir"});
+  expect_out(quantize("-o " + path("no/such/dir/m.onnx")), 1,
+             {"is not an existing folder", "no/such/dir"});
+  expect_out(quantize("-o " + path("m.calib/m.onnx")), 1, {"is not an existing folder"});
+  expect_out(quantize("-o " + path("data")), 1, {"is a folder"});
+  expect_out(quantize("-o " + model_), 1, {"would overwrite the input model"});
   expect_out(quantize("-o " + out + " --activationType=int4"), 1, {"'int4'", "int8 or uint8"});
   expect_out(quantize("-o " + out + " --layerPrecisions=conv1:fp16 --precisionConstraints=obey"), 1,
              {"layer 'conv1'", "fp16", "obey"});
@@ -175,6 +181,19 @@ TEST_F(Quantize, ErrorsNameTheProblemAndWriteNothing) {
     expect_out(quantize("-o " + path("ro/m.qdq.onnx")), 1, {"ro/m.qdq.onnx"});
   }
   fs::permissions(path("ro"), fs::perms::owner_all);
+}
+
+TEST_F(Quantize, OpsetsBelow13AreRefused) {
+  OnnxBuilder old(12, 7);
+  old.input("x", onnx::TensorProto::FLOAT, {1, 3, 8, 8}).output("y");
+  old.initializer("w", {4, 3, 1, 1}, testing::test_wave(12, 0.5f, 0.3f));
+  old.node("Conv", {"x", "w"}, {"y"}, "conv");
+  fs::create_directories(dir_.path() / "old");
+  const std::string old_model = old.write(dir_.path() / "old").string();
+  expect_out(testing::run_kiln("quantize --onnx=" + old_model + " --calib=" + calib_ + " -o " +
+                               path("old.qdq.onnx")),
+             1, {"opset 12", "opset 13 or newer"});
+  EXPECT_FALSE(fs::exists(path("old.qdq.onnx")));
 }
 
 TEST_F(Quantize, CalibrationOfAnotherModelWarns) {

@@ -13,7 +13,7 @@ namespace {
 
 // The library stays loaded for the process: ONNX Runtime's thread pools and statics outlive a
 // session, and unloading it under them is not supported.
-Result<const ort::Api*> load_api(const std::string& library) {
+Result<const ort::Api*> ort_load_api(const std::string& library) {
   static std::string loaded;
   static const ort::Api* api = nullptr;
   if (api && loaded == library) return api;
@@ -31,9 +31,9 @@ Result<const ort::Api*> load_api(const std::string& library) {
 }
 
 // Releases what a run created, in reverse order, whatever happens.
-class Cleanup {
+class OrtCleanup {
  public:
-  ~Cleanup() {
+  ~OrtCleanup() {
     for (auto it = steps_.rbegin(); it != steps_.rend(); ++it) (*it)();
   }
   void add(std::function<void()> f) { steps_.push_back(std::move(f)); }
@@ -46,11 +46,16 @@ class Cleanup {
 
 std::string ort_library_path() {
   if (const char* env = std::getenv("KILN_ORT_LIB"); env && *env) return env;
+  // The npm package's layout: bin/napi-v<N>/linux/x64/libonnxruntime.so.1.
   const std::filesystem::path bin =
-      std::filesystem::path(KILN_SOURCE_DIR) /
-      "bench/.cache/node_modules/onnxruntime-node/bin/napi-v6/linux/x64/"
-      "libonnxruntime.so.1";
-  return std::filesystem::exists(bin) ? bin.string() : std::string();
+      std::filesystem::path(KILN_SOURCE_DIR) / "bench/.cache/node_modules/onnxruntime-node/bin";
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(bin, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string path = it->path().string();
+    if (path.find("linux/x64/libonnxruntime.so.1") != std::string::npos) return path;
+  }
+  return {};
 }
 
 Result<std::vector<float>> ort_run(const std::string& library, const std::string& model,
@@ -58,8 +63,8 @@ Result<std::vector<float>> ort_run(const std::string& library, const std::string
                                    std::vector<float> input, const std::string& output_name,
                                    const std::vector<int64_t>& output_dims,
                                    const OrtRunOptions& options) {
-  KILN_ASSIGN_OR_RETURN(const ort::Api* api, load_api(library));
-  Cleanup cleanup;
+  KILN_ASSIGN_OR_RETURN(const ort::Api* api, ort_load_api(library));
+  OrtCleanup cleanup;
   auto release = [&](ort::Slot slot, void* p) {
     if (p) cleanup.add([api, slot, p] { api->get<ort::ReleaseFn>(slot)(p); });
   };

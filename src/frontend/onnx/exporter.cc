@@ -12,7 +12,7 @@ namespace kiln::frontend {
 namespace {
 
 // TensorProto.DataType numbers (onnx.proto3).
-int onnx_type_of(DType t) {
+int export_onnx_type(DType t) {
   switch (t) {
     case DType::kF32:
       return 1;
@@ -47,8 +47,8 @@ int onnx_type_of(DType t) {
   }
 }
 
-Status fill_tensor(const Tensor& t, const std::string& name, onnx::TensorProto& p) {
-  const int type = onnx_type_of(t.dtype());
+Status export_tensor(const Tensor& t, const std::string& name, onnx::TensorProto& p) {
+  const int type = export_onnx_type(t.dtype());
   if (type == 0 || t.dtype() == DType::kString) {
     return unsupported("tensor '{}' is {}: kiln cannot write it to ONNX", name, t.desc());
   }
@@ -60,9 +60,9 @@ Status fill_tensor(const Tensor& t, const std::string& name, onnx::TensorProto& 
   return Status::ok();
 }
 
-Status fill_value_info(const ir::Value& v, onnx::ValueInfoProto& info) {
+Status export_value_info(const ir::Value& v, onnx::ValueInfoProto& info) {
   info.set_name(v.name);
-  const int type = onnx_type_of(v.desc.dtype);
+  const int type = export_onnx_type(v.desc.dtype);
   if (type == 0) {
     return unsupported("graph input/output '{}' is {}: no ONNX type", v.name, v.desc.to_string());
   }
@@ -82,8 +82,8 @@ Status fill_value_info(const ir::Value& v, onnx::ValueInfoProto& info) {
   return Status::ok();
 }
 
-Status fill_attribute(const std::string& name, const ir::AttrValue& value,
-                      onnx::AttributeProto& a) {
+Status export_attribute(const std::string& name, const ir::AttrValue& value,
+                        onnx::AttributeProto& a) {
   using onnx::AttributeProto;
   a.set_name(name);
   switch (ir::attr_value_type(value)) {
@@ -113,32 +113,32 @@ Status fill_attribute(const std::string& name, const ir::AttrValue& value,
       break;
     case ir::AttrType::kTensor:
       a.set_type(AttributeProto::TENSOR);
-      return fill_tensor(std::get<Tensor>(value), "", *a.mutable_t());
+      return export_tensor(std::get<Tensor>(value), "", *a.mutable_t());
   }
   return Status::ok();
 }
 
-Status fill_node(const ir::Graph& g, const ir::Node& n, onnx::NodeProto& p) {
+Status export_node(const ir::Graph& g, const ir::Node& n, onnx::NodeProto& p) {
   p.set_name(n.name);
   p.set_op_type(n.op_type);
   if (!n.domain.empty()) p.set_domain(n.domain);
   for (ir::ValueId v : n.inputs) p.add_input(v == ir::kNoValue ? "" : g.value(v).name);
   for (ir::ValueId v : n.outputs) p.add_output(v == ir::kNoValue ? "" : g.value(v).name);
   for (const auto& [name, value] : n.attrs.all()) {
-    Status st = fill_attribute(name, value, *p.add_attribute());
+    Status st = export_attribute(name, value, *p.add_attribute());
     if (!st.is_ok()) return st.with_context(fmt::format("node '{}' attribute '{}'", n.name, name));
   }
   return Status::ok();
 }
 
 // The initializers: every constant a node reads or the graph outputs, once, in first-use order.
-Status fill_initializers(const ir::Graph& g, onnx::GraphProto& gp) {
+Status export_initializers(const ir::Graph& g, onnx::GraphProto& gp) {
   std::set<ir::ValueId> written;
   auto add = [&](ir::ValueId v) -> Status {
     if (v == ir::kNoValue || !g.value(v).initializer || !written.insert(v).second) {
       return Status::ok();
     }
-    return fill_tensor(*g.value(v).initializer, g.value(v).name, *gp.add_initializer());
+    return export_tensor(*g.value(v).initializer, g.value(v).name, *gp.add_initializer());
   };
   for (ir::ValueId v : g.inputs) KILN_RETURN_IF_ERROR(add(v));
   for (const ir::Node& n : g.nodes) {
@@ -165,13 +165,13 @@ Result<std::string> export_onnx_bytes(const ir::Graph& graph, const ExportOption
   onnx::GraphProto& gp = *model.mutable_graph();
   gp.set_name(graph.name.empty() ? "kiln" : graph.name);
   for (ir::ValueId v : graph.inputs) {
-    KILN_RETURN_IF_ERROR(fill_value_info(graph.value(v), *gp.add_input()));
+    KILN_RETURN_IF_ERROR(export_value_info(graph.value(v), *gp.add_input()));
   }
   for (ir::ValueId v : graph.outputs) {
-    KILN_RETURN_IF_ERROR(fill_value_info(graph.value(v), *gp.add_output()));
+    KILN_RETURN_IF_ERROR(export_value_info(graph.value(v), *gp.add_output()));
   }
-  KILN_RETURN_IF_ERROR(fill_initializers(graph, gp));
-  for (const ir::Node& n : graph.nodes) KILN_RETURN_IF_ERROR(fill_node(graph, n, *gp.add_node()));
+  KILN_RETURN_IF_ERROR(export_initializers(graph, gp));
+  for (const ir::Node& n : graph.nodes) KILN_RETURN_IF_ERROR(export_node(graph, n, *gp.add_node()));
   std::string bytes;
   if (!model.SerializeToString(&bytes)) {
     return internal_error("serializing the ONNX model failed (a model over 2 GiB?)");

@@ -29,8 +29,8 @@ const std::vector<std::string> kQuantizeFusionPasses = {"matmul_add_fusion", "co
                                                         "gemm_activation_fusion"};
 
 // The precision flags as `kiln build --int8` takes them (same checks, same warnings).
-Result<engine::BuildOptions> precision_options(const QuantizeOptions& o,
-                                               std::vector<std::string>& warnings) {
+Result<engine::BuildOptions> quantize_precision_options(const QuantizeOptions& o,
+                                                        std::vector<std::string>& warnings) {
   PrecisionFlags f;
   f.int8 = true;
   f.calib = o.calib;
@@ -44,8 +44,8 @@ Result<engine::BuildOptions> precision_options(const QuantizeOptions& o,
   return b;
 }
 
-Result<ir::Graph> run_passes(const std::string& bytes, const std::string& path,
-                             const std::vector<std::string>& disabled) {
+Result<ir::Graph> quantize_run_passes(const std::string& bytes, const std::string& path,
+                                      const std::vector<std::string>& disabled) {
   KILN_ASSIGN_OR_RETURN(ir::Graph g,
                         frontend::import_onnx_bytes(bytes, fs::path(path).parent_path(), path));
   passes::PassLog log;
@@ -54,7 +54,7 @@ Result<ir::Graph> run_passes(const std::string& bytes, const std::string& path,
 }
 
 // IR 8 holds opsets up to 17, IR 9 up to 20, IR 10 21.
-int64_t ir_version_for(int64_t opset) { return opset <= 17 ? 8 : opset <= 20 ? 9 : 10; }
+int64_t quantize_ir_version(int64_t opset) { return opset <= 17 ? 8 : opset <= 20 ? 9 : 10; }
 
 }  // namespace
 
@@ -65,14 +65,15 @@ Status check_quantize_options(const QuantizeOptions& o) {
         "--calib is required: a calibration file from `kiln calibrate` (or a TensorRT cache)");
   }
   if (o.output.empty()) return invalid_argument("--output (-o) is required");
-  if (!fs::is_regular_file(o.onnx)) return not_found("--onnx={}: no such file", o.onnx);
-  if (!fs::is_regular_file(o.calib)) return not_found("--calib={}: no such file", o.calib);
+  std::error_code ec;  // the non-throwing forms: a path that cannot be examined is "not there"
+  if (!fs::is_regular_file(o.onnx, ec)) return not_found("--onnx={}: no such file", o.onnx);
+  if (!fs::is_regular_file(o.calib, ec)) return not_found("--calib={}: no such file", o.calib);
   const fs::path dir = fs::path(o.output).parent_path();
-  if (!dir.empty() && !fs::is_directory(dir)) {
-    return io_error("-o {}: the folder '{}' does not exist", o.output, dir.string());
+  if (!dir.empty() && !fs::is_directory(dir, ec)) {
+    return io_error("-o {}: '{}' is not an existing folder", o.output, dir.string());
   }
-  if (fs::is_directory(o.output)) return io_error("-o {}: is a folder", o.output);
-  if (fs::exists(o.output) && fs::equivalent(o.output, o.onnx)) {
+  if (fs::is_directory(o.output, ec)) return io_error("-o {}: is a folder", o.output);
+  if (fs::exists(o.output, ec) && fs::equivalent(o.output, o.onnx, ec)) {
     return invalid_argument("-o {} would overwrite the input model", o.output);
   }
   return quant::parse_qdq_activation_type(o.activation_type).status();
@@ -83,7 +84,8 @@ Status quantize_command(const QuantizeOptions& o, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(const quant::QdqActivationType type,
                         quant::parse_qdq_activation_type(o.activation_type));
   std::vector<std::string> warnings;
-  KILN_ASSIGN_OR_RETURN(const engine::BuildOptions precision, precision_options(o, warnings));
+  KILN_ASSIGN_OR_RETURN(const engine::BuildOptions precision,
+                        quantize_precision_options(o, warnings));
   for (const std::string& w : warnings) fmt::print(out, "[W] {}\n", w);
   KILN_ASSIGN_OR_RETURN(const std::string bytes, io::read_file(o.onnx));
   {
@@ -98,7 +100,7 @@ Status quantize_command(const QuantizeOptions& o, std::ostream& out) {
     }
   }
   // Which layers kiln runs in INT8, decided as `kiln build --int8 --calib` decides it.
-  KILN_ASSIGN_OR_RETURN(ir::Graph fused, run_passes(bytes, o.onnx, {}));
+  KILN_ASSIGN_OR_RETURN(ir::Graph fused, quantize_run_passes(bytes, o.onnx, {}));
   const quant::RangeTable ranges = quant::RangeTable::from_calibration(*precision.calibration);
   quant::QuantizeOptions q{&ranges, precision.layer_precisions, precision.precision_constraints};
   KILN_ASSIGN_OR_RETURN(const quant::QuantizeReport decided, quant::quantize_layers(fused, q));
@@ -106,7 +108,7 @@ Status quantize_command(const QuantizeOptions& o, std::ostream& out) {
     if (line.starts_with("warning: ")) fmt::print(out, "[W] {}\n", line.substr(9));
   }
   // The Q/DQ nodes go into the unfused graph (BN folded, standard ONNX ops).
-  KILN_ASSIGN_OR_RETURN(ir::Graph g, run_passes(bytes, o.onnx, kQuantizeFusionPasses));
+  KILN_ASSIGN_OR_RETURN(ir::Graph g, quantize_run_passes(bytes, o.onnx, kQuantizeFusionPasses));
   KILN_ASSIGN_OR_RETURN(quant::QdqReport report,
                         quant::insert_qdq(g, quant::qdq_placement(fused), ranges, type));
   for (const std::string& line : report.log) {
@@ -116,7 +118,7 @@ Status quantize_command(const QuantizeOptions& o, std::ostream& out) {
   g.opset_imports.erase("kiln");
   frontend::ExportOptions e;
   e.producer_version = std::string(kVersion);
-  e.ir_version = ir_version_for(g.opset_imports[""]);
+  e.ir_version = quantize_ir_version(g.opset_imports[""]);
   e.doc_string =
       fmt::format("QDQ model written by kiln quantize from {} with {} ({} activations)",
                   fs::path(o.onnx).filename().string(), ranges.origin(), o.activation_type);
