@@ -59,6 +59,8 @@ std::vector<float> ort_test_kiln_run(const std::string& plan, const std::string&
   EXPECT_TRUE(e.is_ok()) << e.status().to_string();
   if (!e.is_ok()) return {};
   Result<ExecutionContext> ctx = e->create_execution_context();
+  EXPECT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+  if (!ctx.is_ok()) return {};
   Result<std::vector<Tensor>> out = ctx->run({{input, x}});
   EXPECT_TRUE(out.is_ok()) << out.status().to_string();
   return out.is_ok() ? ort_test_values(out->at(0)) : std::vector<float>{};

@@ -179,6 +179,8 @@ Result<std::string> export_onnx_bytes(const ir::Graph& graph, const ExportOption
   return bytes;
 }
 
+int64_t onnx_checker_ir_version() { return onnx::Version::IR_VERSION; }
+
 Status check_onnx_bytes(const std::string& bytes) {
   onnx::ModelProto model;
   if (!model.ParseFromString(bytes)) return corrupt("the written model does not parse as ONNX");

@@ -29,4 +29,8 @@ Result<std::string> export_onnx_bytes(const ir::Graph& graph, const ExportOption
 // errors on): the error quotes the checker.
 Status check_onnx_bytes(const std::string& bytes);
 
+// The newest IR version the linked ONNX library checks (Debian 12's libonnx 1.12: IR 8, opsets up
+// to 17); a newer model cannot be checked by it.
+int64_t onnx_checker_ir_version();
+
 }  // namespace kiln::frontend
