@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -136,6 +137,8 @@ TEST(OrtQdq, DigitsTop1AgreesWithKiln) {
   constexpr int64_t kSamples = 128;
   ort_test_kiln("build --onnx=" + path("d.qdq.onnx") + " --saveEngine=" + path("d.plan") +
                 " --shapes=input:128x1x16x16 --builderOptimizationLevel=0");
+  ort_test_kiln("build --onnx=" + model + " --int8 --calib=" + path("d.calib") + " --saveEngine=" +
+                path("implicit.plan") + " --shapes=input:128x1x16x16 --builderOptimizationLevel=0");
   Result<Tensor> test_x = io::read_npy((digits / "test_x.npy").string());
   Result<Tensor> test_y = io::read_npy((digits / "test_y.npy").string());
   ASSERT_TRUE(test_x.is_ok() && test_y.is_ok());
@@ -156,9 +159,13 @@ TEST(OrtQdq, DigitsTop1AgreesWithKiln) {
     agree += top1(*ort) == top1(kiln);
     ort_correct += top1(*ort) == test_y->data<int64_t>()[s];
   }
+  std::printf("digits (%lld held-out samples): ONNX Runtime top-1 %d, agreement with kiln %d\n",
+              static_cast<long long>(kSamples), ort_correct, agree);
   EXPECT_GE(agree, kSamples - 2) << "top-1 agreement of ONNX Runtime with kiln";
   EXPECT_GE(ort_correct, kSamples * 95 / 100) << "ONNX Runtime's top-1 on the held-out digits";
   EXPECT_GE(ort_test_cosine(*ort, kiln), 0.99);
+  // kiln's explicit engine of the QDQ file against its implicit engine of the float model.
+  EXPECT_GE(ort_test_cosine(kiln, ort_test_kiln_run(path("implicit.plan"), "input", x)), 0.999);
 }
 
 }  // namespace
