@@ -210,7 +210,15 @@ void qdq_residual(ir::Graph& g, size_t i, const std::set<std::string>& layer, Qd
     const ir::ValueId v = g.nodes[i].inputs[k];
     const int producer = w.index().producer(v);
     if (g.value(v).constant()) continue;
-    if (producer >= 0 && layer.count(g.nodes[static_cast<size_t>(producer)].name)) continue;
+    if (producer >= 0 && layer.count(g.nodes[static_cast<size_t>(producer)].name)) {
+      // The convolution's own output: ONNX Runtime's DQ -> Conv -> Q group closes on a pair here
+      // (uint8 files; kiln drops it and TensorRT wants none). Calibrations that lack its range
+      // leave it float.
+      if (w.type() != QdqActivationType::kUint8) continue;
+      Result<std::pair<ir::ValueId, float>> q = w.activation(v);
+      if (q.is_ok()) g.nodes[i].inputs[k] = q->first;
+      continue;
+    }
     Result<std::pair<ir::ValueId, float>> q = w.activation(v);
     if (!q.is_ok()) {
       w.report().log.push_back(fmt::format("warning: residual '{}' of '{}' stays float: {}",

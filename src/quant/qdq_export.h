@@ -15,8 +15,9 @@
 //      * the weights as int8 initializers, symmetric, one scale per output channel, behind a
 //        DequantizeLinear (axis 0 for Conv and Gemm transB=1, 1 for Gemm transB=0 and MatMul);
 //      * with uint8 activations (ONNX Runtime's form) also on the output of each INT8 layer that is
-//        not a graph output, so that ONNX Runtime's DQ -> Conv -> Q groups close (QLinearConv) and
-//        pooling reads uint8; kiln and TensorRT do not need these pairs (kiln drops them);
+//        not a graph output, and on a residual convolution's own output (before its Add) when the
+//        calibration has its range, so that ONNX Runtime's DQ -> Conv -> Q groups close
+//        (QLinearConv, QLinearAdd) and pooling reads uint8; kiln drops these pairs;
 //      * with uint8 activations, a Conv's (and a Gemm's, beta = 1) bias as int32 with scale
 //        input_scale * weight_scale[c] and zero point 0 behind a DequantizeLinear, the form ONNX
 //        Runtime fuses into QLinearConv / QGemm; with int8 (TensorRT's form) biases stay float,

@@ -128,9 +128,9 @@ TEST_F(Quantize, WritesACheckedQdqModelThatBuildsTheSameInt8Layers) {
 
 TEST_F(Quantize, Uint8ActivationsGiveKilnsImplicitEngineExactly) {
   // uint8: int32 biases (conv2's comes from the folded BN), and pairs on INT8 outputs read by
-  // float layers (r2, read by the pooling).
+  // float layers (r2, read by the pooling) and on conv2's own output before its residual Add.
   expect_out(quantize("-o " + path("u.qdq.onnx") + " --activationType=uint8"), 0,
-             {"4 activation Q/DQ pairs", "3 int32 biases", "QDQ model (uint8 activations"});
+             {"5 activation Q/DQ pairs", "3 int32 biases", "QDQ model (uint8 activations"});
   expect_out(build(model_, "implicit.plan", "--int8 --calib=" + calib_), 0, {"3 layers in INT8"});
   expect_out(build(path("u.qdq.onnx"), "explicit.plan", ""), 0, {"3 layers in INT8"});
   Tensor x(DType::kF32, {2, 3, 8, 8});
