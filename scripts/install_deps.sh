@@ -22,6 +22,8 @@ PACKAGES=(
   # model export (PyTorch is the tool that makes the models; scikit-learn has the digits data of
   # models/digits/train.py)
   python3 python3-numpy python3-torch python3-torchvision python3-sklearn
+  # ONNX Runtime for the QDQ tests and bench/peers comes from npm (scripts/install_ort.sh)
+  npm
   # real photos (astronaut, chelsea, coffee) for kiln pipeline's CLI test; skipped without it
   python3-skimage
   # kiln report's rendering test and docs screenshots (headless)

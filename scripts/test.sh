@@ -6,12 +6,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
+# ONNX Runtime (npm) for the tests that run kiln quantize's QDQ models (tests/ort).
+KILN_ORT_LIB="$(bash scripts/install_ort.sh)"
+export KILN_ORT_LIB
 /usr/bin/python3 models/export.py resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 \
   yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert
 echo "=== release: build"
 bash scripts/build.sh release
 echo "=== release: test"
 ctest --preset release -j "$(nproc)"
+# The ONNX Runtime test (ort) runs an uninstrumented library and is not built there either.
 # The model-set test builds nine real models, timing every candidate tactic per layer: under
 # ASan that alone takes over ten minutes, so it and the kernel benchmark's smoke run stay in the
 # release stage; everything else, the ONNX conformance suite and the CLI included, runs again
@@ -20,7 +24,7 @@ echo "=== asan: build"
 bash scripts/build.sh asan kiln kiln_unit_tests kiln_cli_tests kiln_conformance kiln_fuzz_tests \
   kiln_concurrency_tests
 echo "=== asan: test"
-ctest --preset asan -j "$(nproc)" -E '^(models|bench_kernels_smoke)$'
+ctest --preset asan -j "$(nproc)" -E '^(models|bench_kernels_smoke|ort)$'
 echo "=== tsan: build and run the concurrency tests"
 bash scripts/build.sh tsan kiln_concurrency_tests
 ctest --preset tsan -R '^concurrency$'

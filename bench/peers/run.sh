@@ -16,7 +16,6 @@ ROOT="$(cd "$HERE/../.." && pwd)"
 CACHE="$ROOT/bench/.cache"
 BUILD_DIR="${BUILD_DIR:-$ROOT/build/release}"
 MODEL_DIR="${KILN_MODEL_DIR:-$ROOT/models/cache}"
-ORT_VERSION=1.30.0
 
 # The models run.py will touch: --models (default set) and the models named by --extra.
 models="resnet50,mobilenet_v2,efficientnet_b0,vit_tiny"
@@ -60,15 +59,11 @@ if [ "${SKIP_INSTALL:-0}" != 1 ]; then
     echo "[peers] installing ${need[*]}"
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
-  command -v npm >/dev/null || { echo "[peers] npm is needed (apt-get install npm)" >&2; exit 1; }
-  if [ ! -f "$CACHE/node_modules/onnxruntime-node/package.json" ] ||
-     ! grep -q "\"version\": \"$ORT_VERSION\"" "$CACHE/node_modules/onnxruntime-node/package.json"; then
-    mkdir -p "$CACHE"
-    echo "[peers] npm install onnxruntime-node@$ORT_VERSION into $CACHE"
-    (cd "$CACHE" && npm install --ignore-scripts --no-audit --no-fund "onnxruntime-node@$ORT_VERSION" >/dev/null)
-  fi
+  ORT_LIB="$(bash "$ROOT/scripts/install_ort.sh")"
 fi
-ORT_LIB="$(find "$CACHE/node_modules/onnxruntime-node/bin" -path '*linux/x64/*' -name 'libonnxruntime.so.1*' | head -n1)"
+if [ -z "${ORT_LIB:-}" ]; then
+  ORT_LIB="$(find "$CACHE/node_modules/onnxruntime-node/bin" -path '*linux/x64/*' -name 'libonnxruntime.so.1*' | head -n1)"
+fi
 [ -n "$ORT_LIB" ] || { echo "[peers] libonnxruntime.so.1 not found under $CACHE" >&2; exit 1; }
 export ORT_LIB
 
@@ -102,7 +97,7 @@ if [ "$int8" = 1 ]; then
       "$KILN" calibrate --onnx="$MODEL_DIR/$m.onnx" --data="$PHOTOS" -o "$calib" --batch=8 2>/dev/null
     fi
     if [ ! -f "$qdq" ] || [ "$calib" -nt "$qdq" ]; then
-      "$KILN" quantize --onnx="$MODEL_DIR/$m.onnx" --calib="$calib" -o "$qdq"
+      "$KILN" quantize --onnx="$MODEL_DIR/$m.onnx" --calib="$calib" -o "$qdq" --activationType=uint8
     fi
   done
   grep -q -- "--engines" <<<"$*" || engines=(--engines "kiln,onnxruntime,pytorch,opencv,kiln-int8,onnxruntime-qdq")

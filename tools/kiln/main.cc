@@ -18,6 +18,7 @@
 #include "list_ops.h"
 #include "parallel/openmp_wait.h"
 #include "pipeline/pipeline_command.h"
+#include "quantize/quantize_command.h"
 #include "report/parse_trtexec_command.h"
 #include "report/report_command.h"
 #include "run_command.h"
@@ -112,6 +113,26 @@ void add_calibrate(CLI::App& app, kiln::cli::calibrate::CalibrateOptions& o) {
       ->capture_default_str();
   c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
   kiln::cli::add_image_flags(*c, o.image);
+}
+
+void add_quantize(CLI::App& app, kiln::cli::quantize::QuantizeOptions& o) {
+  auto* c = app.add_subcommand(
+      "quantize",
+      "Write a QDQ ONNX model (for kiln, ONNX Runtime, TensorRT) from a model and its "
+      "calibration: kiln quantize --onnx=m.onnx --calib=m.calib -o m.qdq.onnx");
+  c->add_option("--onnx", o.onnx, "ONNX model file (float)")->required();
+  c->add_option("--calib", o.calib, "Calibration: kiln calibrate's file or a TensorRT cache")
+      ->required();
+  c->add_option("-o,--output", o.output, "QDQ model to write")->required();
+  c->add_option("--activationType", o.activation_type,
+                "int8 (symmetric, zero point 0: TensorRT and ONNX Runtime) or uint8 (kiln's "
+                "encodings: ONNX Runtime and kiln only)")
+      ->capture_default_str();
+  c->add_option("--layerPrecisions", o.layer_precisions,
+                "Per-layer precision, name:fp32|int8[,...]: fp32 layers get no Q/DQ");
+  c->add_option("--precisionConstraints", o.constraints,
+                "none (ignore --layerPrecisions), prefer or obey, as kiln build")
+      ->capture_default_str();
 }
 
 void add_debug_precision(CLI::App& app, kiln::cli::debug::DebugPrecisionOptions& o) {
@@ -276,6 +297,8 @@ int run_cli(int argc, char** argv) {
   add_calibrate(app, calibrate_opts);
   kiln::cli::compare::CompareOptions compare_opts;
   add_compare(app, compare_opts);
+  kiln::cli::quantize::QuantizeOptions quantize_opts;
+  add_quantize(app, quantize_opts);
   kiln::cli::debug::DebugPrecisionOptions debug_precision_opts;
   add_debug_precision(app, debug_precision_opts);
   kiln::cli::report::ParseTrtexecOptions parse_trtexec_opts;
@@ -311,6 +334,8 @@ int run_cli(int argc, char** argv) {
   } else if (app.got_subcommand("calibrate")) {
     status = kiln::cli::calibrate::calibrate_command(calibrate_opts, std::cout,
                                                      kiln::cli::stderr_progress());
+  } else if (app.got_subcommand("quantize")) {
+    status = kiln::cli::quantize::quantize_command(quantize_opts, std::cout);
   } else if (app.got_subcommand("compare")) {
     // Exit 2: the comparison ran but a tolerance failed (the FAIL lines say which); 1: an error.
     kiln::Result<bool> passed =

@@ -58,6 +58,10 @@ Result<std::shared_ptr<const runtime::Engine>> fp32_engine(ir::Graph graph, cons
                                                            int64_t batch) {
   engine::BuildOptions options;
   options.optimization_level = 0;  // statistics do not need the fastest tactics
+  // Without the residual fusion the convolution's own output (before its Add) is a tensor too, so
+  // `kiln quantize` can give it the range ONNX Runtime's QLinearConv needs; every tensor of the
+  // fused graph keeps its name (a fused layer's output is its last ONNX node's).
+  options.passes.disabled = {"conv_residual_fusion"};
   Dims min{1}, max{batch};
   min.insert(min.end(), in.sample_dims.begin(), in.sample_dims.end());
   max.insert(max.end(), in.sample_dims.begin(), in.sample_dims.end());

@@ -1,6 +1,7 @@
 #pragma once
-// The few ONNX Runtime C API entry points ort_runner.cc needs, declared by hand so that the runner
-// builds without ONNX Runtime's headers (the npm package ships the shared library only).
+// The few ONNX Runtime C API entry points kiln's code uses (bench/peers/ort_runner.cc and the
+// tests' tests/testing/ort_runtime.cc), declared by hand so that they build without ONNX Runtime's
+// headers (the npm package ships the shared library only).
 //
 // The C API is a table of function pointers (OrtApi) returned by OrtApiBase::GetApi(version). The
 // table only ever grows at its end, so a slot's index is stable across releases: we read slots by
@@ -46,6 +47,7 @@ enum Slot : int {
   kCreateSession = 7,
   kRun = 9,
   kCreateSessionOptions = 10,
+  kSetOptimizedModelFilePath = 11,
   kSetSessionExecutionMode = 13,
   kSetSessionGraphOptimizationLevel = 23,
   kSetIntraOpNumThreads = 24,
@@ -58,7 +60,12 @@ enum Slot : int {
   kGetTensorMutableData = 51,
   kCreateCpuMemoryInfo = 69,
   kGetAllocatorWithDefaultOptions = 78,
+  kReleaseEnv = 92,
+  kReleaseStatus = 93,
+  kReleaseMemoryInfo = 94,
+  kReleaseSession = 95,
   kReleaseValue = 96,
+  kReleaseSessionOptions = 100,
 };
 
 // Function types of those slots (all return Status*, nullptr on success, except the two noted).
@@ -79,7 +86,10 @@ using CreateTensorWithDataFn = Status* (*)(const MemoryInfo*, void* data, size_t
 using GetTensorMutableDataFn = Status* (*)(Value*, void** out);
 using CreateCpuMemoryInfoFn = Status* (*)(int allocator_type, int mem_type, MemoryInfo** out);
 using GetAllocatorFn = Status* (*)(Allocator** out);
-using ReleaseValueFn = void (*)(Value*);  // returns nothing
+using ReleaseValueFn = void (*)(Value*);                           // returns nothing
+using SetPathFn = Status* (*)(SessionOptions*, const char* path);  // ORTCHAR_T is char on Linux
+// The Release* slots return nothing; each takes its own type (void* here: one signature for all).
+using ReleaseFn = void (*)(void*);
 
 // The table as an array of slots.
 class Api {
