@@ -22,8 +22,6 @@ PACKAGES=(
   # model export (PyTorch is the tool that makes the models; scikit-learn has the digits data of
   # models/digits/train.py)
   python3 python3-numpy python3-torch python3-torchvision python3-sklearn
-  # ONNX Runtime for the QDQ tests and bench/peers comes from npm (scripts/install_ort.sh)
-  npm
   # real photos (astronaut, chelsea, coffee) for kiln pipeline's CLI test; skipped without it
   python3-skimage
   # kiln report's rendering test and docs screenshots (headless)
@@ -34,6 +32,9 @@ missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# ONNX Runtime for the QDQ tests and bench/peers comes from npm (scripts/install_ort.sh). Any npm
+# will do: a NodeSource nodejs bundles its own, and Debian's npm package conflicts with it.
+command -v npm >/dev/null || missing+=(npm)
 
 if [ ${#missing[@]} -eq 0 ]; then
   echo "[deps] all ${#PACKAGES[@]} packages present"
