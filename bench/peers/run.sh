@@ -90,11 +90,14 @@ if [ "$int8" = 1 ]; then
   KILN="$BUILD_DIR/tools/kiln/kiln"
   PHOTOS=/usr/lib/python3/dist-packages/skimage/data
   [ -d "$PHOTOS" ] || { echo "[peers] --int8 needs python3-skimage's photos in $PHOTOS" >&2; exit 1; }
-  mkdir -p "$CACHE/int8"
+  # The 30 PNG photos alone: skimage's folder also holds .npy files and a truncated JPEG (its own
+  # test data), and a calibration folder holds one kind of file.
+  mkdir -p "$CACHE/int8/photos"
+  for f in "$PHOTOS"/*.png; do ln -sf "$f" "$CACHE/int8/photos/"; done
   for m in "${model_list[@]}"; do
     calib="$CACHE/int8/$m.calib" qdq="$CACHE/int8/$m.qdq.onnx"
     if [ ! -f "$calib" ] || [ "$MODEL_DIR/$m.onnx" -nt "$calib" ]; then
-      "$KILN" calibrate --onnx="$MODEL_DIR/$m.onnx" --data="$PHOTOS" -o "$calib" --batch=8 2>/dev/null
+      "$KILN" calibrate --onnx="$MODEL_DIR/$m.onnx" --data="$CACHE/int8/photos" -o "$calib" --batch=8
     fi
     if [ ! -f "$qdq" ] || [ "$calib" -nt "$qdq" ]; then
       "$KILN" quantize --onnx="$MODEL_DIR/$m.onnx" --calib="$calib" -o "$qdq" --activationType=uint8
