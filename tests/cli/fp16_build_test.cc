@@ -12,6 +12,7 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::expect_out;
 using testing::OnnxBuilder;
 
 class Fp16Build : public ::testing::Test {
@@ -34,12 +35,6 @@ class Fp16Build : public ::testing::Test {
   std::string build(const std::string& flags, const std::string& plan) const {
     return "build --onnx=" + model_ + " --saveEngine=" + path(plan) + " --shapes=x:1x3x8x8 " +
            "--builderOptimizationLevel=0 " + flags;
-  }
-  static void expect_out(const testing::KilnRun& r, int code, std::vector<std::string> parts) {
-    EXPECT_EQ(r.exit_code, code) << r.out;
-    for (const std::string& p : parts) {
-      EXPECT_NE(r.out.find(p), std::string::npos) << "'" << p << "' not in:\n" << r.out;
-    }
   }
   testing::TempDir dir_;
   std::string model_;

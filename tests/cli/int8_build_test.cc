@@ -13,6 +13,7 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::expect_out;
 using testing::OnnxBuilder;
 
 class Int8Build : public ::testing::Test {
@@ -36,12 +37,6 @@ class Int8Build : public ::testing::Test {
   std::string build(const std::string& flags, const std::string& plan = "m.plan") const {
     return "build --onnx=" + model_ + " --saveEngine=" + path(plan) + " --shapes=x:2x3x8x8 " +
            "--builderOptimizationLevel=0 " + flags;
-  }
-  static void expect_out(const testing::KilnRun& r, int code, std::vector<std::string> parts) {
-    EXPECT_EQ(r.exit_code, code) << r.out;
-    for (const std::string& p : parts) {
-      EXPECT_NE(r.out.find(p), std::string::npos) << "'" << p << "' not in:\n" << r.out;
-    }
   }
   testing::TempDir dir_;
   std::string model_, calib_, trt_cache_;

@@ -1,5 +1,6 @@
 #include "kiln_process.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -21,6 +22,13 @@ KilnRun run_kiln_env(const std::string& env, const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
   const int status = pclose(p);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
+
+void expect_out(const KilnRun& r, int code, const std::vector<std::string>& parts) {
+  EXPECT_EQ(r.exit_code, code) << r.out;
+  for (const std::string& p : parts) {
+    EXPECT_NE(r.out.find(p), std::string::npos) << "'" << p << "' not in:\n" << r.out;
+  }
 }
 
 std::string read_text(const std::filesystem::path& path) {

@@ -21,6 +21,7 @@ namespace kiln {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::expect_out;
 using testing::OnnxBuilder;
 
 class Quantize : public ::testing::Test {
@@ -44,12 +45,6 @@ class Quantize : public ::testing::Test {
                          const std::string& flags) const {
     return testing::run_kiln("build --onnx=" + onnx + " --saveEngine=" + path(plan) +
                              " --shapes=x:2x3x8x8 --builderOptimizationLevel=0 " + flags);
-  }
-  static void expect_out(const testing::KilnRun& r, int code, std::vector<std::string> parts) {
-    EXPECT_EQ(r.exit_code, code) << r.out;
-    for (const std::string& p : parts) {
-      EXPECT_NE(r.out.find(p), std::string::npos) << "'" << p << "' not in:\n" << r.out;
-    }
   }
   // The names of the layers `kiln inspect` lists as kiln.QConv / kiln.QGemm.
   std::set<std::string> int8_layers(const std::string& plan) const {

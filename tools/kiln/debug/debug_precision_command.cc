@@ -126,22 +126,35 @@ Result<std::shared_ptr<const runtime::Engine>> build(const Fixture& f, bool int8
   return runtime::Engine::create(std::move(plan));
 }
 
-// The engine against the reference outputs computed once, judged by compare's own bounds check.
-Result<Trial> evaluate(const Fixture& f, std::shared_ptr<const runtime::Engine> e,
-                       const compare::Bounds& bounds, int threads) {
+// kiln compare's loop on one engine over the fixture's samples: against the reference outputs
+// computed once, or (all_layers) against a reference run that also captures every shared tensor.
+Result<compare::CompareResult> compare_engine(const Fixture& f,
+                                              std::shared_ptr<const runtime::Engine> e,
+                                              const compare::Tolerance& tol, bool all_layers,
+                                              int threads) {
   compare::RunSetup s;
   s.model = &f.model;
-  s.engine_paths = {"candidate"};
+  s.engine_paths = {all_layers ? "int8" : "candidate"};
   s.engines = {std::move(e)};
   s.inputs = &f.inputs;
   s.batch = f.batch;
-  s.tol = bounds.tol;
+  s.tol = tol;
+  s.all_layers = all_layers;
   s.threads = threads;
-  s.reference_outputs = &f.reference;
+  if (!all_layers) s.reference_outputs = &f.reference;
   compare::CompareResult r;
   r.samples = f.inputs.samples();
   r.batch = s.batch;
+  for (ir::ValueId v : f.model.inputs) r.graph_inputs.push_back(f.model.value(v).name);
   KILN_RETURN_IF_ERROR(compare::run_comparison(s, r));
+  return r;
+}
+
+// The engine against the reference outputs computed once, judged by compare's own bounds check.
+Result<Trial> evaluate(const Fixture& f, std::shared_ptr<const runtime::Engine> e,
+                       const compare::Bounds& bounds, int threads) {
+  KILN_ASSIGN_OR_RETURN(const compare::CompareResult r,
+                        compare_engine(f, std::move(e), bounds.tol, false, threads));
   Trial t{compare::check_bounds(r, bounds).empty(), 1.0, ""};
   std::vector<std::string> parts;
   for (const compare::OutputResult& o : r.engines[0].outputs) {
@@ -168,19 +181,8 @@ Result<std::vector<std::string>> ranked_int8_layers(const Fixture& f,
     int8.insert(e->graph().nodes[n].name);
     in_order.push_back(e->graph().nodes[n].name);
   }
-  compare::RunSetup s;
-  s.model = &f.model;
-  s.engine_paths = {"int8"};
-  s.engines = {std::move(e)};
-  s.inputs = &f.inputs;
-  s.batch = f.batch;
-  s.all_layers = true;
-  s.threads = threads;
-  compare::CompareResult r;
-  r.samples = f.inputs.samples();
-  r.batch = s.batch;
-  for (ir::ValueId v : f.model.inputs) r.graph_inputs.push_back(f.model.value(v).name);
-  KILN_RETURN_IF_ERROR(compare::run_comparison(s, r));
+  KILN_ASSIGN_OR_RETURN(const compare::CompareResult r,
+                        compare_engine(f, std::move(e), {}, true, threads));
   std::vector<std::string> ranked;
   for (const compare::RankedLayer& l : compare::rank_layers(r.engines[0].layers, r.graph_inputs)) {
     if (int8.count(l.record->layer) &&
