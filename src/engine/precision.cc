@@ -62,7 +62,7 @@ Result<std::map<std::string, std::string>> lower_int8(ir::Graph& graph, const Bu
   KILN_ASSIGN_OR_RETURN(quant::QuantizeReport report, quant::quantize_layers(graph, q));
   for (std::string& line : report.log) log.push_back(std::move(line));
   const int pools = quant::hoist_quantize_over_maxpool(graph, log);
-  const int requantized = quant::fuse_requantize(graph, log);
+  const int requantized = quant::fuse_requantize(graph, ranges, log);
   ir::remove_dead_nodes(graph);
   ir::compact_values(graph);
   KILN_RETURN_IF_ERROR(graph.verify().with_context("after the requantize fusion"));

@@ -189,8 +189,7 @@ std::pair<ir::ValueId, Uint8Encoding> InputQuantizer::quantized(ir::ValueId v, i
   if (auto it = done_.find(v); it != done_.end()) return it->second;
   const std::string name = graph_.value(v).name;
   const TensorRange& r = *ranges_.find(name, graph_.value(v).is_graph_input);
-  const bool nonneg = is_nonnegative(graph_, index_, v) || (r.min && *r.min >= 0);
-  const Uint8Encoding enc = r.encoding ? *r.encoding : uint8_encoding(r.amax, nonneg);
+  const Uint8Encoding enc = value_encoding(graph_, index_, v, r);
   ir::TensorDesc desc = graph_.value(v).desc;
   desc.dtype = DType::kU8;
   const ir::ValueId scale = ir::add_constant(graph_, name + "_qscale", Tensor::scalar(enc.scale));

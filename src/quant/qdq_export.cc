@@ -52,8 +52,8 @@ class QdqWriter {
     }
     const TensorRange* r = ranges_.find(v.name, v.is_graph_input);
     if (!r) return unsupported("the calibration has no range for '{}'", v.name);
-    const bool nonneg = is_nonnegative(g_, index_, x) || (r->min && *r->min >= 0);
-    QdqActivationEncoding e = qdq_activation_encoding(*r, nonneg, type_);
+    QdqActivationEncoding e =
+        qdq_activation_encoding(*r, range_nonnegative(g_, index_, x, *r), type_);
     const std::string name = v.name;
     ir::TensorDesc qdesc = v.desc;
     qdesc.dtype = e.zero_point.dtype();

@@ -52,4 +52,14 @@ bool is_nonnegative(const ir::Graph& graph, const ir::GraphIndex& index, ir::Val
   return false;
 }
 
+bool range_nonnegative(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v,
+                       const TensorRange& r) {
+  return is_nonnegative(graph, index, v) || (r.min && *r.min >= 0);
+}
+
+Uint8Encoding value_encoding(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v,
+                             const TensorRange& r) {
+  return r.encoding ? *r.encoding : uint8_encoding(r.amax, range_nonnegative(graph, index, v, r));
+}
+
 }  // namespace kiln::quant

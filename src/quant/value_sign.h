@@ -6,9 +6,18 @@
 
 #include "ir/graph.h"
 #include "ir/graph_edit.h"
+#include "quant/tensor_ranges.h"
 
 namespace kiln::quant {
 
 bool is_nonnegative(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v);
+
+// The same, or the calibration never saw a value below 0 in it.
+bool range_nonnegative(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v,
+                       const TensorRange& r);
+
+// The uint8 encoding of `v` with range `r`: the model's own (a QDQ model's) or from its amax.
+Uint8Encoding value_encoding(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v,
+                             const TensorRange& r);
 
 }  // namespace kiln::quant

@@ -1,8 +1,11 @@
 // MaxPool, AveragePool and their global forms with the builtin pooling kernels.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/pool.h"
 #include "ops/nn_window.h"
+#include "parallel/thread_pool.h"
 #include "tactics/builtin.h"
 #include "tactics/builtin_util.h"
 
@@ -74,18 +77,25 @@ class PoolKernel final : public LayerKernel {
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const int64_t rows = cpu::pool2d_rows(p_);
+    const int64_t grain =
+        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p_.out_w * p_.k_h * p_.k_w));
     if (in[0].dtype == DType::kU8) {
-      cpu::max_pool2d(p_, static_cast<const uint8_t*>(in[0].data),
-                      static_cast<uint8_t*>(out[0].data));
+      const auto* x = static_cast<const uint8_t*>(in[0].data);
+      auto* y = static_cast<uint8_t*>(out[0].data);
+      parallel::parallel_for(thread_pool(), rows, grain,
+                             [&](int64_t b, int64_t e) { cpu::max_pool2d(p_, x, y, b, e); });
       return Status::ok();
     }
     const float* x = input_f32(in, 0);
     auto* y = static_cast<float*>(out[0].data);
-    if (kind_ == PoolKind::kMax) {
-      cpu::max_pool2d(p_, x, y);
-    } else {
-      cpu::avg_pool2d(p_, table_.data(), x, y);
-    }
+    parallel::parallel_for(thread_pool(), rows, grain, [&](int64_t b, int64_t e) {
+      if (kind_ == PoolKind::kMax) {
+        cpu::max_pool2d(p_, x, y, b, e);
+      } else {
+        cpu::avg_pool2d(p_, table_.data(), x, y, b, e);
+      }
+    });
     return Status::ok();
   }
 

@@ -45,22 +45,23 @@ std::string attr_to_string(const ir::AttrValue& v) {
       v);
 }
 
-// Deterministic, cheap contents for an input whose values do not matter to speed: small floats
-// (no denormals, no overflow in exp), zeros for integers (valid indices everywhere).
-void fill_arbitrary(Tensor& t) {
+}  // namespace
+
+void fill_timing_input(Tensor& t) {
+  uint32_t s = 0x9e3779b9u;
+  auto next = [&s] { return s = s * 1664525u + 1013904223u; };
   if (t.dtype() == DType::kF32) {
     float* p = static_cast<float*>(t.raw_data());
-    uint32_t s = 0x9e3779b9u;
     for (int64_t i = 0; i < t.numel(); ++i) {
-      s = s * 1664525u + 1013904223u;
-      p[i] = static_cast<float>(s >> 8) * (2.0f / 16777216.0f) - 1.0f;
+      p[i] = static_cast<float>(next() >> 8) * (2.0f / 16777216.0f) - 1.0f;
     }
+  } else if (t.dtype() == DType::kU8 || t.dtype() == DType::kI8) {
+    auto* p = static_cast<uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) p[i] = static_cast<uint8_t>(next() >> 24);
   } else {
     std::memset(t.raw_data(), 0, t.nbytes());
   }
 }
-
-}  // namespace
 
 std::string layer_signature(const TuningLayer& layer, int threads) {
   const ir::Node& node = *layer.spec.node;
@@ -138,7 +139,7 @@ Result<double> Tuner::measure(const tactics::Tactic& tactic, const TuningLayer& 
       continue;
     }
     owned.emplace_back(spec.inputs[i].dtype, layer.input_dims[i]);
-    fill_arbitrary(owned.back());
+    fill_timing_input(owned.back());
     in[i] = TensorView::of(owned.back());
   }
   for (size_t i = 0; i < out.size(); ++i) {

@@ -81,6 +81,12 @@ class Tuner {
   double seconds_measuring_ = 0;
 };
 
+// Deterministic, cheap contents for a timed layer's input whose values are not given: small
+// floats (no denormals, no overflow in exp), arbitrary bytes for 8-bit tensors (INT8 activations:
+// all zeros would let a kernel that skips zero inputs look hundreds of times faster than it runs),
+// zeros for wider integers (valid indices everywhere).
+void fill_timing_input(Tensor& t);
+
 // The timing cache key of a layer: op, attributes, dtypes and dims, constant inputs and threads.
 std::string layer_signature(const TuningLayer& layer, int threads);
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include "engine/builder.h"
 #include "engine/engine_test_util.h"
@@ -158,6 +159,28 @@ TEST(Tuner, SpentBudgetFallsBackToThePreferenceOrder) {
     }
   }
   EXPECT_TRUE(untimed);
+}
+
+// INT8 activations must not be all zeros: the portable QGemm skips zero inputs and was timed
+// 140x faster than it runs on real data. Wider integers stay zero (valid indices).
+TEST(Tuner, TimingInputsAreArbitraryBytesZeroIndicesAndSmallFloats) {
+  for (DType dt : {DType::kU8, DType::kI8}) {
+    Tensor t(dt, {4096});
+    tuner::fill_timing_input(t);
+    std::set<uint8_t> seen;
+    const auto* p = static_cast<const uint8_t*>(t.raw_data());
+    for (int64_t i = 0; i < t.numel(); ++i) seen.insert(p[i]);
+    EXPECT_GT(seen.size(), 200u) << dtype_name(dt);
+  }
+  Tensor idx(DType::kI64, {64});
+  tuner::fill_timing_input(idx);
+  for (int64_t i = 0; i < idx.numel(); ++i) EXPECT_EQ(idx.data<int64_t>()[i], 0);
+  Tensor f(DType::kF32, {4096});
+  tuner::fill_timing_input(f);
+  for (int64_t i = 0; i < f.numel(); ++i) {
+    EXPECT_GE(f.data<float>()[i], -1.0f);
+    EXPECT_LT(f.data<float>()[i], 1.0f);
+  }
 }
 
 TEST(TimingCache, WarmRebuildMeasuresNothingAndChoosesTheSame) {

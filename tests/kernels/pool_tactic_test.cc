@@ -43,7 +43,7 @@ Tensor pool_u8_input(const Dims& x) {
 TEST(PoolTactic, Uint8MaxMatchesReferenceExactly) {
   for (int64_t w : {1, 7, 13, 31}) {
     for (int64_t k : {1, 2, 3}) {
-      for (int64_t stride : {1, 2}) {
+      for (int64_t stride : {1, 2, 3}) {
         for (int64_t pad : {0, 1}) {
           for (int64_t dil : {1, 2}) {
             const PoolGeom g{k, stride, pad, dil, w % 2};
@@ -55,6 +55,13 @@ TEST(PoolTactic, Uint8MaxMatchesReferenceExactly) {
         }
       }
     }
+  }
+  // Rows wider than the kernel's row buffer (4096 bytes) are pooled in segments.
+  for (const PoolGeom& g : {PoolGeom{3, 2, 1}, PoolGeom{2, 1, 0, 3, 1}}) {
+    OpCase wide = pool_case("MaxPool", {1, 2, 5, 9001}, g);
+    wide.inputs[0] = in(pool_u8_input({1, 2, 5, 9001}));
+    expect_matches_reference("pool.max.u8", wide, Tolerance{0, 0});
+    expect_matches_reference("pool.max.f32", pool_case("MaxPool", {1, 2, 5, 2500}, g), kPointTol);
   }
   OpCase f = pool_case("MaxPool", {1, 2, 5, 5}, PoolGeom{});
   expect_rejected("pool.max.u8", f, "takes uint8, not float32");

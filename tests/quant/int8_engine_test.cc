@@ -196,6 +196,49 @@ TEST(Int8Engine, QuantizeBeforeMaxPoolIsExact) {
   EXPECT_EQ(quant::hoist_quantize_over_maxpool(g, log), 0);  // already uint8
 }
 
+// ResNet's downsampling block: two convolutions of one input, added, then ReLU. The Add fuses
+// into one convolution; the other's output, read only as that residual, is written as uint8 when
+// the calibration has its range (signed: centred on 128), and stays float when it has none.
+TEST(Int8Engine, ResidualOnlyOutputIsWrittenAsUint8WhenItHasARange) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 4, 6, 6}).output("y");
+  std::vector<float> wa(32), wb(32);
+  for (size_t i = 0; i < wa.size(); ++i) wa[i] = 0.4f * std::sin(0.9f * static_cast<float>(i));
+  for (size_t i = 0; i < wb.size(); ++i) wb[i] = 0.3f * std::cos(0.5f * static_cast<float>(i));
+  b.initializer("wa", {8, 4, 1, 1}, wa).initializer("wb", {8, 4, 1, 1}, wb);
+  b.node("Conv", {"x", "wa"}, {"a"}, "conv_a");
+  b.node("Conv", {"x", "wb"}, {"c"}, "conv_b");
+  b.node("Add", {"a", "c"}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"y"}, "relu");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({2, 4, 6, 6}, 9)}};
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  for (const bool with_range : {true, false}) {
+    quant::Calibration c = minmax_calibration(b, in);
+    auto engine = testing::build_engine(b, int8_options(c));
+    const bool a_fused = node_named(engine->plan(), "conv_a").inputs.size() == 5;
+    if (!with_range) {
+      c.tensors.erase(a_fused ? "c" : "a");
+      engine = testing::build_engine(b, int8_options(c));
+    }
+    const ir::Node& r = node_named(engine->plan(), a_fused ? "conv_b" : "conv_a");
+    const ir::Node& f = node_named(engine->plan(), a_fused ? "conv_a" : "conv_b");
+    ASSERT_EQ(f.inputs.size(), 5u);
+    EXPECT_EQ(f.inputs[4], r.outputs[0]);
+    if (with_range) {
+      EXPECT_EQ(r.attrs.get_int("output_type", 0), 2);
+      EXPECT_EQ(r.attrs.get_int("y_zero_point", -1), 128);
+      EXPECT_EQ(f.attrs.get_float("z_scale", 0), r.attrs.get_float("y_scale", 1));
+      EXPECT_EQ(f.attrs.get_int("z_zero_point", -1), 128);
+    } else {
+      EXPECT_NE(r.attrs.get_int("output_type", 1), 2);  // float (the default)
+      EXPECT_EQ(engine->plan().graph.value(r.outputs[0]).desc.dtype, DType::kF32);
+    }
+    const std::vector<Tensor> got = run_engine(*engine, in);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_GT(cosine(got[0], ref[0]), 0.999) << "with range: " << with_range;
+  }
+}
+
 TEST(Int8Engine, TensorWithoutRangeKeepsItsReaderInFloat) {
   SmallCnn m;
   quant::Calibration c = minmax_calibration(m.model, m.in);

@@ -3,8 +3,9 @@
 // Window of output (oh, ow): input rows oh * stride_h - pad_top + kh * dil_h and columns likewise;
 // positions outside the input are skipped by max pooling and, for average pooling, count towards
 // the divisor only with count_include_pad and only inside [-pad, in + pad_end) per axis (as in
-// kernels/ref/pool.h). Each output row accumulates tap by tap with the innermost loop over output
-// columns, the valid column range of each tap computed rather than tested per element.
+// kernels/ref/pool.h). Average pooling accumulates each output row tap by tap with the innermost
+// loop over output columns, the valid column range of each tap computed rather than tested per
+// element; max pooling is separable (the max over the window's rows, then over its columns).
 
 #include <cstddef>
 #include <cstdint>
@@ -29,16 +30,24 @@ struct Pool2DParams {
   int64_t pad_right = 0;
 };
 
-// A window lying entirely in the padding gives lowest(), as the reference does.
-void max_pool2d(const Pool2DParams& p, const float* x, float* y);
+// The kernels compute output rows [row_begin, row_end) of the planes * out_h rows (threads take
+// disjoint ranges).
+inline int64_t pool2d_rows(const Pool2DParams& p) { return p.planes * p.out_h; }
+
+// A window lying entirely in the padding gives lowest(), as the reference does; NaN inputs are
+// skipped.
+void max_pool2d(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
+                int64_t row_end);
 // The same on uint8 (a quantized tensor: the max commutes with the quantization).
-void max_pool2d(const Pool2DParams& p, const uint8_t* x, uint8_t* y);
+void max_pool2d(const Pool2DParams& p, const uint8_t* x, uint8_t* y, int64_t row_begin,
+                int64_t row_end);
 
 // The reciprocal divisors of average pooling: out_h row factors then out_w column factors (the
 // divisor of (oh, ow) is their product's reciprocal; 0 when a window holds nothing).
 size_t avg_pool2d_table_floats(const Pool2DParams& p);
 void avg_pool2d_table(const Pool2DParams& p, bool count_include_pad, float* table);
-void avg_pool2d(const Pool2DParams& p, const float* table, const float* x, float* y);
+void avg_pool2d(const Pool2DParams& p, const float* table, const float* x, float* y,
+                int64_t row_begin, int64_t row_end);
 
 // y[i] = mean / max of x[i * size, (i + 1) * size).
 void global_avg_pool(int64_t planes, int64_t size, const float* x, float* y);
