@@ -37,12 +37,14 @@ struct QOut {
   V inv_y, lo, hi, z_scale;
   I y_zero, z_zero;
   void* y = nullptr;
-  // uint8 output without residual, activation none or ReLU (an INT8 network's usual layer): the
-  // callers fold 1 / y_scale into the scale and bias (see scaled()), no NaN can arise, and ReLU
-  // is the clamp's floor. Within the one step of kernels/ref's result the tests allow.
+  // uint8 output, no float residual, activation none or ReLU (an INT8 network's usual layer): the
+  // callers fold 1 / y_scale into the scale and bias (see scaled() and bias()), no NaN can arise,
+  // and ReLU is the clamp's floor. A uint8 residual z adds z * z_scale / y_scale, its zero point
+  // folded into the bias. Within the one step of kernels/ref's result the tests allow.
   bool direct_u8 = false;
   float inv = 1.0f;
-  V direct_lo;
+  float bias_shift = 0.0f;  // -z_zero * z_scale / y_scale with a uint8 residual, else 0
+  V direct_lo, direct_z_scale;
 
   explicit QOut(const QEpilogue& ep, void* out) : e(&ep), y(out) {
     act.act = ep.act.kind;
@@ -54,14 +56,23 @@ struct QOut {
     z_scale = Q::F::set1(ep.z_scale);
     y_zero = Q::set1(ep.y_zero);
     z_zero = Q::set1(ep.z_zero);
-    direct_u8 = ep.out_u8 && ep.z_f32 == nullptr && ep.z_u8 == nullptr &&
+    direct_u8 = ep.out_u8 && ep.z_f32 == nullptr &&
                 (ep.act.kind == Act::kNone || ep.act.kind == Act::kRelu);
     inv = 1.0f / ep.y_scale;
     direct_lo = ep.act.kind == Act::kRelu ? Q::F::zero() : lo;
+    direct_z_scale = Q::F::set1(ep.z_scale * inv);
+    if (direct_u8 && ep.z_u8 != nullptr) {
+      bias_shift = -static_cast<float>(ep.z_zero) * ep.z_scale * inv;
+    }
   }
-  // A channel's scale or bias as q_finish takes it.
+  // A channel's scale as q_finish takes it.
   float scaled(float v) const { return direct_u8 ? v * inv : v; }
   V scaled(V v) const { return direct_u8 ? Q::F::mul(v, inv_y) : v; }
+  // A channel's bias (null: none) as q_finish takes it.
+  float bias(const float* b, int64_t i) const {
+    return (b != nullptr ? scaled(b[i]) : 0.0f) + bias_shift;
+  }
+  V bias(V scaled_bias) const { return Q::F::add(scaled_bias, Q::F::set1(bias_shift)); }
 };
 
 // -(x_zero * sum W) as the accumulators' start, in wrapping 32-bit arithmetic like the sums.
@@ -80,8 +91,13 @@ inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q
   using F = typename Q::F;
   const QEpilogue& e = *o.e;
   if (o.direct_u8) {  // scale and bias already divided by y_scale
-    const typename F::V q =
-        F::min(F::max(F::fmadd(Q::to_float(acc), scale, bias), o.direct_lo), o.hi);
+    typename F::V q = F::fmadd(Q::to_float(acc), scale, bias);
+    if (e.z_u8 != nullptr) {
+      typename Q::I z = o.z_zero;
+      for (int i = 0; i < nseg; ++i) z = Q::load_u8(e.z_u8 + base + s[i].off, s[i].lo, s[i].hi, z);
+      q = F::fmadd(Q::to_float(z), o.direct_z_scale, q);
+    }
+    q = F::min(F::max(q, o.direct_lo), o.hi);
     const typename Q::I i = Q::add(Q::round(q), o.y_zero);
     auto* y = static_cast<uint8_t*>(o.y) + base;
     for (int k = 0; k < nseg; ++k) Q::store_u8(y + s[k].off, i, s[k].lo, s[k].hi);

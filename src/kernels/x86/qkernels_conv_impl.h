@@ -275,8 +275,7 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& 
   qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
   for (int r = 0; r < R; ++r) {
     const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
-    const typename Q::F::V bias =
-        rows.bias != nullptr ? Q::F::set1(o.scaled(rows.bias[r])) : Q::F::zero();
+    const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
     for (int v = 0; v < NV; ++v) {
       q_finish<Q>(o, done[r * NV + v], scale, bias, segs[v].seg, segs[v].count,
                   rows.base + r * rows.plane);

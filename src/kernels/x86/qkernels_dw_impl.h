@@ -202,7 +202,7 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
     }
     const I start = Q::set1(zero_point_start(ep.in_zero, wsum[oc]));
     const typename F::V scale = F::set1(o.scaled(ep.in_scale * ep.w_scale[oc]));
-    const typename F::V bias = ep.bias != nullptr ? F::set1(o.scaled(ep.bias[oc])) : F::zero();
+    const typename F::V bias = F::set1(o.bias(ep.bias, oc));
     const uint8_t* wk = packed + oc * w_chan;
     const int64_t base = (b * p.out_c + oc) * plane_out;
     if (fast3x3) {

@@ -124,9 +124,9 @@ void qgemm_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& 
     const int lanes = v == NV - 1 ? cols.last_lanes : kL;
     const typename F::V scale =
         o.scaled(F::mul(in_scale, Q::load_f32(cols.w_scale + v * kL, 0, lanes, F::zero())));
-    const typename F::V bias = cols.bias != nullptr
-                                   ? o.scaled(Q::load_f32(cols.bias + v * kL, 0, lanes, F::zero()))
-                                   : F::zero();
+    const typename F::V bias =
+        o.bias(cols.bias != nullptr ? o.scaled(Q::load_f32(cols.bias + v * kL, 0, lanes, F::zero()))
+                                    : F::zero());
     const QSeg seg{0, lanes, 0};
     for (int r = 0; r < R; ++r) {
       q_finish<Q>(o, done[r * NV + v], scale, bias, &seg, 1, cols.base + r * cols.ldy + v * kL);
