@@ -11,6 +11,7 @@
 #include "kiln_process.h"
 #include "report/trtexec_log.h"
 #include "report/trtexec_summary.h"
+#include "testing/onnx_builder.h"
 
 namespace kiln::cli::report {
 namespace {
@@ -199,9 +200,8 @@ TEST(TrtexecSummary, ABadNumberOnTheCommandLineIsNamed) {
 }
 
 TEST(ParseTrtexecCli, WritesTheSummaryOrNothing) {
-  const fs::path dir = fs::temp_directory_path() / "kiln_parse_trtexec_test";
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  const testing::TempDir tmp;  // its own folder: two checkouts may test at once
+  const fs::path& dir = tmp.path();
   const fs::path out = dir / "s.json";
   auto ok = testing::run_kiln("parse-trtexec " + log_path("trt10_2.log") + " -o " + out.string());
   EXPECT_EQ(ok.exit_code, 0) << ok.out;
@@ -216,7 +216,6 @@ TEST(ParseTrtexecCli, WritesTheSummaryOrNothing) {
   auto missing = testing::run_kiln("parse-trtexec " + (dir / "nope.log").string() + " -o x.json");
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.out.find("nope.log"), std::string::npos) << missing.out;
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -85,4 +85,22 @@ Tensor random_f32(Dims dims, uint64_t seed) {
   return *t;
 }
 
+std::vector<Tensor> run_engine(const runtime::Engine& engine, const runtime::NamedTensors& in) {
+  auto ctx = engine.create_execution_context();
+  EXPECT_TRUE(ctx.is_ok()) << ctx.status().to_string();
+  if (!ctx.is_ok()) return {};
+  auto out = (*ctx)->run(in);
+  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
+  return out.is_ok() ? *out : std::vector<Tensor>{};
+}
+
+double cosine(const Tensor& a, const Tensor& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.data<float>()[i], y = b.data<float>()[i];
+    ab += x * y, aa += x * x, bb += y * y;
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
 }  // namespace kiln::testing

@@ -29,4 +29,10 @@ std::vector<Tensor> reference_outputs(const OnnxBuilder& model, const runtime::N
 // A deterministic random float32 tensor.
 Tensor random_f32(Dims dims, uint64_t seed);
 
+// Runs the engine once in a new execution context (checks success; empty on failure).
+std::vector<Tensor> run_engine(const runtime::Engine& engine, const runtime::NamedTensors& in);
+
+// Cosine similarity of two float32 tensors of the same size.
+double cosine(const Tensor& a, const Tensor& b);
+
 }  // namespace kiln::testing

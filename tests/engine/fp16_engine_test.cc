@@ -64,20 +64,7 @@ engine::BuildOptions fp16e_options(bool fp16) {
 }
 
 std::vector<Tensor> fp16e_run(const runtime::Engine& engine) {
-  auto ctx = engine.create_execution_context();
-  EXPECT_TRUE(ctx.is_ok());
-  auto out = (*ctx)->run(fp16e_input());
-  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-  return out.is_ok() ? *out : std::vector<Tensor>{};
-}
-
-double fp16e_cosine(const Tensor& a, const Tensor& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double x = a.data<float>()[i], y = b.data<float>()[i];
-    ab += x * y, aa += x * x, bb += y * y;
-  }
-  return ab / std::sqrt(aa * bb);
+  return testing::run_engine(engine, fp16e_input());
 }
 
 const engine::Layer& fp16e_layer(const engine::Plan& plan, const std::string& name) {
@@ -108,7 +95,7 @@ TEST(Fp16Engine, LabelsLayersAndMatchesTheRoundedReference) {
   // Against float32: only the weight rounding (relative 2^-11 per weight) separates them.
   auto fp32 = testing::build_engine(fp16e_model(false), fp16e_options(false));
   const std::vector<Tensor> want = fp16e_run(*fp32);
-  EXPECT_GE(fp16e_cosine(got[0], want[0]), 0.9999);
+  EXPECT_GE(testing::cosine(got[0], want[0]), 0.9999);
   double max_err = 0, max_abs = 0;
   for (int64_t i = 0; i < want[0].numel(); ++i) {
     max_err =

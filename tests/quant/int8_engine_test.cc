@@ -42,22 +42,8 @@ quant::Calibration minmax_calibration(const OnnxBuilder& model, const runtime::N
   return c;
 }
 
-std::vector<Tensor> run_engine(const runtime::Engine& engine, const runtime::NamedTensors& in) {
-  auto ctx = engine.create_execution_context();
-  EXPECT_TRUE(ctx.is_ok());
-  auto out = (*ctx)->run(in);
-  EXPECT_TRUE(out.is_ok()) << out.status().to_string();
-  return out.is_ok() ? *out : std::vector<Tensor>{};
-}
-
-double cosine(const Tensor& a, const Tensor& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (int64_t i = 0; i < a.numel(); ++i) {
-    const double x = a.data<float>()[i], y = b.data<float>()[i];
-    ab += x * y, aa += x * x, bb += y * y;
-  }
-  return ab / std::sqrt(aa * bb);
-}
+using testing::cosine;
+using testing::run_engine;
 
 std::vector<std::string> layer_ops(const engine::Plan& plan) {
   std::vector<std::string> ops;
