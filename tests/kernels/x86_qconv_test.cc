@@ -54,6 +54,8 @@ TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
   const auto isas = x86_qisas();
   KILN_REQUIRE_X86_ISA(isas);
   const ConvGeom g{.batch = 2, .cin = 9, .cout = 19, .h = 7, .w = 10, .pad = 1};
+  // 1x1: whole panels of contiguous pixels (the contiguous epilogue), then a tail of 34.
+  const ConvGeom flat{.batch = 2, .cin = 9, .cout = 19, .h = 10, .w = 13, .kh = 1, .kw = 1};
   for (const std::string& isa : isas) {
     for (int x_zero : {0, 128, 37}) {
       for (bool out_u8 : {false, true}) {
@@ -65,6 +67,7 @@ TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
                               .bias = bias,
                               .residual = residual};
             expect_quant_matches(gemm_name(isa), qconv_case(g, o));
+            expect_quant_matches(gemm_name(isa), qconv_case(flat, o));
             expect_quant_matches(
                 dw_name(isa),
                 qconv_case({.batch = 2, .cin = 6, .cout = 6, .group = 6, .h = 7, .w = 21, .pad = 1},
@@ -80,6 +83,7 @@ TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
   const auto isas = x86_qisas();
   KILN_REQUIRE_X86_ISA(isas);
   const ConvGeom g{.cin = 7, .cout = 17, .h = 6, .w = 9, .pad = 1};
+  const ConvGeom flat{.cin = 7, .cout = 17, .h = 5, .w = 20, .kh = 1, .kw = 1};
   const ConvGeom dw{.cin = 6, .cout = 12, .group = 6, .h = 7, .w = 21, .pad = 1};
   for (const std::string& isa : isas) {
     for (const ActCase& act : fused_activations()) {
@@ -88,6 +92,7 @@ TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
         const QuantOpts o{
             .out_u8 = out_u8, .residual = 2, .act = act.name, .act_params = act.params};
         expect_quant_matches(gemm_name(isa), qconv_case(g, o), act_tol(act));
+        expect_quant_matches(gemm_name(isa), qconv_case(flat, o), act_tol(act));
         expect_quant_matches(dw_name(isa), qconv_case(dw, o), act_tol(act));
       }
     }

@@ -25,6 +25,9 @@ template <class Q>
 struct QSegs {
   int count = 0;
   QSeg seg[Q::kLanes];
+  // Set on a panel's first vector: every vector of the panel is one full run, each following the
+  // one before in Y (a flat convolution's panel away from the image's end).
+  bool contiguous = false;
 };
 
 // The epilogue's constants, built once per run call.

@@ -79,6 +79,9 @@ struct QVecVnni {
   }
   // u8 lanes as int32.
   static I load_u8(const uint8_t* p, int lo, int hi, I old) {
+    if (lo == 0 && hi == kLanes) {
+      return _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    }
     const __mmask16 m = lanes(lo, hi);
     const I v = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, p));
     return _mm512_mask_mov_epi32(old, m, v);
