@@ -57,9 +57,10 @@ class AggregateTest(unittest.TestCase):
 
     def test_int8_ratios_pair_kiln_int8_with_the_int8_peer_and_kiln_fp32(self):
         rows = [row("kiln", 40.0), row("kiln-int8", 10.0), row("onnxruntime-qdq", 20.0),
-                row("onnxruntime", 30.0)]
+                row("onnxruntime", 30.0), row("pytorch-int8", 8.0)]
         rat = aggregate.ratios(aggregate.aggregate(rows))
         self.assertAlmostEqual(rat[("resnet50", 1, 2, "onnxruntime-qdq")]["p50"], 0.5)
+        self.assertAlmostEqual(rat[("resnet50", 1, 2, "pytorch-int8")]["p50"], 1.25)
         self.assertAlmostEqual(rat[("resnet50", 1, 2, "kiln-int8")]["p50"], 0.25)
         self.assertAlmostEqual(rat[("resnet50", 1, 2, "onnxruntime")]["p50"], 40.0 / 30.0)
         self.assertNotIn(("resnet50", 1, 2, "kiln"), rat)
@@ -70,7 +71,10 @@ class AggregateTest(unittest.TestCase):
         self.assertIn("| resnet50 | 1 | 2 | kiln INT8 | 10.00", md)
         self.assertIn("| resnet50 | 1 | 2 | ONNX Runtime QDQ INT8 | 20.00", md)
         self.assertIn("kiln INT8/ONNX Runtime QDQ INT8", md)
+        self.assertIn("| resnet50 | 1 | 2 | PyTorch INT8 | 8.00", md)
+        self.assertIn("kiln INT8/PyTorch INT8", md)
         self.assertIn("| 0.50x |", md)
+        self.assertIn("| 1.25x |", md)
 
     def test_cells_order(self):
         rows = [row("kiln", 1.0, model="b", batch=8), row("kiln", 1.0, model="b", threads=1),

@@ -18,9 +18,10 @@ import summaries  # noqa: E402
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 PEERS = ("onnxruntime", "pytorch", "opencv")
-INT8 = ("kiln-int8", "onnxruntime-qdq")
+INT8 = ("kiln-int8", "onnxruntime-qdq", "pytorch-int8")
 NAMES = {"kiln": "kiln", "onnxruntime": "ONNX Runtime", "pytorch": "PyTorch", "opencv": "OpenCV DNN",
-         "kiln-int8": "kiln INT8", "onnxruntime-qdq": "ONNX Runtime QDQ INT8"}
+         "kiln-int8": "kiln INT8", "onnxruntime-qdq": "ONNX Runtime QDQ INT8",
+         "pytorch-int8": "PyTorch INT8"}
 ORDER = ("kiln",) + PEERS + INT8
 
 
@@ -37,6 +38,8 @@ def _ratio_columns(agg):
         cols.append(("kiln-int8", "kiln INT8/kiln FP32"))
     if "onnxruntime-qdq" in present:
         cols.append(("onnxruntime-qdq", "kiln INT8/ONNX Runtime QDQ INT8"))
+    if "pytorch-int8" in present:
+        cols.append(("pytorch-int8", "kiln INT8/PyTorch INT8"))
     return cols
 
 

@@ -23,9 +23,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 ENGINES = ("kiln", "onnxruntime", "pytorch", "opencv")
-# INT8, on request (--engines=...,kiln-int8,onnxruntime-qdq): kiln's INT8 engine from
-# <int8-dir>/<model>.calib, and ONNX Runtime on the QDQ model `kiln quantize` wrote from the same
-# calibration (<int8-dir>/<model>.qdq.onnx); run.sh --int8 makes both.
+# INT8, on request (--engines=...,kiln-int8,onnxruntime-qdq,pytorch-int8): kiln's INT8 engine from
+# <int8-dir>/<model>.calib, ONNX Runtime on the QDQ model `kiln quantize` wrote from the same
+# calibration (<int8-dir>/<model>.qdq.onnx), and PyTorch's own post-training quantization
+# calibrated on the same photos (<int8-dir>/photos); run.sh --int8 makes all three.
 INT8_ENGINES = ("kiln-int8", "onnxruntime-qdq")
 DEFAULT_MODELS = "resnet50,mobilenet_v2,efficientnet_b0,vit_tiny"
 
@@ -110,9 +111,15 @@ def command(args, engine, model, batch, threads):
         cmd = [os.path.join(bench, "kiln_peers_opencv")]
     elif engine == "pytorch":
         cmd = ["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")]
+    elif engine == "pytorch-int8":
+        photos = os.path.join(args.int8_dir, "photos")
+        if not os.path.isdir(photos):
+            return None, f"no {photos} (run.sh --int8 links the calibration photos there)"
+        cmd = ["/usr/bin/python3", os.path.join(HERE, "torch_runner.py")]
+        extra = ["--calib-dir", photos]
     else:
         return None, f"unknown engine {engine}"
-    if engine != "pytorch" and not os.path.exists(cmd[0]):
+    if not engine.startswith("pytorch") and not os.path.exists(cmd[0]):
         return None, f"runner {cmd[0]} is not built"
     cmd += ["--model", model, "--onnx", onnx, "--input", npy, "--batch", str(batch),
             "--threads", str(threads), "--warmup-runs", str(args.warmup_runs),

@@ -5,8 +5,9 @@
 #   bash bench/peers/run.sh --models resnet50,mobilenet_v2 --batches 1 --extra resnet50:8:2 --update-docs
 # except --int8 (run.sh's own): calibrate every model on python3-skimage's photos (kiln calibrate,
 # entropy) and write its QDQ model from that calibration (kiln quantize), into bench/.cache/int8,
-# then measure kiln's INT8 engine and ONNX Runtime on the QDQ model too (run.py's kiln-int8 and
-# onnxruntime-qdq engines), next to the FP32 engines.
+# then measure kiln's INT8 engine, ONNX Runtime on the QDQ model and PyTorch's own INT8 (FX
+# post-training quantization on the same photos) too (run.py's kiln-int8, onnxruntime-qdq and
+# pytorch-int8 engines), next to the FP32 engines.
 # Environment: BUILD_DIR (default build/release), KILN_MODEL_DIR (default models/cache),
 # SKIP_INSTALL=1 to skip the apt/npm step.
 set -euo pipefail
@@ -103,7 +104,8 @@ if [ "$int8" = 1 ]; then
       "$KILN" quantize --onnx="$MODEL_DIR/$m.onnx" --calib="$calib" -o "$qdq" --activationType=uint8
     fi
   done
-  grep -q -- "--engines" <<<"$*" || engines=(--engines "kiln,onnxruntime,pytorch,opencv,kiln-int8,onnxruntime-qdq")
+  grep -q -- "--engines" <<<"$*" ||
+    engines=(--engines "kiln,onnxruntime,pytorch,opencv,kiln-int8,onnxruntime-qdq,pytorch-int8")
 fi
 
 # 4. Measure.

@@ -8,6 +8,14 @@ channels_last are timed (each with its own warm-up) and the faster by p50 is rep
 in "layouts". Before anything, a 512x512 float32 matmul is timed and the BLAS library torch loaded
 is named: Debian's torch falls back to the reference BLAS (about 100x slower matmuls) unless
 OpenBLAS is installed (run.sh installs libopenblas0-pthread).
+
+With --calib-dir (run.py's pytorch-int8 engine) the model is quantized first, as a PyTorch user
+would: FX graph mode post-training static quantization (torch.ao.quantization prepare_fx /
+convert_fx) with the 'onednn' engine and its default qconfig (Debian's torch has onednn and
+qnnpack, not fbgemm), calibrated on the same photos kiln calibrates on, preprocessed as kiln
+calibrate does by default (shorter side to 256/224 of the input size, center crop, ImageNet
+mean/std, RGB). A model FX cannot trace (torchvision's ViT) gets dynamic quantization of its
+Linear layers instead, named in "version".
 """
 import argparse
 import json
@@ -77,6 +85,51 @@ def build_model(name):
     return model.eval()
 
 
+def photo_batch(folder, shape):
+    """The folder's PNG/JPEG photos as one float32 NCHW batch of the model's input size."""
+    from PIL import Image
+
+    _, _, h, w = shape
+    mean = np.array([0.485, 0.456, 0.406], np.float32).reshape(3, 1, 1)
+    std = np.array([0.229, 0.224, 0.225], np.float32).reshape(3, 1, 1)
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if not name.lower().endswith((".png", ".jpg", ".jpeg")):
+            continue
+        img = Image.open(os.path.join(folder, name))
+        img = (img.convert("RGBA") if img.mode == "P" else img).convert("RGB")  # alpha dropped
+        short = round(256 * min(h, w) / 224)
+        s = short / min(img.size)
+        img = img.resize((max(w, round(img.size[0] * s)), max(h, round(img.size[1] * s))),
+                         Image.BILINEAR)
+        left, top = (img.size[0] - w) // 2, (img.size[1] - h) // 2
+        a = np.asarray(img.crop((left, top, left + w, top + h)), np.float32) / 255.0
+        out.append((a.transpose(2, 0, 1) - mean) / std)
+    if not out:
+        raise SystemExit(f"torch_runner: no photos in {folder}")
+    return torch.from_numpy(np.stack(out))
+
+
+def quantize(model, example, folder):
+    """FX post-training static quantization on the onednn engine, calibrated on `folder`, and the
+    method's name. A model FX cannot trace (torchvision's ViT) gets what PyTorch offers
+    transformers instead: dynamic quantization of its Linear layers."""
+    from torch.ao.quantization import get_default_qconfig_mapping, quantize_dynamic
+    from torch.ao.quantization.quantize_fx import convert_fx, prepare_fx
+
+    torch.backends.quantized.engine = "onednn"
+    try:
+        prepared = prepare_fx(model, get_default_qconfig_mapping("onednn"),
+                              example_inputs=(example,))
+    except torch.fx.proxy.TraceError:
+        return quantize_dynamic(model, {torch.nn.Linear}, dtype=torch.qint8), "dynamic INT8 Linear"
+    photos = photo_batch(folder, tuple(example.shape))
+    with torch.inference_mode():
+        for i in range(0, len(photos), 8):
+            prepared(photos[i:i + 8])
+    return convert_fx(prepared), "FX PTQ INT8"
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--model", required=True)
@@ -90,6 +143,7 @@ def main():
     p.add_argument("--budget-s", type=float, default=5.0)
     p.add_argument("--min-iters", type=int, default=10)
     p.add_argument("--layouts", default="default,channels_last")
+    p.add_argument("--calib-dir", default="", help="quantize to INT8, calibrating on these photos")
     args = p.parse_args()
 
     torch.set_num_threads(args.threads)
@@ -100,6 +154,11 @@ def main():
     one = np.load(args.input)
     x = torch.from_numpy(np.repeat(one, args.batch, axis=0))
     model = build_model(args.model)
+    method = ""
+    if args.calib_dir:
+        if x.dim() != 4:
+            raise SystemExit(f"torch_runner: --calib-dir takes image models; {args.model} is not")
+        model, method = quantize(model, x[:1], args.calib_dir)
     layouts = {}
     for layout in args.layouts.split(","):
         if layout == "channels_last" and x.dim() != 4:
@@ -121,12 +180,14 @@ def main():
     best = min(layouts, key=lambda k: percentile(layouts[k]["ms"], 50))
     ms, total = layouts[best]["ms"], layouts[best]["total_s"]
     row = {
-        "engine": "pytorch", "model": args.model, "batch": args.batch, "threads": args.threads,
+        "engine": "pytorch-int8" if args.calib_dir else "pytorch", "model": args.model, "batch": args.batch, "threads": args.threads,
         "p50_ms": percentile(ms, 50), "p90_ms": percentile(ms, 90), "p99_ms": percentile(ms, 99),
         "mean_ms": float(np.mean(ms)), "min_ms": float(np.min(ms)),
         "images_per_s": args.batch * len(ms) / total, "iters": len(ms),
         "warmup_runs": layouts[best]["warmup_runs"],
-        "version": f"pytorch {torch.__version__} (eager, {best})", "layout": best,
+        "version": f"pytorch {torch.__version__} "
+                   f"({method + ', onednn, ' if args.calib_dir else ''}eager, {best})",
+        "layout": best,
         "layouts": {k: {"p50_ms": percentile(v["ms"], 50), "p99_ms": percentile(v["ms"], 99),
                         "images_per_s": args.batch * len(v["ms"]) / v["total_s"]}
                     for k, v in layouts.items()},
