@@ -74,16 +74,29 @@ typename T::V gelu_v(typename T::V x) {
   return T::mul(T::mul(T::set1(0.5f), x), one_plus_erf);
 }
 
+// The activations cheap enough to inline in every store loop (none, ReLU, Clip) applied to x;
+// false, x unchanged, for the others.
+template <class T>
+inline __attribute__((always_inline)) bool activate_simple_v(const Epilogue& ep, typename T::V& x) {
+  switch (ep.act) {
+    case Act::kNone:
+      return true;
+    case Act::kRelu:
+      x = T::max(T::zero(), x);
+      return true;
+    case Act::kClip:  // max(lo, x) keeps a NaN x (x86 max returns its second operand on NaN)
+      x = T::min(T::set1(ep.act_beta), T::max(T::set1(ep.act_alpha), x));
+      return true;
+    default:
+      return false;
+  }
+}
+
 template <class T>
 typename T::V activate_v(const Epilogue& ep, typename T::V x) {
   using V = typename T::V;
+  if (activate_simple_v<T>(ep, x)) return x;
   switch (ep.act) {
-    case Act::kNone:
-      return x;
-    case Act::kRelu:
-      return T::max(T::zero(), x);
-    case Act::kClip:  // max(lo, x) keeps a NaN x (x86 max returns its second operand on NaN)
-      return T::min(T::set1(ep.act_beta), T::max(T::set1(ep.act_alpha), x));
     case Act::kLeakyRelu:
       return T::select(T::lt(x, T::zero()), T::mul(x, T::set1(ep.act_alpha)), x);
     case Act::kSigmoid:
@@ -102,14 +115,19 @@ typename T::V activate_v(const Epilogue& ep, typename T::V x) {
       return gelu_v<T>(x);
     case Act::kTanh:
       return tanh_v<T>(x);
+    default:  // the simple ones, applied above
+      break;
   }
   return x;
 }
 
 // The epilogue of one vector of output row `row`, columns [col, col + lanes): scale, biases,
-// addend, activation.
+// addend, activation. Inlined into the kernels' store loops, with the common activations (none,
+// ReLU, Clip: MobileNet's ReLU6) in line and the others called: as a call for every output
+// vector it took 6% of MobileNetV2.
 template <class T>
-typename T::V finish_v(const Epilogue& ep, typename T::V x, int64_t row, int64_t col, int lanes) {
+inline __attribute__((always_inline)) typename T::V finish_v(const Epilogue& ep, typename T::V x,
+                                                             int64_t row, int64_t col, int lanes) {
   if (ep.alpha != 1.0f) x = T::mul(x, T::set1(ep.alpha));
   if (ep.row_bias != nullptr) x = T::add(x, T::set1(ep.row_bias[row]));
   if (ep.col_bias != nullptr) {
@@ -123,5 +141,5 @@ typename T::V finish_v(const Epilogue& ep, typename T::V x, int64_t row, int64_t
                                                  : T::load_n(a + col, lanes);
     x = T::fmadd(v, T::set1(ep.addend_scale), x);
   }
-  return activate_v<T>(ep, x);
+  return activate_simple_v<T>(ep, x) ? x : activate_v<T>(ep, x);
 }
