@@ -11,6 +11,7 @@
 #include "ops/shape_util.h"
 #include "tactics/builtin.h"
 #include "tactics/builtin_util.h"
+#include "tactics/softmax_rows.h"
 
 namespace kiln::tactics::builtin {
 namespace {
@@ -31,20 +32,7 @@ class SoftmaxKernel final : public LayerKernel {
       : node_(*spec.node), since_version_(spec.since_version) {}
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    const int64_t rank = in[0].rank();
-    const bool flattens = since_version_ < 13;  // before 13: normalise rows of the 2-D coercion
-    int64_t axis = node_.attrs.get_int("axis", flattens ? 1 : -1);
-    if (flattens && (axis == rank || axis == -rank - 1)) {
-      axis = axis < 0 ? 0 : rank;
-    } else {
-      KILN_ASSIGN_OR_RETURN(
-          axis, ops::normalize_axis(ops::NodeContext(node_, since_version_), axis, rank));
-    }
-    const auto a = static_cast<size_t>(axis);
-    const size_t r = static_cast<size_t>(rank);
-    shape_.outer = product(in[0].dims, 0, a);
-    shape_.n = flattens ? product(in[0].dims, a, r) : in[0].dim(static_cast<int>(a));
-    shape_.inner = flattens ? 1 : product(in[0].dims, a + 1, r);
+    KILN_ASSIGN_OR_RETURN(shape_, softmax_shape(node_, since_version_, in[0].dims));
     if (!same_dims(out[0], in[0].dims)) {
       return layer_error(node_, "output is [{}] but the input is [{}]", dims_to_string(out[0].dims),
                          dims_to_string(in[0].dims));

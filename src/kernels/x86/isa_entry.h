@@ -16,6 +16,7 @@
                 float* c, float* scratch, int64_t begin, int64_t end);                           \
   void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,              \
                     const Epilogue& ep, float* c, float* scratch, int64_t begin, int64_t end);   \
+  void softmax_rows(int64_t rows, int64_t n, const float* x, float* y);                          \
   }
 
 namespace kiln::kernels::x86 {

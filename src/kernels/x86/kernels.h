@@ -139,6 +139,11 @@ size_t gemm_scratch_floats(const GemmPlan& plan);  // per thread
 void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep,
               float* c, float* scratch, int64_t task_begin, int64_t task_end);
 
+// --- softmax ---------------------------------------------------------------------------------
+// y = softmax of each of `rows` contiguous rows of n floats (x and y may be the same buffer).
+// Within a few ulp of the reference (the vector exp); tiny probabilities flush to 0.
+void softmax_rows(Isa isa, int64_t rows, int64_t n, const float* x, float* y);
+
 // --- GEMM with constant FP16 B ------------------------------------------------------------------
 // The same GEMM with B's panels stored as IEEE binary16 (an FP16 layer's weights: half the bytes
 // read per inference, which is what a memory-bound GEMM at batch 1 waits on). The microkernel

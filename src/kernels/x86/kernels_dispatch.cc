@@ -214,4 +214,9 @@ void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b
   return avx2::gemm_run_f16(plan, a, packed_b, ep, c, scratch, task_begin, task_end);
 }
 
+void softmax_rows(Isa isa, int64_t rows, int64_t n, const float* x, float* y) {
+  if (isa == Isa::kAvx512) return avx512::softmax_rows(rows, n, x, y);
+  return avx2::softmax_rows(rows, n, x, y);
+}
+
 }  // namespace kiln::kernels::x86

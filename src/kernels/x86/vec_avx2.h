@@ -57,6 +57,16 @@ struct VecAvx2 {
   static V div(V a, V b) { return _mm256_div_ps(a, b); }
   static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static float reduce_max(V a) {
+    const __m128 h = _mm_max_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    const __m128 q = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_max_ss(q, _mm_movehdup_ps(q)));
+  }
+  static float reduce_add(V a) {
+    const __m128 h = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
+    const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+  }
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
   static V xor_sign(V mag, V sign_src) {

@@ -59,6 +59,8 @@ struct VecAvx512 {
   static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
   // max/min return the second operand when either is NaN (the x86 rule): max(lo, x) keeps a NaN x.
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
+  static float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V abs(V a) { return _mm512_abs_ps(a); }
   static V xor_sign(V mag, V sign_src) {  // |mag| with the sign of sign_src (mag >= 0)
