@@ -241,7 +241,7 @@ inline void pad_plane(const cpu::Conv2DParams& p, int64_t hp, int64_t wp, size_t
 
 // One output row of one plane, `U` vectors of output columns at a time (independent
 // accumulators hide the FMA latency). S is the column stride and K the kernel's extent when known
-// at compile time (1 or 2, and 3x3: MobileNet's and EfficientNet's layers), 0 for "read p".
+// at compile time (1 or 2, and 3x3 or 5x5: MobileNet's and EfficientNet's layers), 0 for "read p".
 template <class T, int U, int S, int K>
 int64_t depthwise_row_block(const cpu::Conv2DParams& p, int64_t wp, const float* plane,
                             const float* wk, int64_t oh, int64_t ow, typename T::V* acc) {
@@ -250,10 +250,10 @@ int64_t depthwise_row_block(const cpu::Conv2DParams& p, int64_t wp, const float*
   const int64_t kh_n = K != 0 ? K : p.k_h, kw_n = K != 0 ? K : p.k_w;
 #pragma GCC unroll 4
   for (int u = 0; u < U; ++u) acc[u] = T::zero();
-#pragma GCC unroll 3
+#pragma GCC unroll 5
   for (int64_t kh = 0; kh < kh_n; ++kh) {
     const float* row = plane + (oh * p.stride_h + kh * p.dil_h) * wp + ow * sw;
-#pragma GCC unroll 3
+#pragma GCC unroll 5
     for (int64_t kw = 0; kw < kw_n; ++kw) {
       const typename T::V wv = T::set1(wk[kh * kw_n + kw]);
       const float* src = row + kw * p.dil_w;
@@ -287,11 +287,18 @@ int64_t depthwise_row_erased(const cpu::Conv2DParams& p, int64_t wp, const float
   return depthwise_row<T, S, K>(p, wp, plane, wk, oh, ow, static_cast<typename T::V*>(acc));
 }
 
+template <class T, int S>
+DepthwiseRowFn pick_depthwise_row_k(const cpu::Conv2DParams& p) {
+  if (p.k_h == 3 && p.k_w == 3) return &depthwise_row_erased<T, S, 3>;
+  // EfficientNet's 5x5 layers: with the extent unknown the tap loops stay loops (1.4x slower).
+  if (p.k_h == 5 && p.k_w == 5) return &depthwise_row_erased<T, S, 5>;
+  return &depthwise_row_erased<T, S, 0>;
+}
+
 template <class T>
 DepthwiseRowFn pick_depthwise_row(const cpu::Conv2DParams& p) {
-  const bool k3 = p.k_h == 3 && p.k_w == 3;
-  if (p.stride_w == 1) return k3 ? &depthwise_row_erased<T, 1, 3> : &depthwise_row_erased<T, 1, 0>;
-  if (p.stride_w == 2) return k3 ? &depthwise_row_erased<T, 2, 3> : &depthwise_row_erased<T, 2, 0>;
+  if (p.stride_w == 1) return pick_depthwise_row_k<T, 1>(p);
+  if (p.stride_w == 2) return pick_depthwise_row_k<T, 2>(p);
   return &depthwise_row_erased<T, 0, 0>;
 }
 
