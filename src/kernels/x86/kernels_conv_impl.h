@@ -224,19 +224,21 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
 
 // --- depthwise -----------------------------------------------------------------------------------
 
-// The input plane into the zero-padded plane [hp x wp] (plus slack the strided loads may read).
-inline void pad_plane(const cpu::Conv2DParams& p, int64_t hp, int64_t wp, size_t floats,
-                      const float* src, float* plane) {
-  std::memset(plane, 0, static_cast<size_t>(p.pad_top * wp) * sizeof(float));
+// The input plane into the interior of the padded plane [hp x wp], whose padding (and the slack
+// the strided loads may read) the caller zeroed once: every channel's plane has the same. Rows
+// are copied in vectors: three libc calls a row (two memsets and a memcpy, as this was) cost more
+// than the copy on MobileNet's short rows (7% of the network).
+template <class T>
+void copy_plane_rows(const cpu::Conv2DParams& p, int64_t wp, const float* src, float* plane) {
+  constexpr int64_t kL = T::kLanes;
+  const int64_t full = p.in_w / kL * kL;
+  const int tail = static_cast<int>(p.in_w - full);
   for (int64_t ih = 0; ih < p.in_h; ++ih) {
-    float* row = plane + (ih + p.pad_top) * wp;
-    std::memset(row, 0, static_cast<size_t>(p.pad_left) * sizeof(float));
-    std::memcpy(row + p.pad_left, src + ih * p.in_w, static_cast<size_t>(p.in_w) * sizeof(float));
-    std::memset(row + p.pad_left + p.in_w, 0,
-                static_cast<size_t>(wp - p.pad_left - p.in_w) * sizeof(float));
+    const float* s = src + ih * p.in_w;
+    float* d = plane + (ih + p.pad_top) * wp + p.pad_left;
+    for (int64_t i = 0; i < full; i += kL) T::storeu(d + i, T::loadu(s + i));
+    if (tail > 0) T::store_n(d + full, T::load_n(s + full, tail), tail);
   }
-  const size_t done = static_cast<size_t>((p.in_h + p.pad_top) * wp);
-  std::memset(plane + done, 0, (floats - done) * sizeof(float));
 }
 
 // One output row of one plane, `U` vectors of output columns at a time (independent
@@ -356,13 +358,14 @@ void depthwise_tasks(const DepthwisePlan& pl, const float* x, const float* w, co
   const int64_t n = p.out_h * p.out_w;
   const size_t plane_floats = depthwise_scratch_floats(pl);
   int64_t padded_channel = -1;
+  std::memset(scratch, 0, plane_floats * sizeof(float));  // the padding, for every channel
   const DepthwiseRowFn row_fn = pick_depthwise_row<T>(p);
   const bool pairs = p.k_h == 3 && p.k_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t oc = t % p.out_c, b = t / p.out_c;
     const int64_t channel = b * p.in_c + oc / mult;
     if (channel != padded_channel) {  // a multiplier reuses the padded plane
-      pad_plane(p, pl.hp, pl.wp, plane_floats, x + channel * p.in_h * p.in_w, scratch);
+      copy_plane_rows<T>(p, pl.wp, x + channel * p.in_h * p.in_w, scratch);
       padded_channel = channel;
     }
     Epilogue e = ep;

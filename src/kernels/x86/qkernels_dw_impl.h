@@ -40,11 +40,10 @@ void qdw_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t*
   }
 }
 
-// The input plane into the padded plane [hp x wp] (x_zero around it and in the slack after it).
-inline void qpad_plane(const QDepthwisePlan& pl, size_t bytes, const uint8_t* src, uint8_t fill,
-                       uint8_t* plane) {
+// The input plane's rows into the padded plane [hp x wp], whose x_zero padding and slack the
+// caller wrote once (every channel's plane has the same).
+inline void qpad_plane(const QDepthwisePlan& pl, const uint8_t* src, uint8_t* plane) {
   const cpu::Conv2DParams& p = pl.p;
-  std::memset(plane, fill, bytes);
   for (int64_t ih = 0; ih < p.in_h; ++ih) {
     std::memcpy(plane + (ih + p.pad_top) * pl.wp + p.pad_left, src + ih * p.in_w,
                 static_cast<size_t>(p.in_w));
@@ -192,12 +191,13 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
   for (int64_t q = 0; q < min64(pl.quads_w, 8); ++q) shuf[q] = dw_shuffle<Q>(p, q);
   const bool fast3x3 = pl.shuffle && p.k_h == 3 && p.k_w == 3;
   int64_t padded = -1;
+  // The padding (x_zero) and slack, the same for every channel's plane: written once.
+  std::memset(scratch, static_cast<uint8_t>(ep.in_zero), plane_bytes);
   for (int64_t t = begin; t < end; ++t) {
     const int64_t oc = t % p.out_c, b = t / p.out_c;
     const int64_t channel = b * p.in_c + oc / mult;
     if (channel != padded) {  // a multiplier reuses the padded plane
-      qpad_plane(pl, plane_bytes, x + channel * p.in_h * p.in_w, static_cast<uint8_t>(ep.in_zero),
-                 scratch);
+      qpad_plane(pl, x + channel * p.in_h * p.in_w, scratch);
       padded = channel;
     }
     const I start = Q::set1(zero_point_start(ep.in_zero, wsum[oc]));
