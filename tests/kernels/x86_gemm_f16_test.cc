@@ -6,11 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <memory>
 
 #include "base/half.h"
 #include "kernels/x86_test_util.h"
-#include "parallel/thread_pool.h"
 
 namespace kiln::testing {
 namespace {
@@ -38,31 +36,10 @@ OpCase f16g_rounded(OpCase c) {
 // Runs the tactic on an FP16 layer made from `c` (B as given: the kernel rounds it when it packs)
 // and compares with the reference on the rounded B.
 void f16g_expect_matches(const std::string& tactic_name, const OpCase& c, int threads = 1) {
-  SCOPED_TRACE(tactic_name + ", " + std::to_string(threads) + " thread(s), on " + case_text(c));
-  auto og = build_op_graph(c);
-  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
-  const tactics::Tactic* tactic = tactics::find_tactic(tactic_name);
-  ASSERT_NE(tactic, nullptr) << "no tactic named " << tactic_name;
-  tactics::LayerSpec spec = layer_spec(og->graph);
-  spec.fp16_weights = true;
-  ASSERT_EQ(tactic->why_not(spec), "");
-  auto packed = tactic->prepack(spec);
-  ASSERT_TRUE(packed.is_ok());
-  EXPECT_FALSE(packed->defined()) << "an FP16 layer's weights are stored once, as binary16";
-  auto kernel = tactic->instantiate(spec);
-  ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
-  std::unique_ptr<parallel::ThreadPool> pool;
-  if (threads > 1) {
-    pool = std::make_unique<parallel::ThreadPool>(threads);
-    (*kernel)->set_thread_pool(pool.get());
-  }
-  auto got = run_layer_kernel(**kernel, *og);
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  EXPECT_EQ(got->run_allocations, 0) << "run() allocated";
-  auto want = run_op(f16g_rounded(c));
-  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  ASSERT_EQ(got->outputs.size(), want->size());
-  EXPECT_EQ(compare_tensors(got->outputs[0], (*want)[0], kF16gTol), "");
+  const OpCase rounded = f16g_rounded(c);
+  expect_matches_reference_prepacked(
+      tactic_name, c, kF16gTol,
+      PrepackedRun{.threads = threads, .fp16_weights = true, .reference = &rounded});
 }
 
 struct F16gMnk {

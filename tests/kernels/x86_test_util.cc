@@ -22,16 +22,22 @@ std::vector<std::string> x86_qisas() {
 }
 
 void expect_matches_reference_prepacked(const std::string& name, const OpCase& c, Tolerance tol,
-                                        int threads) {
-  SCOPED_TRACE(name + " prepacked, " + std::to_string(threads) + " thread(s), on " + case_text(c));
+                                        const PrepackedRun& run) {
+  const int threads = run.threads;
+  SCOPED_TRACE(name + " prepacked, " + std::to_string(threads) + " thread(s)" +
+               (run.fp16_weights ? ", FP16 weights" : "") + ", on " + case_text(c));
   auto og = build_op_graph(c);
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   const tactics::Tactic* tactic = tactics::find_tactic(name);
   ASSERT_NE(tactic, nullptr) << "no tactic named " << name;
   tactics::LayerSpec spec = layer_spec(og->graph);
+  spec.fp16_weights = run.fp16_weights;
   ASSERT_EQ(tactic->why_not(spec), "");
   auto packed = tactic->prepack(spec);
   ASSERT_TRUE(packed.is_ok()) << packed.status().to_string();
+  if (run.fp16_weights) {
+    EXPECT_FALSE(packed->defined()) << "an FP16 layer's weights are stored once, as binary16";
+  }
   if (packed->defined()) spec.prepacked = &*packed;
   auto kernel = tactic->instantiate(spec);
   ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
@@ -43,7 +49,7 @@ void expect_matches_reference_prepacked(const std::string& name, const OpCase& c
   auto got = run_layer_kernel(**kernel, *og);
   ASSERT_TRUE(got.is_ok()) << got.status().to_string();
   EXPECT_EQ(got->run_allocations, 0) << "run() allocated";
-  auto want = run_op(c);
+  auto want = run_op(run.reference != nullptr ? *run.reference : c);
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
   ASSERT_EQ(got->outputs.size(), want->size());
   for (size_t i = 0; i < want->size(); ++i) {

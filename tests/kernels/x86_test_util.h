@@ -22,9 +22,23 @@ std::vector<std::string> x86_qisas();
     if ((isas).empty()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has neither AVX2 nor AVX-512"; \
   } while (0)
 
+// How expect_matches_reference_prepacked runs the layer.
+struct PrepackedRun {
+  int threads = 1;  // the kernel's pool (1: no pool)
+  // An FP16 layer (LayerSpec::fp16_weights): prepack() must store nothing, its weights are stored
+  // once, as binary16.
+  bool fp16_weights = false;
+  // The case the reference runs, when it differs from the layer's (an FP16 layer's: B rounded).
+  const OpCase* reference = nullptr;
+};
+
 // As expect_matches_reference, but the kernel is made from the tactic's prepack() result (the
-// engine's path) and runs on a pool of `threads` (1: no pool).
+// engine's path) and runs as `run` says.
 void expect_matches_reference_prepacked(const std::string& tactic, const OpCase& c, Tolerance tol,
-                                        int threads);
+                                        const PrepackedRun& run);
+inline void expect_matches_reference_prepacked(const std::string& tactic, const OpCase& c,
+                                               Tolerance tol, int threads) {
+  expect_matches_reference_prepacked(tactic, c, tol, PrepackedRun{.threads = threads});
+}
 
 }  // namespace kiln::testing

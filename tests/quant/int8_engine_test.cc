@@ -16,6 +16,7 @@
 #include "quant/maxpool_hoist.h"
 #include "runtime/reference_executor.h"
 #include "testing/onnx_builder.h"
+#include "testing/qdq_models.h"
 
 namespace kiln {
 namespace {
@@ -120,10 +121,8 @@ TEST(Int8Engine, LowersConvsAndGemmAndChainsUint8) {
 TEST(Int8Engine, MaxPoolBetweenInt8LayersPoolsUint8) {
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2, 3, 12, 12}).output("y");
-  std::vector<float> w1(216), w2(32);
-  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.3f * std::sin(0.7f * static_cast<float>(i));
-  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.5f * std::cos(0.3f * static_cast<float>(i));
-  b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {4, 8, 1, 1}, w2);
+  b.initializer("w1", {8, 3, 3, 3}, testing::test_wave(216, 0.3f, 0.7f))
+      .initializer("w2", {4, 8, 1, 1}, testing::test_wave(32, 0.5f, 1.3f));
   testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
   b.node("Relu", {"c1"}, {"r1"}, "relu1");
   auto& pool = b.node("MaxPool", {"r1"}, {"p"}, "pool");
@@ -188,10 +187,8 @@ TEST(Int8Engine, QuantizeBeforeMaxPoolIsExact) {
 TEST(Int8Engine, ResidualOnlyOutputIsWrittenAsUint8WhenItHasARange) {
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2, 4, 6, 6}).output("y");
-  std::vector<float> wa(32), wb(32);
-  for (size_t i = 0; i < wa.size(); ++i) wa[i] = 0.4f * std::sin(0.9f * static_cast<float>(i));
-  for (size_t i = 0; i < wb.size(); ++i) wb[i] = 0.3f * std::cos(0.5f * static_cast<float>(i));
-  b.initializer("wa", {8, 4, 1, 1}, wa).initializer("wb", {8, 4, 1, 1}, wb);
+  b.initializer("wa", {8, 4, 1, 1}, testing::test_wave(32, 0.4f, 0.9f))
+      .initializer("wb", {8, 4, 1, 1}, testing::test_wave(32, 0.3f, 0.5f));
   b.node("Conv", {"x", "wa"}, {"a"}, "conv_a");
   b.node("Conv", {"x", "wb"}, {"c"}, "conv_b");
   b.node("Add", {"a", "c"}, {"s"}, "add");
