@@ -11,6 +11,8 @@ KILN_ORT_LIB="$(bash scripts/install_ort.sh)"
 export KILN_ORT_LIB
 /usr/bin/python3 models/export.py resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 \
   yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert
+# Every preset builds in unity batches (the ISA translation units excepted): the release build
+# took ~550 s of CI's 30 minutes file by file, ~400 s batched.
 echo "=== release: build"
 bash scripts/build.sh release
 echo "=== release: test"
