@@ -1,5 +1,6 @@
-// Builtin tactics that split rows or elements over the context's pool give the reference's
-// results with a pool of 2 and 3 threads, on sizes that do split (above the grain) and with tails.
+// Builtin tactics that split rows or elements over the context's pool (element-wise, softmax,
+// layer norm, pooling) give the reference's results with a pool of 2 and 3 threads, on sizes that
+// do split (above the grain) and with tails.
 #include <gtest/gtest.h>
 
 #include "kernels/tactic_test_util.h"
@@ -53,6 +54,25 @@ TEST(ThreadedTactics, LayerNormSplitsRowsAndTheirStatistics) {
                         constant(random_f32({96}, 5))},
              .num_outputs = 3};
     expect_threaded_matches_reference("layernorm.f32", c, threads);
+  }
+}
+
+TEST(ThreadedTactics, PoolingSplitsOutputRows) {
+  // 47 planes of 17 output rows: 799, split mid-plane by 2 and 3 threads (grain 32768 / (18 * 9)).
+  Tensor u8(DType::kU8, {1, 47, 33, 35});
+  for (int64_t i = 0; i < u8.numel(); ++i) u8.data<uint8_t>()[i] = static_cast<uint8_t>(i * 37);
+  const ir::Attributes window =
+      attrs({{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}});
+  for (int threads : {2, 3}) {
+    OpCase max{
+        .op_type = "MaxPool", .attrs = window, .inputs = {in(random_f32({1, 47, 33, 35}, 6))}};
+    expect_threaded_matches_reference("pool.max.f32", max, threads);
+    OpCase avg = max;
+    avg.op_type = "AveragePool";
+    expect_threaded_matches_reference("pool.avg.f32", avg, threads);
+    OpCase q = max;
+    q.inputs = {in(u8)};
+    expect_threaded_matches_reference("pool.max.u8", q, threads);
   }
 }
 
