@@ -179,23 +179,30 @@ struct CountedShape {
   int repeats;
 };
 constexpr CountedShape kResNet50[] = {
-    {{"resnet50", 3, 64, 224, 7, 2, 1}, 1},      {{"resnet50", 64, 64, 56, 1, 1, 1}, 1},
-    {{"resnet50", 64, 64, 56, 3, 1, 1}, 3},      {{"resnet50", 64, 256, 56, 1, 1, 1}, 4},
-    {{"resnet50", 256, 64, 56, 1, 1, 1}, 2},     {{"resnet50", 256, 128, 56, 1, 1, 1}, 1},
-    {{"resnet50", 128, 128, 56, 3, 2, 1}, 1},    {{"resnet50", 128, 512, 28, 1, 1, 1}, 4},
-    {{"resnet50", 256, 512, 56, 1, 2, 1}, 1},    {{"resnet50", 512, 128, 28, 1, 1, 1}, 3},
-    {{"resnet50", 128, 128, 28, 3, 1, 1}, 3},    {{"resnet50", 512, 256, 28, 1, 1, 1}, 1},
-    {{"resnet50", 256, 256, 28, 3, 2, 1}, 1},    {{"resnet50", 256, 1024, 14, 1, 1, 1}, 6},
-    {{"resnet50", 512, 1024, 28, 1, 2, 1}, 1},   {{"resnet50", 1024, 256, 14, 1, 1, 1}, 5},
-    {{"resnet50", 256, 256, 14, 3, 1, 1}, 5},    {{"resnet50", 1024, 512, 14, 1, 1, 1}, 1},
-    {{"resnet50", 512, 512, 14, 3, 2, 1}, 1},    {{"resnet50", 512, 2048, 7, 1, 1, 1}, 3},
-    {{"resnet50", 1024, 2048, 14, 1, 2, 1}, 1},  {{"resnet50", 2048, 512, 7, 1, 1, 1}, 2},
+    {{"resnet50", 3, 64, 224, 7, 2, 1}, 1},     {{"resnet50", 64, 64, 56, 1, 1, 1}, 1},
+    {{"resnet50", 64, 64, 56, 3, 1, 1}, 3},     {{"resnet50", 64, 256, 56, 1, 1, 1}, 4},
+    {{"resnet50", 256, 64, 56, 1, 1, 1}, 2},    {{"resnet50", 256, 128, 56, 1, 1, 1}, 1},
+    {{"resnet50", 128, 128, 56, 3, 2, 1}, 1},   {{"resnet50", 128, 512, 28, 1, 1, 1}, 4},
+    {{"resnet50", 256, 512, 56, 1, 2, 1}, 1},   {{"resnet50", 512, 128, 28, 1, 1, 1}, 3},
+    {{"resnet50", 128, 128, 28, 3, 1, 1}, 3},   {{"resnet50", 512, 256, 28, 1, 1, 1}, 1},
+    {{"resnet50", 256, 256, 28, 3, 2, 1}, 1},   {{"resnet50", 256, 1024, 14, 1, 1, 1}, 6},
+    {{"resnet50", 512, 1024, 28, 1, 2, 1}, 1},  {{"resnet50", 1024, 256, 14, 1, 1, 1}, 5},
+    {{"resnet50", 256, 256, 14, 3, 1, 1}, 5},   {{"resnet50", 1024, 512, 14, 1, 1, 1}, 1},
+    {{"resnet50", 512, 512, 14, 3, 2, 1}, 1},   {{"resnet50", 512, 2048, 7, 1, 1, 1}, 3},
+    {{"resnet50", 1024, 2048, 14, 1, 2, 1}, 1}, {{"resnet50", 2048, 512, 7, 1, 1, 1}, 2},
     {{"resnet50", 512, 512, 7, 3, 1, 1}, 2},
 };
 constexpr ConvShape kMobileNetDepthwise[] = {
     {"mobilenet_v2", 144, 144, 56, 3, 1, 144},
     {"mobilenet_v2", 96, 96, 112, 3, 2, 96},
     {"mobilenet_v2", 960, 960, 7, 3, 1, 960},
+};
+// MobileNetV2's shallow pointwise convolutions (expand and project), which an NHWC engine runs as
+// GEMMs of [pixels, c] by [c, k]: both forms are benchmarked.
+constexpr ConvShape kMobileNetPointwise[] = {
+    {"mobilenet_v2", 16, 96, 112, 1, 1, 1}, {"mobilenet_v2", 24, 144, 56, 1, 1, 1},
+    {"mobilenet_v2", 144, 24, 56, 1, 1, 1}, {"mobilenet_v2", 32, 192, 28, 1, 1, 1},
+    {"mobilenet_v2", 64, 384, 14, 1, 1, 1}, {"mobilenet_v2", 160, 960, 7, 1, 1, 1},
 };
 
 }  // namespace
@@ -220,6 +227,13 @@ Result<std::vector<BenchLayer>> bench_layers() {
   for (const ConvShape& s : kMobileNetDepthwise) {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));
     out.push_back(std::move(l));
+  }
+  for (const ConvShape& s : kMobileNetPointwise) {
+    KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));
+    out.push_back(std::move(l));
+    const std::string gemm = fmt::format("{}.qgemm_nhwc_{}x{}x{}", s.model, s.hw * s.hw, s.c, s.k);
+    KILN_ASSIGN_OR_RETURN(BenchLayer g, qgemm(gemm.c_str(), s.hw * s.hw, s.c, s.k));
+    out.push_back(std::move(g));
   }
   KILN_ASSIGN_OR_RETURN(BenchLayer qqkv, qgemm("vit.qmatmul_197x192x576", 197, 192, 576));
   out.push_back(std::move(qqkv));

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -160,6 +161,36 @@ inline void expect_quant_matches(const std::string& tactic, const OpCase& c,
   ASSERT_EQ(got->outputs.size(), want->size());
   EXPECT_EQ(compare_quant(got->outputs[0], (*want)[0], tol), "");
   EXPECT_EQ(got->run_allocations, 0) << "run() allocated";
+}
+
+// uint8 outputs under Clip, as the kernels' direct epilogue folds the bounds into the uint8 clamp:
+// bounds wider than the output's range, both inside it, one below the zero point's floor
+// (y_zero 0), min above max (every output is max: not a clamp), and one bound absent; with and
+// without a uint8 residual.
+inline std::vector<QuantOpts> clip_to_uint8_cases() {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> bounds = {
+      {0.0f, 6.0f}, {-0.5f, 0.25f}, {0.5f, -0.5f}, {-inf, 0.1f}};
+  std::vector<QuantOpts> out;
+  for (const auto& b : bounds) {
+    for (int y_zero : {128, 0}) {
+      for (int residual : {0, 2}) {
+        out.push_back({.out_u8 = true,
+                       .y_zero = y_zero,
+                       .residual = residual,
+                       .act = "Clip",
+                       .act_params = b});
+      }
+    }
+  }
+  return out;
+}
+
+inline std::string quant_opts_text(const QuantOpts& o) {
+  std::string s = "y_zero " + std::to_string(o.y_zero) + ", residual " +
+                  std::to_string(o.residual) + ", " + o.act;
+  for (float p : o.act_params) s += " " + std::to_string(p);
+  return s;
 }
 
 // Every activation, with its case: the tolerance to use.

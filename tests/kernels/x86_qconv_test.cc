@@ -99,6 +99,22 @@ TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
   }
 }
 
+TEST(X86QConvTactic, ClipToUint8FoldsIntoTheRequantizationClamp) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.cin = 9, .cout = 11, .h = 6, .w = 9, .pad = 1};
+  const ConvGeom flat{.cin = 16, .cout = 17, .h = 7, .w = 20, .kh = 1, .kw = 1};
+  const ConvGeom dw{.cin = 5, .cout = 5, .group = 5, .h = 7, .w = 19, .pad = 1};
+  for (const std::string& isa : isas) {
+    for (const QuantOpts& o : clip_to_uint8_cases()) {
+      SCOPED_TRACE(quant_opts_text(o));
+      expect_quant_matches(gemm_name(isa), qconv_case(g, o), kQuantActTol);
+      expect_quant_matches(gemm_name(isa), qconv_case(flat, o), kQuantActTol);
+      expect_quant_matches(dw_name(isa), qconv_case(dw, o), kQuantActTol);
+    }
+  }
+}
+
 TEST(X86QConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
   const auto isas = x86_qisas();
   KILN_REQUIRE_X86_ISA(isas);

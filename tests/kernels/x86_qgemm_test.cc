@@ -67,6 +67,17 @@ TEST(X86QGemmTactic, EveryActivationToFloatAndUint8) {
   }
 }
 
+TEST(X86QGemmTactic, ClipToUint8FoldsIntoTheRequantizationClamp) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const QuantOpts& o : clip_to_uint8_cases()) {
+      SCOPED_TRACE(quant_opts_text(o));
+      expect_quant_matches(name(isa), qgemm_case({3, 7}, 37, 53, o), kQuantActTol);
+    }
+  }
+}
+
 TEST(X86QGemmTactic, PrepackedAndThreadedMatchTheReference) {
   const auto isas = x86_qisas();
   KILN_REQUIRE_X86_ISA(isas);

@@ -4,6 +4,7 @@
 // epilogue of one accumulator vector, written lane range by lane range. Included by each ISA's
 // translation unit; everything sits in an anonymous namespace, as kernels_impl.h explains.
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -40,14 +41,16 @@ struct QOut {
   V inv_y, lo, hi, z_scale;
   I y_zero, z_zero;
   void* y = nullptr;
-  // uint8 output, no float residual, activation none or ReLU (an INT8 network's usual layer): the
-  // callers fold 1 / y_scale into the scale and bias (see scaled() and bias()), no NaN can arise,
-  // and ReLU is the clamp's floor. A uint8 residual z adds z * z_scale / y_scale, its zero point
-  // folded into the bias. Within the one step of kernels/ref's result the tests allow.
+  // uint8 output, no float residual, activation none, ReLU or Clip (an INT8 network's usual
+  // layers: ReLU6 is MobileNet's): the callers fold 1 / y_scale into the scale and bias (see
+  // scaled() and bias()), no NaN can arise, and the activation narrows the requantization's clamp
+  // (ReLU: floor 0; Clip(a, b): [a / y_scale, b / y_scale]). A uint8 residual z adds
+  // z * z_scale / y_scale, its zero point folded into the bias. Within the one step of
+  // kernels/ref's result the tests allow.
   bool direct_u8 = false;
   float inv = 1.0f;
   float bias_shift = 0.0f;  // -z_zero * z_scale / y_scale with a uint8 residual, else 0
-  V direct_lo, direct_z_scale;
+  V direct_lo, direct_hi, direct_z_scale;
 
   explicit QOut(const QEpilogue& ep, void* out) : e(&ep), y(out) {
     act.act = ep.act.kind;
@@ -59,10 +62,21 @@ struct QOut {
     z_scale = Q::F::set1(ep.z_scale);
     y_zero = Q::set1(ep.y_zero);
     z_zero = Q::set1(ep.z_zero);
-    direct_u8 = ep.out_u8 && ep.z_f32 == nullptr &&
-                (ep.act.kind == Act::kNone || ep.act.kind == Act::kRelu);
     inv = 1.0f / ep.y_scale;
-    direct_lo = ep.act.kind == Act::kRelu ? Q::F::zero() : lo;
+    // The clamp before the zero point is added: the uint8 range, narrowed by the activation.
+    float clamp_lo = static_cast<float>(-ep.y_zero), clamp_hi = static_cast<float>(255 - ep.y_zero);
+    bool act_is_clamp = ep.act.kind == Act::kNone;
+    if (ep.act.kind == Act::kRelu) {
+      clamp_lo = std::max(clamp_lo, 0.0f);
+      act_is_clamp = true;
+    } else if (ep.act.kind == Act::kClip && ep.act.alpha <= ep.act.beta) {  // false on NaN bounds
+      clamp_lo = std::max(clamp_lo, ep.act.alpha * inv);
+      clamp_hi = std::min(clamp_hi, ep.act.beta * inv);
+      act_is_clamp = clamp_lo <= clamp_hi;
+    }
+    direct_u8 = ep.out_u8 && ep.z_f32 == nullptr && act_is_clamp;
+    direct_lo = Q::F::set1(clamp_lo);
+    direct_hi = Q::F::set1(clamp_hi);
     direct_z_scale = Q::F::set1(ep.z_scale * inv);
     if (direct_u8 && ep.z_u8 != nullptr) {
       bias_shift = -static_cast<float>(ep.z_zero) * ep.z_scale * inv;
@@ -83,6 +97,15 @@ inline int32_t zero_point_start(int32_t x_zero, int32_t wsum) {
   return static_cast<int32_t>(0u - static_cast<uint32_t>(x_zero) * static_cast<uint32_t>(wsum));
 }
 
+// The direct path's (QOut::direct_u8) last step: q = v / y_scale clamped, rounded, plus the zero
+// point.
+template <class Q>
+inline __attribute__((always_inline)) typename Q::I direct_u8_quantize(const QOut<Q>& o,
+                                                                       typename Q::F::V q) {
+  using F = typename Q::F;
+  return Q::add(Q::round(F::min(F::max(q, o.direct_lo), o.direct_hi)), o.y_zero);
+}
+
 // Finishes one accumulator vector: v = act(float(acc) * scale + bias + z), stored (float, or
 // requantized) over the lane runs `s` (Y's elements base + off + lane). scale and bias come
 // through o.scaled().
@@ -100,8 +123,7 @@ inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q
       for (int i = 0; i < nseg; ++i) z = Q::load_u8(e.z_u8 + base + s[i].off, s[i].lo, s[i].hi, z);
       q = F::fmadd(Q::to_float(z), o.direct_z_scale, q);
     }
-    q = F::min(F::max(q, o.direct_lo), o.hi);
-    const typename Q::I i = Q::add(Q::round(q), o.y_zero);
+    const typename Q::I i = direct_u8_quantize(o, q);
     auto* y = static_cast<uint8_t*>(o.y) + base;
     for (int k = 0; k < nseg; ++k) Q::store_u8(y + s[k].off, i, s[k].lo, s[k].hi);
     return;

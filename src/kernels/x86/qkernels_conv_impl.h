@@ -281,7 +281,7 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
                                int64_t off) {
   using F = typename Q::F;
   using I = typename Q::I;
-  const typename F::V lo = o.direct_lo, hi = o.hi, z_scale = o.direct_z_scale;
+  const typename F::V z_scale = o.direct_z_scale;
   const I y_zero = o.y_zero;
   const uint8_t* z = o.e->z_u8;
   auto* const y = static_cast<uint8_t*>(o.y);
@@ -296,7 +296,7 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
         q = F::fmadd(Q::to_float(Q::load_u8(z + at + v * Q::kLanes, 0, Q::kLanes, y_zero)), z_scale,
                      q);
       }
-      const I out = Q::add(Q::round(F::min(F::max(q, lo), hi)), y_zero);
+      const I out = direct_u8_quantize(o, q);
       Q::store_u8(y + at + v * Q::kLanes, out, 0, Q::kLanes);
     }
   }
