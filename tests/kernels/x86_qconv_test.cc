@@ -41,6 +41,9 @@ TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
       {.cin = 64, .cout = 17, .h = 7, .w = 7, .pad = 1},  // 49 pixels: a tail of one
       {.cin = 12, .cout = 24, .h = 9, .w = 50, .kh = 1, .kw = 1, .stride = 2},
       {.cin = 7, .cout = 9, .h = 10, .w = 11, .kh = 3, .kw = 3, .stride = 3, .pad = 1},
+      // stride 2 over rows of several 32-byte loads with a masked end, and wide padding
+      {.cin = 6, .cout = 10, .h = 7, .w = 75, .stride = 2, .pad = 1},
+      {.cin = 5, .cout = 8, .h = 6, .w = 40, .kh = 5, .kw = 5, .stride = 2, .pad = 4},
   };
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : cases) {

@@ -45,29 +45,44 @@ void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
 
 // --- quad planes -----------------------------------------------------------------------------
 
-// dst[t] = src[iw0 + t * step] where that index is in [0, w), else fill, for t < count.
-inline void gather_row(const uint8_t* src, int64_t iw0, int64_t step, int64_t w, int64_t count,
-                       uint8_t fill, uint8_t* dst) {
-  const int64_t lo = iw0 >= 0 ? 0 : min64(count, qceil(-iw0, step));
-  const int64_t hi = w - 1 - iw0 < 0 ? lo : max64(lo, min64(count, (w - 1 - iw0) / step + 1));
-  std::memset(dst, fill, static_cast<size_t>(lo));
+// n / step for n >= 0, without a division for the usual strides (the divisions were a sixth of
+// a stride-2 layer's quad-plane building).
+inline int64_t div_step(int64_t n, int64_t step) {
+  return step == 1 ? n : step == 2 ? n >> 1 : n / step;
+}
+
+// dst[0, n) = fill, in 16-byte stores: up to 15 bytes past n are written too.
+inline void fill16(uint8_t* dst, int64_t n, __m128i fill) {
+  for (int64_t t = 0; t < n; t += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t), fill);
+}
+
+// dst[t] = src[iw0 + t * step] where that index is in [0, w), else fill, for t < count. Reads
+// src only within [0, w); writes up to 15 bytes past dst[count] (build_x4's rows are written in
+// order and padded, so the next row or the slack takes them).
+template <class Q>
+void gather_row(const uint8_t* src, int64_t iw0, int64_t step, int64_t w, int64_t count,
+                uint8_t fill, uint8_t* dst) {
+  const int64_t lo = iw0 >= 0 ? 0 : min64(count, div_step(-iw0 + step - 1, step));
+  const int64_t hi =
+      w - 1 - iw0 < 0 ? lo : max64(lo, min64(count, div_step(w - 1 - iw0, step) + 1));
+  const __m128i f = _mm_set1_epi8(static_cast<char>(fill));
+  fill16(dst, lo, f);
   if (step == 1) {
     std::memcpy(dst + lo, src + iw0 + lo, static_cast<size_t>(hi - lo));
-    std::memset(dst + hi, fill, static_cast<size_t>(count - hi));
-    return;
-  }
-  int64_t t = lo;
-  if (step == 2) {  // 16 even bytes of 32 at a time, while all 32 are inside the row
+  } else if (step == 2) {  // the even bytes of 32 at a time, masked at the row's end
     const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
-    for (; t + 16 <= hi && iw0 + 2 * t + 32 <= w; t += 16) {
-      const auto* s = reinterpret_cast<const __m128i*>(src + iw0 + 2 * t);
-      const __m128i v = _mm_unpacklo_epi64(_mm_shuffle_epi8(_mm_loadu_si128(s), even),
-                                           _mm_shuffle_epi8(_mm_loadu_si128(s + 1), even));
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t), v);
+    for (int64_t t = lo; t < hi; t += 16) {
+      const int64_t at = iw0 + 2 * t;
+      const int n = static_cast<int>(min64(32, w - at));
+      const __m128i a = Q::load16(src + at, 0, n < 16 ? n : 16, f);
+      const __m128i b = n > 16 ? Q::load16(src + at + 16, 0, n - 16, f) : f;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t),
+                       _mm_unpacklo_epi64(_mm_shuffle_epi8(a, even), _mm_shuffle_epi8(b, even)));
     }
+  } else {
+    for (int64_t t = lo; t < hi; ++t) dst[t] = src[iw0 + t * step];
   }
-  for (; t < hi; ++t) dst[t] = src[iw0 + t * step];
-  std::memset(dst + hi, fill, static_cast<size_t>(count - hi));
+  fill16(dst + hi, count - hi, f);
 }
 
 // Four 16-byte vectors interleaved into 16 int32 lanes (vector j in byte j of each lane).
@@ -130,8 +145,9 @@ inline bool phase_used(int64_t taps, int64_t d, int64_t stride, int64_t phase) {
 // The quad planes of one image and group (xg: its first channel) for the phase rows that wide
 // rows [oh0, oh0 + rph - row_halo) read: [phase y][phase x][channel quad][rph][wps] int32 lanes,
 // x_zero where the padded input is outside the input (and in missing channels).
-inline void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int64_t oh0,
-                     int64_t rph, uint8_t* x4, uint8_t* tmp) {
+template <class Q>
+void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int64_t oh0, int64_t rph,
+              uint8_t* x4, uint8_t* tmp) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t ld = x4_tmp_row(pl), hw = p.in_h * p.in_w;
   uint8_t* dst = x4;
@@ -155,8 +171,8 @@ inline void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int
             if (c >= pl.cg) {
               std::memset(row, x_zero, static_cast<size_t>(pl.wps));
             } else {
-              gather_row(xg + c * hw + ih * p.in_w, px - p.pad_left, p.stride_w, p.in_w, pl.wps,
-                         x_zero, row);
+              gather_row<Q>(xg + c * hw + ih * p.in_w, px - p.pad_left, p.stride_w, p.in_w, pl.wps,
+                            x_zero, row);
             }
           }
           interleave4(tmp, ld, pl.wps, dst);
@@ -363,8 +379,8 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
     const int64_t p0 = nb * pl.nc, p1 = min64(p0 + pl.nc, pl.nw);
     const int64_t oh0 = p0 / pl.wps, rph = (p1 - 1) / pl.wps - oh0 + 1 + pl.row_halo;
     if (!pl.flat && built != t / pl.m_blocks) {
-      build_x4(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, static_cast<uint8_t>(ep.in_zero),
-               oh0, rph, x4, tmp);
+      build_x4<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w,
+                  static_cast<uint8_t>(ep.in_zero), oh0, rph, x4, tmp);
       built = t / pl.m_blocks;
     }
     const int64_t m = g * pl.mg + m0;
