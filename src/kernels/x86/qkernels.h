@@ -60,11 +60,12 @@ inline constexpr QBlocking qblocking(QIsa isa) {
 //
 // A task first rewrites its rows of the input as "quad planes" (X4): 4 channels interleaved per
 // pixel (one int32 lane), padded with x_zero, split into stride phases (stride 2: even and odd
-// rows and columns apart). In X4 the quads of a tap for consecutive output pixels are
-// consecutive int32s, provided the output is seen on a "wide" grid whose rows are `wps` pixels,
-// the padded phase width, instead of out_w: the columns past out_w are computed and never stored.
-// Per NR wide pixels, the patches are then copied from X4 (one contiguous NR-lane run per quad)
-// into the thread's panel, and every MR-row weight panel of the task runs against it. The
+// rows and columns apart), rows of `wps` lanes (the padded phase width). In X4 the quads of a tap
+// for consecutive output pixels of one row are consecutive int32s. Per NR output pixels (in Y's
+// order, so a panel may span several output rows), the patches are then copied from X4 into the
+// thread's panel, one run per output row and quad, and every MR-row weight panel of the task runs
+// against it. (An earlier "wide" grid computed rows of wps pixels and dropped the columns past
+// out_w: on 14x14 images that left an eighth of the lanes idle, on 28x28 a fifteenth.) The
 // weights are packed once into MR-row panels of quads (channels padded with zero weights),
 // followed by each output channel's weight sum: the accumulators start at -x_zero * sum W, so the
 // inner loop multiplies raw uint8 values.
@@ -77,15 +78,19 @@ struct QConvPlan {
   int64_t cg = 0;          // input channels per group
   int64_t cq = 0;          // channel quads per group: ceil(cg / 4)
   int64_t kq = 0;          // depth quads: k_h * k_w * cq
-  int64_t wps = 0;         // the wide grid's row: the padded width of one column phase
+  int64_t wps = 0;         // a quad plane row: the padded width of one column phase
   int64_t row_halo = 0;    // phase rows a block reads below its last output row: (kh - 1) dh / sh
-  int64_t nw = 0;          // wide pixels per image: out_h * wps
+  int64_t nw = 0;          // output pixels per image: out_h * out_w
   bool flat = false;       // 1x1, stride 1, unpadded: panels straight from X (no quad planes)
-  int64_t mc = 0, nc = 0;  // rows (a multiple of mr) and wide pixels (of nr) per task
+  int64_t mc = 0, nc = 0;  // rows (a multiple of mr) and output pixels (of nr) per task
   int64_t m_blocks = 0, n_blocks = 0;
   int64_t tasks = 0;    // batch * group * n_blocks * m_blocks
   size_t x4_bytes = 0;  // a task's quad planes, slack included
 };
+
+// Bytes past the patch panel and past the quad planes that a panel's runs (copied in whole
+// 32-byte vectors) may write and read.
+inline constexpr int64_t kQPanelCopySlack = 64;
 
 QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads);
 // The packed weights (and weight sums) depend on out_c, in_c, group, k_h and k_w only.

@@ -21,13 +21,11 @@ struct QSeg {
   int64_t off = 0;
 };
 
-// The lane runs of one vector; a vector of the wide grid spans a few output rows.
+// The vectors of a convolution's patch panel: vector v's lanes are Y's elements seg[v].off + l.
 template <class Q>
-struct QSegs {
-  int count = 0;
-  QSeg seg[Q::kLanes];
-  // Set on a panel's first vector: every vector of the panel is one full run, each following the
-  // one before in Y (a flat convolution's panel away from the image's end).
+struct QPanelSegs {
+  QSeg seg[Q::kNv];
+  // Every vector is full, each following the one before in Y (a panel away from the image's end).
   bool contiguous = false;
 };
 
@@ -107,36 +105,32 @@ inline __attribute__((always_inline)) typename Q::I direct_u8_quantize(const QOu
 }
 
 // Finishes one accumulator vector: v = act(float(acc) * scale + bias + z), stored (float, or
-// requantized) over the lane runs `s` (Y's elements base + off + lane). scale and bias come
-// through o.scaled().
+// requantized) over the lanes [s.lo, s.hi) (Y's elements base + s.off + lane). scale and bias
+// come through o.scaled().
 // (Inlined into each kernel's epilogue loop; the activations other than ReLU stay calls.)
 template <class Q>
 inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q::I acc,
                                                     typename Q::F::V scale, typename Q::F::V bias,
-                                                    const QSeg* s, int nseg, int64_t base) {
+                                                    const QSeg& s, int64_t base) {
   using F = typename Q::F;
   const QEpilogue& e = *o.e;
   if (o.direct_u8) {  // scale and bias already divided by y_scale
     typename F::V q = F::fmadd(Q::to_float(acc), scale, bias);
     if (e.z_u8 != nullptr) {
-      typename Q::I z = o.z_zero;
-      for (int i = 0; i < nseg; ++i) z = Q::load_u8(e.z_u8 + base + s[i].off, s[i].lo, s[i].hi, z);
+      const typename Q::I z = Q::load_u8(e.z_u8 + base + s.off, s.lo, s.hi, o.z_zero);
       q = F::fmadd(Q::to_float(z), o.direct_z_scale, q);
     }
     const typename Q::I i = direct_u8_quantize(o, q);
     auto* y = static_cast<uint8_t*>(o.y) + base;
-    for (int k = 0; k < nseg; ++k) Q::store_u8(y + s[k].off, i, s[k].lo, s[k].hi);
+    Q::store_u8(y + s.off, i, s.lo, s.hi);
     return;
   }
   typename F::V v = F::add(F::mul(Q::to_float(acc), scale), bias);
   if (e.z_f32 != nullptr) {
-    typename F::V z = F::zero();
-    for (int i = 0; i < nseg; ++i) z = Q::load_f32(e.z_f32 + base + s[i].off, s[i].lo, s[i].hi, z);
-    v = F::add(v, z);
+    v = F::add(v, Q::load_f32(e.z_f32 + base + s.off, s.lo, s.hi, F::zero()));
   }
   if (e.z_u8 != nullptr) {
-    typename Q::I z = o.z_zero;
-    for (int i = 0; i < nseg; ++i) z = Q::load_u8(e.z_u8 + base + s[i].off, s[i].lo, s[i].hi, z);
+    const typename Q::I z = Q::load_u8(e.z_u8 + base + s.off, s.lo, s.hi, o.z_zero);
     v = F::add(v, F::mul(Q::to_float(Q::sub(z, o.z_zero)), o.z_scale));
   }
   if (o.act.act == Act::kRelu) {
@@ -147,10 +141,10 @@ inline __attribute__((always_inline)) void q_finish(const QOut<Q>& o, typename Q
   if (e.out_u8) {
     const typename Q::I q = Q::requantize(v, o.inv_y, o.lo, o.hi, o.y_zero);
     auto* y = static_cast<uint8_t*>(o.y) + base;
-    for (int i = 0; i < nseg; ++i) Q::store_u8(y + s[i].off, q, s[i].lo, s[i].hi);
+    Q::store_u8(y + s.off, q, s.lo, s.hi);
   } else {
     auto* y = static_cast<float*>(o.y) + base;
-    for (int i = 0; i < nseg; ++i) Q::store_f32(y + s[i].off, v, s[i].lo, s[i].hi);
+    Q::store_f32(y + s.off, v, s.lo, s.hi);
   }
 }
 

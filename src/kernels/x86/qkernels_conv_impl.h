@@ -142,7 +142,7 @@ inline bool phase_used(int64_t taps, int64_t d, int64_t stride, int64_t phase) {
   return false;
 }
 
-// The quad planes of one image and group (xg: its first channel) for the phase rows that wide
+// The quad planes of one image and group (xg: its first channel) for the phase rows that output
 // rows [oh0, oh0 + rph - row_halo) read: [phase y][phase x][channel quad][rph][wps] int32 lanes,
 // x_zero where the padded input is outside the input (and in missing channels).
 template <class Q>
@@ -182,10 +182,40 @@ void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int64_t oh
   }
 }
 
-// The patch panel of wide pixels [rel, rel + NR) (relative to the quad planes' first row): per
-// quad (kh, kw, channel quad), NR int32 lanes copied from the quad planes.
+// One output row's run of a patch panel: `lanes` pixels from panel lane `dst`, read from lane
+// `src` of each quad plane (relative to the tap's first lane).
+struct PanelRun {
+  int64_t dst, src, lanes;
+};
+
+// The runs of output pixels [j, end) (at most NR), one per output row they touch; oh0 is the
+// quad planes' first output row.
+inline int panel_runs(const QConvPlan& pl, int64_t j, int64_t end, int64_t oh0, PanelRun* runs) {
+  const int64_t out_w = pl.p.out_w;
+  int n = 0;
+  for (int64_t px = j; px < end;) {
+    const int64_t oh = px / out_w, ow = px % out_w;
+    const int64_t lanes = min64(out_w - ow, end - px);
+    runs[n++] = PanelRun{px - j, (oh - oh0) * pl.wps + ow, lanes};
+    px += lanes;
+  }
+  return n;
+}
+
+// `bytes` from src to dst in 32-byte vectors: up to 31 bytes past both ends are read and written
+// (kQPanelCopySlack; a later run or quad overwrites what lands inside the panel).
+inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t bytes) {
+  for (int64_t i = 0; i < bytes; i += 32) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+  }
+}
+
+// The patch panel of a panel's runs: per quad (kh, kw, channel quad), each run's lanes copied
+// from the quad planes, in order.
 template <class Q>
-void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, int64_t rel, uint8_t* dst) {
+void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, const PanelRun* runs,
+                   int nruns, uint8_t* dst) {
   constexpr size_t kPanelRow = Q::kNv * Q::kLanes * 4;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t plane = rph * pl.wps * 4;
@@ -193,50 +223,30 @@ void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, int64_t 
     const int64_t py = (kh * p.dil_h) % p.stride_h, ry = (kh * p.dil_h) / p.stride_h;
     for (int64_t kw = 0; kw < p.k_w; ++kw) {
       const int64_t px = (kw * p.dil_w) % p.stride_w, rx = (kw * p.dil_w) / p.stride_w;
-      const uint8_t* src =
-          x4 + (py * p.stride_w + px) * pl.cq * plane + (ry * pl.wps + rx + rel) * 4;
+      const uint8_t* src = x4 + (py * p.stride_w + px) * pl.cq * plane + (ry * pl.wps + rx) * 4;
       for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += kPanelRow) {
-        std::memcpy(dst, src + c4 * plane, kPanelRow);
+        const uint8_t* quad = src + c4 * plane;
+        for (int r = 0; r < nruns; ++r) {
+          copy_run(dst + runs[r].dst * 4, quad + runs[r].src * 4, runs[r].lanes * 4);
+        }
       }
     }
   }
 }
 
-// The lane runs of the panel's vectors: wide pixel j + v * L + l is output (oh, ow) =
-// divmod(pixel, wps), stored when ow < out_w and the pixel is before `end`.
+// The lanes of the panel's vectors: pixels [j, end) are Y's elements j.. of each plane, so vector
+// v stores from j + v * L; the panel is contiguous when all kNv vectors are full.
 template <class Q>
-void panel_segs(const QConvPlan& pl, int64_t j, int64_t end, QSegs<Q>* segs) {
-  const int64_t out_w = pl.p.out_w;
-  int64_t oh = j / pl.wps, ow = j % pl.wps;
+QPanelSegs<Q> panel_segs(int64_t j, int64_t end) {
+  QPanelSegs<Q> segs;
+  segs.contiguous = true;
   for (int v = 0; v < Q::kNv; ++v) {
-    QSegs<Q>& s = segs[v];
-    s.count = 0;
-    bool open = false;
-    for (int l = 0; l < Q::kLanes; ++l) {
-      const int64_t px = j + v * Q::kLanes + l;
-      if (px < end && ow < out_w) {
-        const int64_t off = oh * out_w + ow - l;  // rows without skipped columns continue a run
-        if (!open || s.seg[s.count - 1].off != off) {
-          s.seg[s.count++] = QSeg{l, l, off};
-          open = true;
-        }
-        s.seg[s.count - 1].hi = l + 1;
-      } else {
-        open = false;
-      }
-      if (++ow == pl.wps) {
-        ow = 0;
-        ++oh;
-      }
-    }
+    const int64_t first = j + v * Q::kLanes;
+    const int n = static_cast<int>(max64(0, min64(Q::kLanes, end - first)));
+    segs.seg[v] = QSeg{0, n, first};
+    segs.contiguous = segs.contiguous && n == Q::kLanes;
   }
-  bool contiguous = true;
-  for (int v = 0; v < Q::kNv && contiguous; ++v) {
-    const QSeg& s = segs[v].seg[0];
-    contiguous = segs[v].count == 1 && s.lo == 0 && s.hi == Q::kLanes &&
-                 s.off == segs[0].seg[0].off + v * Q::kLanes;
-  }
-  segs[0].contiguous = contiguous;
+  return segs;
 }
 
 // --- the register tile -------------------------------------------------------------------------
@@ -252,7 +262,7 @@ struct QRows {
 
 template <class Q>
 using QConvUkernelFn = void (*)(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
-                                const QSegs<Q>* segs, const QOut<Q>& o);
+                                const QPanelSegs<Q>& segs, const QOut<Q>& o);
 
 // The depth loop of qconv_ukernel: R rows x NV vectors of accumulators, started at -x_zero * sum W
 // per row, over all kq quads of the panel `b` (NR lanes per quad) and the weight panel `a` (MR
@@ -288,7 +298,7 @@ __attribute__((noinline)) void qconv_depth_loop(int64_t kq, const uint8_t* a, co
   }
 }
 
-// The direct uint8 epilogue (QOut::direct_u8) of a contiguous panel (QSegs::contiguous): whole
+// The direct uint8 epilogue (QOut::direct_u8) of a contiguous panel (QPanelSegs::contiguous): whole
 // vectors loaded and stored at one offset, no lane runs to walk. With a shallow depth (a 1x1
 // convolution of 64 channels: 16 quads) the general epilogue, about 28 instructions an
 // accumulator, took as long as the depth loop.
@@ -321,20 +331,19 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
 // R rows x NV vectors of output: the depth loop, then the epilogue.
 template <class Q, int R, int NV>
 void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
-                   const QSegs<Q>* segs, const QOut<Q>& o) {
+                   const QPanelSegs<Q>& segs, const QOut<Q>& o) {
   int32_t start[R];
   for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
   alignas(64) typename Q::I done[R * NV];
   qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
-  if (o.direct_u8 && segs[0].contiguous) {
-    return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs[0].seg[0].off);
+  if (o.direct_u8 && segs.contiguous) {
+    return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
   }
   for (int r = 0; r < R; ++r) {
     const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
     const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
     for (int v = 0; v < NV; ++v) {
-      q_finish<Q>(o, done[r * NV + v], scale, bias, segs[v].seg, segs[v].count,
-                  rows.base + r * rows.plane);
+      q_finish<Q>(o, done[r * NV + v], scale, bias, segs.seg[v], rows.base + r * rows.plane);
     }
   }
 }
@@ -351,9 +360,9 @@ inline constexpr auto kQConvUkernels =
 
 // --- the driver --------------------------------------------------------------------------------
 
-// A task is (image, group, wide pixel block, channel block). Its quad planes are built once (and
+// A task is (image, group, pixel block, channel block). Its quad planes are built once (and
 // kept for the next task of the same image, group and block: channel blocks vary fastest); per
-// panel of NR wide pixels the patches are copied into the thread's scratch and every weight
+// panel of NR output pixels the patches are copied into the thread's scratch and every weight
 // panel of the channel block runs against them.
 template <class Q>
 void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, const QEpilogue& ep,
@@ -363,7 +372,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
   const QOut<Q> o(ep, y);
   const cpu::Conv2DParams& p = pl.p;
   uint8_t* panel = scratch;
-  uint8_t* tmp = panel + qround64(pl.kq * kNr * 4);
+  uint8_t* tmp = panel + qround64(pl.kq * kNr * 4 + kQPanelCopySlack);
   uint8_t* x4 = tmp + qround64(4 * x4_tmp_row(pl) + 64);
   const int64_t w_panel = pl.kq * kMr * Q::kWq;
   const int64_t w_group = qceil(pl.mg, kMr) * w_panel;
@@ -377,7 +386,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
     const int64_t b = t / (pl.m_blocks * pl.n_blocks * p.group);
     const int64_t m0 = mb * pl.mc, rows = min64(pl.mc, pl.mg - m0);
     const int64_t p0 = nb * pl.nc, p1 = min64(p0 + pl.nc, pl.nw);
-    const int64_t oh0 = p0 / pl.wps, rph = (p1 - 1) / pl.wps - oh0 + 1 + pl.row_halo;
+    const int64_t oh0 = p0 / p.out_w, rph = (p1 - 1) / p.out_w - oh0 + 1 + pl.row_halo;
     if (!pl.flat && built != t / pl.m_blocks) {
       build_x4<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w,
                   static_cast<uint8_t>(ep.in_zero), oh0, rph, x4, tmp);
@@ -393,10 +402,11 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         pack_flat_panel<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, j, p1,
                            static_cast<uint8_t>(ep.in_zero), panel);
       } else {
-        pack_x4_panel<Q>(pl, x4, rph, j - oh0 * pl.wps, panel);
+        PanelRun runs[kNr];
+        const int nruns = panel_runs(pl, j, min64(j + kNr, p1), oh0, runs);
+        pack_x4_panel<Q>(pl, x4, rph, runs, nruns, panel);
       }
-      QSegs<Q> segs[Q::kNv];
-      panel_segs<Q>(pl, j, p1, segs);
+      const QPanelSegs<Q> segs = panel_segs<Q>(j, p1);
       for (int64_t i = 0; i < rows; i += kMr) {
         const int64_t r = min64(kMr, rows - i);
         QRows rs = all;

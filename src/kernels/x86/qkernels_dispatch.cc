@@ -23,12 +23,12 @@ Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t m
 }
 
 // What a thread pays, in the makespan's lanes, each time it starts a pixel block: building the
-// block's quad planes (a convolution that is not flat). A block of nc wide pixels spans
-// ceil(nc / wps) + extra_rows rows of per_row lanes each. Zero for GEMMs and flat convolutions.
+// block's quad planes (a convolution that is not flat). A block of nc output pixels spans
+// ceil(nc / row) + extra_rows rows of per_row lanes each. Zero for GEMMs and flat convolutions.
 struct BlockSetup {
-  int64_t per_row = 0, wps = 1, extra_rows = 0;
+  int64_t per_row = 0, row = 1, extra_rows = 0;
   int64_t lanes(int64_t nc) const {
-    return per_row == 0 ? 0 : per_row * (ceil_div(nc, wps) + extra_rows);
+    return per_row == 0 ? 0 : per_row * (ceil_div(nc, row) + extra_rows);
   }
 };
 
@@ -99,7 +99,7 @@ int64_t phases_used(int64_t k, int64_t d, int64_t stride) {
   return used;
 }
 
-// build_x4's cost per wide row, in lanes: per used phase and channel quad, four byte rows
+// build_x4's cost per quad plane row, in lanes: per used phase and channel quad, four byte rows
 // gathered and interleaved, about 50 + 1.5 * wps cycles (from ResNet-50's stride-2 layers, where
 // rows are short and the per-row work dominates), while a lane of output costs kq / 16 cycles of
 // vpdpbusd. Ignoring it split such layers over output channels, and both threads
@@ -110,7 +110,8 @@ BlockSetup quad_plane_setup(const QConvPlan& pl) {
   const int64_t phases =
       phases_used(p.k_h, p.dil_h, p.stride_h) * phases_used(p.k_w, p.dil_w, p.stride_w);
   const int64_t cycles = phases * pl.cq * (100 + 3 * pl.wps) / 2;
-  return {std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1)), pl.wps, 1 + pl.row_halo};
+  return {std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1)),
+          std::max<int64_t>(1, p.out_w), 1 + pl.row_halo};
 }
 
 }  // namespace
@@ -130,7 +131,7 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   const int64_t wp = (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1;
   pl.wps = ceil_div(wp, p.stride_w);
   pl.row_halo = (p.k_h - 1) * p.dil_h / p.stride_h;
-  pl.nw = p.out_h * pl.wps;
+  pl.nw = p.out_h * p.out_w;
   pl.flat = p.k_h == 1 && p.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
             p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
   const int64_t m_cap =
@@ -139,19 +140,18 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   const int64_t row_bytes = p.stride_h * p.stride_w * pl.cq * pl.wps * 4;
   const int64_t rows_cap = std::max<int64_t>(1, kX4Bytes / std::max<int64_t>(row_bytes, 1));
   const Split s = split(pl.mg, pl.nw, p.batch * p.group, pl.bl.mr, pl.bl.nr, m_cap,
-                        rows_cap * pl.wps, threads, quad_plane_setup(pl));
+                        rows_cap * p.out_w, threads, quad_plane_setup(pl));
   pl.mc = s.mc;
   pl.nc = s.nc;
   pl.m_blocks = s.m_blocks;
   pl.n_blocks = s.n_blocks;
   pl.tasks = pl.mg == 0 || pl.nw == 0 ? 0 : p.batch * p.group * pl.m_blocks * pl.n_blocks;
-  // A block of nc wide pixels spans at most ceil(nc / wps) + 1 rows, plus the halo below.
-  const int64_t rph = ceil_div(pl.nc, pl.wps) + 1 + pl.row_halo;
-  // Slack: the last panel copies NR lanes from up to wps - 1 columns past a row's start.
-  // (A flat plan builds none.)
-  pl.x4_bytes = pl.flat ? 0
-                        : round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 +
-                                  (pl.wps + pl.bl.nr) * 4 + 64);
+  // A block of nc output pixels spans at most ceil(nc / out_w) + 1 rows, plus the halo below.
+  const int64_t rph = ceil_div(pl.nc, std::max<int64_t>(p.out_w, 1)) + 1 + pl.row_halo;
+  // Slack: a panel's run copies whole 32-byte vectors, up to 31 bytes past the run's end (which
+  // is within a row). (A flat plan builds none.)
+  pl.x4_bytes =
+      pl.flat ? 0 : round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 + kQPanelCopySlack);
   return pl;
 }
 
@@ -170,8 +170,8 @@ void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, u
 
 size_t qconv_scratch_bytes(const QConvPlan& plan) {
   // The patch panel, build_x4's four byte rows, the quad planes (qkernels_conv_impl.h).
-  return round64(plan.kq * plan.bl.nr * 4) + round64(4 * round_up(plan.wps, 16) + 64) +
-         plan.x4_bytes;
+  return round64(plan.kq * plan.bl.nr * 4 + kQPanelCopySlack) +
+         round64(4 * round_up(plan.wps, 16) + 64) + plan.x4_bytes;
 }
 
 void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,

@@ -165,8 +165,8 @@ void dw3x3_plane(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* 
       }
       for (int i = 0; i < u && ow < p.out_w; ++i, ow += kL) {
         const QSeg seg{0, static_cast<int>(min64(kL, p.out_w - ow)), 0};
-        q_finish<Q>(o, acc0[i], scale, bias, &seg, 1, base + oh * p.out_w + ow);
-        if (pair) q_finish<Q>(o, acc1[i], scale, bias, &seg, 1, base + (oh + 1) * p.out_w + ow);
+        q_finish<Q>(o, acc0[i], scale, bias, seg, base + oh * p.out_w + ow);
+        if (pair) q_finish<Q>(o, acc1[i], scale, bias, seg, base + (oh + 1) * p.out_w + ow);
       }
     }
     oh += pair ? 2 : 1;
@@ -223,7 +223,7 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
         }
         for (int i = 0; i < u && ow < p.out_w; ++i, ow += kL) {
           const QSeg seg{0, static_cast<int>(min64(kL, p.out_w - ow)), 0};
-          q_finish<Q>(o, acc[i], scale, bias, &seg, 1, base + oh * p.out_w + ow);
+          q_finish<Q>(o, acc[i], scale, bias, seg, base + oh * p.out_w + ow);
         }
       }
     }

@@ -129,7 +129,7 @@ void qgemm_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& 
                                     : F::zero());
     const QSeg seg{0, lanes, 0};
     for (int r = 0; r < R; ++r) {
-      q_finish<Q>(o, done[r * NV + v], scale, bias, &seg, 1, cols.base + r * cols.ldy + v * kL);
+      q_finish<Q>(o, done[r * NV + v], scale, bias, seg, cols.base + r * cols.ldy + v * kL);
     }
   }
 }
