@@ -39,6 +39,9 @@ TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
       {.cin = 16, .cout = 16, .h = 1, .w = 1, .pad = 1},
       {.cin = 300, .cout = 33, .h = 7, .w = 7, .kh = 1, .kw = 1},
       {.cin = 64, .cout = 17, .h = 7, .w = 7, .pad = 1},  // 49 pixels: a tail of one
+      // tails of 4 and 2 pixels (run with the channels in the lanes on VNNI), odd depths
+      {.cin = 20, .cout = 12, .h = 14, .w = 14, .pad = 1},
+      {.cin = 7, .cout = 9, .h = 5, .w = 10, .pad = 1},
       {.cin = 12, .cout = 24, .h = 9, .w = 50, .kh = 1, .kw = 1, .stride = 2},
       {.cin = 7, .cout = 9, .h = 10, .w = 11, .kh = 3, .kw = 3, .stride = 3, .pad = 1},
       // stride 2 over rows of several 32-byte loads with a masked end, and wide padding
@@ -193,6 +196,9 @@ TEST(X86QConvTactic, PrepackedAndThreadedMatchTheReference) {
           kQuantFloatTol, threads);
       expect_matches_reference_prepacked(
           gemm_name(isa), qconv_case({.cin = 16, .cout = 70, .h = 3, .w = 3, .pad = 1}),
+          kQuantFloatTol, threads);
+      expect_matches_reference_prepacked(
+          gemm_name(isa), qconv_case({.cin = 12, .cout = 24, .h = 7, .w = 7, .pad = 1}),
           kQuantFloatTol, threads);
       expect_matches_reference_prepacked(
           gemm_name(isa),

@@ -298,6 +298,29 @@ __attribute__((noinline)) void qconv_depth_loop(int64_t kq, const uint8_t* a, co
   }
 }
 
+// A panel's last vector holding at most this many pixels runs them one by one with the output
+// channels in the lanes (Q::pixel_dot): a 7x7 image's 49th pixel, a 14x14 image's last 4. The
+// vector tile would spend kMr broadcasts and dot products a quad on them (8 for one useful lane),
+// a third of what the 48 pixels before cost; pixel_dot spends one per pixel.
+inline constexpr int kPixelDotMaxLanes = 4;
+
+// The depth loop of that case: the same accumulators as qconv_depth_loop<Q, R, 1> in the lanes
+// [0, lanes) of out[r] (the others are never stored).
+template <class Q, int R>
+void qconv_depth_pixels(int64_t kq, const uint8_t* a, const uint8_t* b, const int32_t* start,
+                        int lanes, typename Q::I* out) {
+  constexpr int64_t kPanelRow = Q::kNv * Q::kLanes * 4;
+  int32_t start8[Q::kMr] = {};
+  for (int r = 0; r < R; ++r) start8[r] = start[r];
+  for (int l = 0; l < lanes; ++l) {
+    int32_t acc[Q::kMr];
+    Q::pixel_dot(kq, a, b + l * 4, kPanelRow, start8, acc);
+    for (int r = 0; r < R; ++r) {
+      std::memcpy(reinterpret_cast<char*>(out + r) + l * 4, &acc[r], 4);
+    }
+  }
+}
+
 // The direct uint8 epilogue (QOut::direct_u8) of a contiguous panel (QPanelSegs::contiguous): whole
 // vectors loaded and stored at one offset, no lane runs to walk. With a shallow depth (a 1x1
 // convolution of 64 channels: 16 quads) the general epilogue, about 28 instructions an
@@ -335,7 +358,15 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& 
   int32_t start[R];
   for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
   alignas(64) typename Q::I done[R * NV];
-  qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
+  if constexpr (NV == 1 && Q::kPixelDot) {
+    if (segs.seg[0].hi <= kPixelDotMaxLanes) {
+      qconv_depth_pixels<Q, R>(kq, a, b, start, segs.seg[0].hi, done);
+    } else {
+      qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
+    }
+  } else {
+    qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
+  }
   if (o.direct_u8 && segs.contiguous) {
     return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
   }

@@ -25,6 +25,8 @@ struct QVecAvx2 {
   static constexpr int kWq = kQAvx2Blocking.wq;  // (w0, w2), (w1, w3) as int16 pairs
   static constexpr int kVecBytes = 32;
   static_assert(kLanes == F::kLanes);
+  // No pixel_dot (qvec_vnni.h): the 8-lane tail of a panel is cheap enough on the 4-row tile.
+  static constexpr bool kPixelDot = false;
 
   static I set1(int32_t v) { return _mm256_set1_epi32(v); }
   static I sub(I a, I b) { return _mm256_sub_epi32(a, b); }

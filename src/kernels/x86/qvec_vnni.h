@@ -49,6 +49,33 @@ struct QVecVnni {
   using W = I;
   static W weight(const uint8_t* w) { return _mm512_set1_epi32(load32(w)); }
   static I dot_w(I acc, P x, W w) { return _mm512_dpbusd_epi32(acc, x, w); }
+  // One pixel against a weight panel, the output channels in the lanes: per quad q, the pixel's
+  // quad (at x + q * x_step) broadcast, the panel's kMr rows of quad q (32 bytes, row r in lane
+  // r) as the s8 operand. acc[r] = start[r] + sum over q; four chains hide vpdpbusd's latency.
+  static constexpr bool kPixelDot = true;
+  static_assert(kMr == 8 && kWq == 4, "a panel quad step is one 8-lane vector");
+  static void pixel_dot(int64_t kq, const uint8_t* w, const uint8_t* x, int64_t x_step,
+                        const int32_t* start, int32_t* acc) {
+    __m256i c[4] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(start)),
+                    _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+    int64_t q = 0;
+    for (; q + 4 <= kq; q += 4) {
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        c[u] = _mm256_dpbusd_epi32(
+            c[u], _mm256_set1_epi32(load32(x + (q + u) * x_step)),
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (q + u) * 32)));
+      }
+    }
+    for (; q < kq; ++q) {
+      c[0] = _mm256_dpbusd_epi32(c[0], _mm256_set1_epi32(load32(x + q * x_step)),
+                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + q * 32)));
+    }
+    const __m256i sum =
+        _mm256_add_epi32(_mm256_add_epi32(c[0], c[1]), _mm256_add_epi32(c[2], c[3]));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc), sum);
+  }
+
   // GEMM: a row's u8 quad broadcast, the s8 quads of kLanes columns of B from memory.
   static constexpr int kGemmVecBytes = 64;
   using GA = I;
