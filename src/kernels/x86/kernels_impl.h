@@ -14,6 +14,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/x86/kernels.h"
@@ -55,6 +56,23 @@ inline typename T::V load_b(const uint16_t* p) {
   return T::load_half(p);
 }
 
+// A tile's last vector with at most this many columns (a 7x7 image's 49th pixel, a 14x14 image's
+// last 4) runs them one by one with the rows in the lanes (T::pixel_dot): the vector tile would
+// spend R broadcasts and FMAs a depth step on them as on a full vector.
+inline constexpr int kPixelDotMaxCols = 4;
+
+// s[r][0], lanes [0, cols): the tile's sums, column by column (float32 B only).
+template <class T, int R>
+void pixel_columns(int64_t kc, const float* a, const float* b, int cols, typename T::V (&s)[R][1]) {
+  alignas(64) float out[R][T::kLanes] = {};
+  for (int l = 0; l < cols; ++l) {
+    float acc[T::kMr];
+    T::pixel_dot(kc, a, b + l, T::kNv * T::kLanes, acc);
+    for (int r = 0; r < R; ++r) out[r][l] = acc[r];
+  }
+  for (int r = 0; r < R; ++r) s[r][0] = T::loadu(out[r]);
+}
+
 // c[R x NV vectors] (+)= a-panel x b-panel over kc steps; on the last depth block (ep != null) the
 // epilogue runs before the store. Only `last_lanes` lanes of the last vector are read or written.
 template <class T, class TB, int R, int NV>
@@ -64,14 +82,29 @@ void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int
   constexpr int kL = T::kLanes;
   constexpr int kMr = T::kMr;
   constexpr int kNr = T::kNv * kL;
+  if constexpr (NV > 1 && T::kPixelDot && std::is_same_v<TB, float>) {
+    if (last_lanes <= kPixelDotMaxCols) {  // the full vectors, then the short one column-wise
+      ukernel<T, TB, R, NV - 1>(kc, a, b, c, ldc, kL, accumulate, ep, row, col);
+      ukernel<T, TB, R, 1>(kc, a, b + (NV - 1) * kL, c + (NV - 1) * kL, ldc, last_lanes, accumulate,
+                           ep, row, col + (NV - 1) * kL);
+      return;
+    }
+  }
   V s[R][NV];
+  bool summed = false;
+  if constexpr (NV == 1 && T::kPixelDot && std::is_same_v<TB, float>) {
+    if (last_lanes <= kPixelDotMaxCols) {
+      pixel_columns<T, R>(kc, a, b, last_lanes, s);
+      summed = true;
+    }
+  }
 #pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
+  for (int r = 0; r < R && !summed; ++r) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) s[r][v] = T::zero();
   }
 #pragma GCC unroll 2
-  for (int64_t p = 0; p < kc; ++p) {
+  for (int64_t p = 0; p < kc && !summed; ++p) {
     V bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = load_b<T>(b + v * kL);

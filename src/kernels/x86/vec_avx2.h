@@ -18,6 +18,9 @@ struct VecAvx2 {
   static constexpr int kMr = kAvx2Blocking.mr;
   static constexpr int kNv = kAvx2Blocking.nr / kAvx2Blocking.lanes;
 
+  // No pixel_dot (vec_avx512.h): the A panel's 6 rows are not one vector.
+  static constexpr bool kPixelDot = false;
+
   static V zero() { return _mm256_setzero_ps(); }
   static V set1(float x) { return _mm256_set1_ps(x); }
   static V loadu(const float* p) { return _mm256_loadu_ps(p); }

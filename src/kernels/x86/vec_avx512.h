@@ -18,6 +18,28 @@ struct VecAvx512 {
   static constexpr int kMr = kAvx512Blocking.mr;
   static constexpr int kNv = kAvx512Blocking.nr / kAvx512Blocking.lanes;
 
+  // One column of B against an A panel, the panel's kMr = 8 rows in the lanes of one 8-float
+  // vector: acc[r] = sum over p of a[p * 8 + r] * b[p * b_step], in four chains (for a tile's
+  // last few columns; see kernels_impl.h's pixel_columns).
+  static constexpr bool kPixelDot = true;
+  static_assert(kMr == 8, "an A panel step is one 8-float vector");
+  static void pixel_dot(int64_t kc, const float* a, const float* b, int64_t b_step, float* acc) {
+    __m256 c[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(),
+                   _mm256_setzero_ps()};
+    int64_t p = 0;
+    for (; p + 4 <= kc; p += 4) {
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        c[u] = _mm256_fmadd_ps(_mm256_loadu_ps(a + (p + u) * 8),
+                               _mm256_set1_ps(b[(p + u) * b_step]), c[u]);
+      }
+    }
+    for (; p < kc; ++p) {
+      c[0] = _mm256_fmadd_ps(_mm256_loadu_ps(a + p * 8), _mm256_set1_ps(b[p * b_step]), c[0]);
+    }
+    _mm256_storeu_ps(acc, _mm256_add_ps(_mm256_add_ps(c[0], c[1]), _mm256_add_ps(c[2], c[3])));
+  }
+
   static V zero() { return _mm512_setzero_ps(); }
   static V set1(float x) { return _mm512_set1_ps(x); }
   static V loadu(const float* p) { return _mm512_loadu_ps(p); }
