@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 
 #include "base/cpu_features.h"
 #include "kernels/conv_cases.h"
@@ -159,6 +161,40 @@ TEST(X86FusedConvTactic, EveryActivationWithAndWithoutBiasAndResidual) {
           }
         }
       }
+    }
+  }
+}
+
+// The epilogue's activations past the ranges their approximations clamp to: a residual of
+// specials (large, past exp's range, infinite, NaN) reaches the activation next to the 1x1
+// convolution's O(1) sum.
+TEST(X86FusedConvTactic, ActivationsAtTheExtremes) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {90.0f,
+                            -90.0f,
+                            87.5f,
+                            -87.5f,
+                            88.9f,
+                            -104.5f,
+                            120.0f,
+                            -120.0f,
+                            1e30f,
+                            -1e30f,
+                            inf,
+                            -inf,
+                            std::numeric_limits<float>::quiet_NaN()};
+  const ConvGeom g{.cin = 4, .cout = 3, .h = 4, .w = 5, .kh = 1, .kw = 1};
+  for (const std::string& isa : isas) {
+    for (const ActCase& act : fused_activations()) {
+      SCOPED_TRACE(act.name);
+      OpCase c = fused_conv_case(g, true, true, act.name, act.params);
+      float* z = c.inputs.back().tensor->data<float>();
+      for (size_t i = 0; i < std::size(specials); ++i) z[i * 4 + 1] = specials[i];
+      // The reference's HardSigmoid maps NaN to 1 (std::min(1, NaN) is 1), the kernels keep NaN.
+      if (act.name == "HardSigmoid") z[(std::size(specials) - 1) * 4 + 1] = 0.5f;
+      expect_matches_reference(name("gemm1x1", isa, true), c, kActTol);
     }
   }
 }
