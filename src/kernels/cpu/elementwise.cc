@@ -43,8 +43,7 @@ void unary(const UnaryParams& p, const float* x, float* y, int64_t n) {
     case UnaryKind::kAbs:
       return map(x, y, n, [](float v) { return std::fabs(v); });
     case UnaryKind::kHardSigmoid:
-      return map(x, y, n,
-                 [=](float v) { return std::max(0.0f, std::min(1.0f, alpha * v + beta)); });
+      return map(x, y, n, [=](float v) { return std::clamp(alpha * v + beta, 0.0f, 1.0f); });
     case UnaryKind::kHardSwish:
       return map(x, y, n,
                  [](float v) { return v * std::max(0.0f, std::min(1.0f, v / 6.0f + 0.5f)); });

@@ -19,7 +19,7 @@ enum class UnaryKind {
   kSqrt,
   kNeg,
   kAbs,
-  kHardSigmoid,  // max(0, min(1, alpha * x + beta))
+  kHardSigmoid,  // max(0, min(1, alpha * x + beta)); NaN stays NaN
   kHardSwish,    // x * max(0, min(1, x / 6 + 0.5))
   kLeakyRelu,    // x < 0 ? alpha * x : x
   kClip,         // min(max(x, alpha), beta); NaN stays NaN

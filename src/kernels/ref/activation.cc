@@ -76,7 +76,7 @@ float apply_activation(const ActivationParams& p, float x) {
     case Activation::kHardSwish:
       return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f));
     case Activation::kHardSigmoid:
-      return std::max(0.0f, std::min(1.0f, p.alpha * x + p.beta));
+      return std::clamp(p.alpha * x + p.beta, 0.0f, 1.0f);  // NaN stays NaN
     case Activation::kGelu:
       return 0.5f * x * (1.0f + std::erf(x / std::numbers::sqrt2_v<float>));
     case Activation::kTanh:

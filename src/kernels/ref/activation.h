@@ -17,7 +17,7 @@ enum class Activation {
   kSigmoid,      // 1 / (1 + exp(-x))
   kSilu,         // x * sigmoid(x)
   kHardSwish,    // x * max(0, min(1, x / 6 + 0.5))
-  kHardSigmoid,  // max(0, min(1, alpha * x + beta))
+  kHardSigmoid,  // max(0, min(1, alpha * x + beta)); NaN stays NaN
   kGelu,         // 0.5 * x * (1 + erf(x / sqrt(2)))
   kTanh,
 };

@@ -171,7 +171,7 @@ void activation_op(const UnaryParams& p, const T* x, T* y, int64_t n) {
     case UnaryOp::kMish:
       return map(x, y, n, [](A v) { return v * std::tanh(softplus(v)); });
     case UnaryOp::kHardSigmoid:
-      return map(x, y, n, [=](A v) { return std::max(A(0), std::min(A(1), alpha * v + beta)); });
+      return map(x, y, n, [=](A v) { return std::clamp(alpha * v + beta, A(0), A(1)); });
     case UnaryOp::kHardSwish:
       return map(x, y, n,
                  [](A v) { return v * std::max(A(0), std::min(A(1), v / A(6) + A(0.5))); });

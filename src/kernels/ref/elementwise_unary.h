@@ -46,7 +46,7 @@ enum class UnaryOp {
   kCelu,             // max(0, x) + min(0, alpha * (exp(x / alpha) - 1))
   kThresholdedRelu,  // x > alpha ? x : 0
   kMish,             // x * tanh(softplus(x))
-  kHardSigmoid,      // max(0, min(1, alpha * x + beta))
+  kHardSigmoid,      // max(0, min(1, alpha * x + beta)); NaN stays NaN
   kHardSwish,        // x * max(0, min(1, x / 6 + 0.5))
   kLeakyRelu,        // x < 0 ? alpha * x : x
   kGelu,             // 0.5 * x * (1 + erf(x / sqrt(2)))
