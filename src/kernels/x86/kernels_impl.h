@@ -73,8 +73,34 @@ void pixel_columns(int64_t kc, const float* a, const float* b, int cols, typenam
   for (int r = 0; r < R; ++r) s[r][0] = T::loadu(out[r]);
 }
 
-// c[R x NV vectors] (+)= a-panel x b-panel over kc steps; on the last depth block (ep != null) the
-// epilogue runs before the store. Only `last_lanes` lanes of the last vector are read or written.
+// c[R x NV vectors] (+)= s, then on the last depth block (ep != null) the epilogue, then the
+// store. Only `last_lanes` lanes of the last vector are read or written.
+template <class T, int R, int NV>
+inline __attribute__((always_inline)) void store_tile(typename T::V (&s)[R][NV], float* c,
+                                                      int64_t ldc, int last_lanes, bool accumulate,
+                                                      const Epilogue* ep, int64_t row,
+                                                      int64_t col) {
+  constexpr int kL = T::kLanes;
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      const int lanes = v == NV - 1 ? last_lanes : kL;
+      float* cp = c + r * ldc + v * kL;
+      typename T::V x = s[r][v];
+      if (accumulate) x = T::add(x, lanes == kL ? T::loadu(cp) : T::load_n(cp, lanes));
+      if (ep != nullptr) x = finish_v<T>(*ep, x, row + r, col + v * kL, lanes);
+      if (lanes == kL) {
+        T::storeu(cp, x);
+      } else {
+        T::store_n(cp, x, lanes);
+      }
+    }
+  }
+}
+
+// c[R x NV vectors] (+)= a-panel x b-panel over kc steps, stored by store_tile. A last vector of
+// at most kPixelDotMaxCols columns is summed column by column (pixel_columns).
 template <class T, class TB, int R, int NV>
 void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int last_lanes,
              bool accumulate, const Epilogue* ep, int64_t row, int64_t col) {
@@ -82,29 +108,28 @@ void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int
   constexpr int kL = T::kLanes;
   constexpr int kMr = T::kMr;
   constexpr int kNr = T::kNv * kL;
-  if constexpr (NV > 1 && T::kPixelDot && std::is_same_v<TB, float>) {
-    if (last_lanes <= kPixelDotMaxCols) {  // the full vectors, then the short one column-wise
-      ukernel<T, TB, R, NV - 1>(kc, a, b, c, ldc, kL, accumulate, ep, row, col);
-      ukernel<T, TB, R, 1>(kc, a, b + (NV - 1) * kL, c + (NV - 1) * kL, ldc, last_lanes, accumulate,
-                           ep, row, col + (NV - 1) * kL);
+  if constexpr (T::kPixelDot && std::is_same_v<TB, float>) {
+    if (last_lanes <= kPixelDotMaxCols) {
+      if constexpr (NV > 1) {  // the full vectors, then the short one
+        ukernel<T, TB, R, NV - 1>(kc, a, b, c, ldc, kL, accumulate, ep, row, col);
+        ukernel<T, TB, R, 1>(kc, a, b + (NV - 1) * kL, c + (NV - 1) * kL, ldc, last_lanes,
+                             accumulate, ep, row, col + (NV - 1) * kL);
+      } else {
+        V s[R][1];
+        pixel_columns<T, R>(kc, a, b, last_lanes, s);
+        store_tile<T, R, 1>(s, c, ldc, last_lanes, accumulate, ep, row, col);
+      }
       return;
     }
   }
   V s[R][NV];
-  bool summed = false;
-  if constexpr (NV == 1 && T::kPixelDot && std::is_same_v<TB, float>) {
-    if (last_lanes <= kPixelDotMaxCols) {
-      pixel_columns<T, R>(kc, a, b, last_lanes, s);
-      summed = true;
-    }
-  }
 #pragma GCC unroll 16
-  for (int r = 0; r < R && !summed; ++r) {
+  for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) s[r][v] = T::zero();
   }
 #pragma GCC unroll 2
-  for (int64_t p = 0; p < kc && !summed; ++p) {
+  for (int64_t p = 0; p < kc; ++p) {
     V bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = load_b<T>(b + v * kL);
@@ -117,22 +142,7 @@ void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int
     a += kMr;
     b += kNr;
   }
-#pragma GCC unroll 16
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      const int lanes = v == NV - 1 ? last_lanes : kL;
-      float* cp = c + r * ldc + v * kL;
-      V x = s[r][v];
-      if (accumulate) x = T::add(x, lanes == kL ? T::loadu(cp) : T::load_n(cp, lanes));
-      if (ep != nullptr) x = finish_v<T>(*ep, x, row + r, col + v * kL, lanes);
-      if (lanes == kL) {
-        T::storeu(cp, x);
-      } else {
-        T::store_n(cp, x, lanes);
-      }
-    }
-  }
+  store_tile<T, R, NV>(s, c, ldc, last_lanes, accumulate, ep, row, col);
 }
 
 template <class T, class TB, int... I>
