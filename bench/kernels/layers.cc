@@ -162,13 +162,22 @@ Result<BenchLayer> matmul(const char* name, int64_t m, int64_t k, int64_t n) {
 }
 
 constexpr ConvShape kConvs[] = {
-    {"resnet50", 3, 64, 224, 7, 2, 1},       {"resnet50", 64, 64, 56, 3, 1, 1},
-    {"resnet50", 64, 64, 56, 1, 1, 1},       {"resnet50", 64, 256, 56, 1, 1, 1},
-    {"resnet50", 256, 64, 56, 1, 1, 1},      {"resnet50", 128, 128, 56, 3, 2, 1},
-    {"resnet50", 128, 128, 28, 3, 1, 1},     {"resnet50", 256, 256, 14, 3, 1, 1},
-    {"resnet50", 1024, 256, 14, 1, 1, 1},    {"resnet50", 512, 512, 7, 3, 1, 1},
-    {"resnet50", 2048, 512, 7, 1, 1, 1},     {"mobilenet_v2", 144, 144, 56, 3, 1, 144},
-    {"mobilenet_v2", 96, 96, 112, 3, 2, 96}, {"mobilenet_v2", 960, 960, 7, 3, 1, 960},
+    {"resnet50", 3, 64, 224, 7, 2, 1},    {"resnet50", 64, 64, 56, 3, 1, 1},
+    {"resnet50", 64, 64, 56, 1, 1, 1},    {"resnet50", 64, 256, 56, 1, 1, 1},
+    {"resnet50", 256, 64, 56, 1, 1, 1},   {"resnet50", 128, 128, 56, 3, 2, 1},
+    {"resnet50", 128, 128, 28, 3, 1, 1},  {"resnet50", 256, 256, 14, 3, 1, 1},
+    {"resnet50", 1024, 256, 14, 1, 1, 1}, {"resnet50", 512, 512, 7, 3, 1, 1},
+    {"resnet50", 2048, 512, 7, 1, 1, 1},
+};
+
+// Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's 5x5 ones (FP32).
+constexpr ConvShape kDepthwise[] = {
+    {"mobilenet_v2", 32, 32, 112, 3, 1, 32},      {"mobilenet_v2", 96, 96, 112, 3, 2, 96},
+    {"mobilenet_v2", 144, 144, 56, 3, 1, 144},    {"mobilenet_v2", 144, 144, 56, 3, 2, 144},
+    {"mobilenet_v2", 192, 192, 28, 3, 1, 192},    {"mobilenet_v2", 192, 192, 28, 3, 2, 192},
+    {"mobilenet_v2", 384, 384, 14, 3, 1, 384},    {"mobilenet_v2", 576, 576, 14, 3, 2, 576},
+    {"mobilenet_v2", 960, 960, 7, 3, 1, 960},     {"efficientnet_b0", 240, 240, 28, 5, 1, 240},
+    {"efficientnet_b0", 672, 672, 14, 5, 2, 672}, {"efficientnet_b0", 1152, 1152, 7, 5, 1, 1152},
 };
 
 // Every distinct convolution of ResNet-50 (torchvision v1.5: the stride on the 3x3 convolutions),
@@ -210,6 +219,10 @@ constexpr ConvShape kMobileNetPointwise[] = {
 Result<std::vector<BenchLayer>> bench_layers() {
   std::vector<BenchLayer> out;
   for (const ConvShape& s : kConvs) {
+    KILN_ASSIGN_OR_RETURN(BenchLayer l, fused_conv(s));
+    out.push_back(std::move(l));
+  }
+  for (const ConvShape& s : kDepthwise) {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, fused_conv(s));
     out.push_back(std::move(l));
   }

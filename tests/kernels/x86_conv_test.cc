@@ -100,6 +100,45 @@ TEST(X86ConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
   }
 }
 
+// The depthwise kernel splits the input into stride_h x stride_w phase planes and runs over a
+// "wide" output grid: strides 3 and (2, 1), windows whose tap count is neither 9 nor 25, planes
+// from one pixel to several hundred vectors, channel multipliers.
+TEST(X86ConvTactic, DepthwisePhasePlanesForEveryStrideAndWindow) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  struct Case {
+    std::vector<int64_t> x, kernel, strides, pads, dilations;
+    int64_t mult;
+  };
+  const Case cases[] = {
+      {{1, 3, 11, 13}, {3, 3}, {3, 3}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{2, 2, 9, 10}, {3, 2}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2},
+      {{1, 4, 8, 17}, {2, 3}, {1, 3}, {0, 2, 1, 0}, {2, 1}, 1},
+      {{1, 2, 61, 45}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1},
+      {{1, 3, 37, 50}, {5, 5}, {2, 2}, {2, 2, 2, 2}, {1, 1}, 1},
+      {{1, 5, 1, 1}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 3},
+      {{1, 2, 30, 33}, {7, 7}, {4, 4}, {3, 3, 3, 3}, {1, 1}, 1},
+  };
+  for (const std::string& isa : isas) {
+    for (const Case& k : cases) {
+      const int64_t c = k.x[1];
+      OpCase d;
+      d.op_type = "Conv";
+      d.attrs = attrs({{"kernel_shape", Ints(k.kernel)},
+                       {"strides", Ints(k.strides)},
+                       {"pads", Ints(k.pads)},
+                       {"dilations", Ints(k.dilations)},
+                       {"group", c}});
+      d.inputs = {in(random_f32(Dims(k.x), 21)),
+                  constant(random_f32({c * k.mult, 1, k.kernel[0], k.kernel[1]}, 22)),
+                  constant(random_f32({c * k.mult}, 23))};
+      SCOPED_TRACE(fmt::format("x [{}] kernel [{}] strides [{}]", fmt::join(k.x, ","),
+                               fmt::join(k.kernel, ","), fmt::join(k.strides, ",")));
+      expect_matches_reference(name("depthwise", isa), d, kConvTol);
+    }
+  }
+}
+
 TEST(X86ConvTactic, AutoPadAsymmetricPadsAndOneDimensional) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);

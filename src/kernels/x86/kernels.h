@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/conv.h"
 #include "kernels/ref/activation.h"
@@ -99,14 +100,19 @@ void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed
 
 // --- depthwise convolution -------------------------------------------------------------------
 // group == in_c and one input channel per group (out_c = in_c * multiplier). Each task is one
-// output plane: the input plane is copied into a zero-padded scratch plane, then output rows are
-// computed a vector of output columns at a time (strided loads for stride 2).
+// output plane, computed over a "wide" grid whose every tap is one load at a fixed offset from
+// the output lane (kernels_dw_impl.h): the zero-padded input plane is split into stride_h x
+// stride_w phase planes of hq x wq, and output (oh, ow) is lane oh * wq + ow of the grid.
 
 struct DepthwisePlan {
   Isa isa = Isa::kAvx512;
   cpu::Conv2DParams p;
-  int64_t hp = 0, wp = 0;  // the padded plane
-  int64_t tasks = 0;       // batch * out_c
+  int64_t hq = 0, wq = 0;       // one phase plane
+  int64_t phase_floats = 0;     // from one phase plane to the next (with the slack reads need)
+  int64_t vectors = 0;          // of the wide grid [out_h x wq]
+  std::vector<int64_t> taps;    // per tap kh * k_w + kw: its input's offset from the lane
+  std::vector<uint32_t> masks;  // per vector of the grid: the lanes that are output pixels
+  int64_t tasks = 0;            // batch * out_c
 };
 bool is_depthwise(const cpu::Conv2DParams& p);
 DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p);

@@ -112,21 +112,39 @@ bool is_depthwise(const cpu::Conv2DParams& p) {
 }
 
 DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p) {
+  const int64_t lanes = blocking(isa).lanes;
+  const PaddedPlane plane = padded_plane(p);
   DepthwisePlan pl;
   pl.isa = isa;
   pl.p = p;
-  const PaddedPlane plane = padded_plane(p);
-  pl.hp = plane.h;
-  pl.wp = plane.w;
+  pl.hq = ceil_div(plane.h, p.stride_h);
+  pl.wq = ceil_div(plane.w, p.stride_w);
+  // Past the plane: the lanes beyond the last output pixel read up to a vector and a row on,
+  // and the last row's zero tail (kernels_dw_impl.h) reaches up to a vector on.
+  pl.phase_floats = round_up(pl.hq * pl.wq + pl.wq + lanes, lanes);
+  pl.vectors = ceil_div(p.out_h * pl.wq, lanes);
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    for (int64_t kw = 0; kw < p.k_w; ++kw) {
+      const int64_t r = kh * p.dil_h, c = kw * p.dil_w;
+      const int64_t phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
+      pl.taps.push_back(phase * pl.phase_floats + r / p.stride_h * pl.wq + c / p.stride_w);
+    }
+  }
+  for (int64_t v = 0; v < pl.vectors; ++v) {
+    uint32_t mask = 0;
+    for (int64_t l = 0; l < lanes; ++l) {
+      const int64_t q = v * lanes + l;
+      if (q < p.out_h * pl.wq && q % pl.wq < p.out_w) mask |= 1u << l;
+    }
+    pl.masks.push_back(mask);
+  }
   pl.tasks = p.out_h * p.out_w == 0 ? 0 : p.batch * p.out_c;
   return pl;
 }
 
 size_t depthwise_scratch_floats(const DepthwisePlan& plan) {
-  // Slack for the last row's loads: up to 4 vectors of output columns past the last one, each
-  // reading up to 2 vectors' worth of input at stride 2 (a gather reads less).
-  const int64_t lanes = blocking(plan.isa).lanes;
-  return static_cast<size_t>(plan.hp * plan.wp + 6 * lanes * std::max<int64_t>(plan.p.stride_w, 2));
+  // Two sets of phase planes (the next channel's are filled while this one's are read).
+  return static_cast<size_t>(2 * plan.p.stride_h * plan.p.stride_w * plan.phase_floats);
 }
 
 void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w, const Epilogue& ep,

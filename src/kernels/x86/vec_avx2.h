@@ -4,6 +4,7 @@
 
 #include <immintrin.h>
 
+#include <array>
 #include <cstdint>
 
 #include "kernels/x86/kernels.h"
@@ -46,12 +47,28 @@ struct VecAvx2 {
     const __m256 s = _mm256_shuffle_ps(a, b, 0x88);  // a0 a2 b0 b2 a4 a6 b4 b6
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
   }
-  static V load_strided(const float* p, int64_t stride) {
-    if (stride == 1) return loadu(p);
-    if (stride == 2) return even(loadu(p), loadu(p + 8));
-    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
-                                           _mm256_set1_epi32(static_cast<int32_t>(stride)));
-    return _mm256_i32gather_ps(p, idx, 4);
+  // Lanes 1, 3, 5, ... of the 16 floats a then b.
+  static V odd(V a, V b) {
+    const __m256 s = _mm256_shuffle_ps(a, b, 0xDD);  // a1 a3 b1 b3 a5 a7 b5 b7
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(s), 0xD8));
+  }
+  // The lanes whose bit is set in `mask` (8 bits), moved down to lanes 0, 1, ... in order (the rest
+  // are copies, for the caller to ignore): AVX2 has no compress, so a table gives each mask's
+  // permutation, 3 bits a lane.
+  static V compress(V v, uint32_t mask) {
+    static constexpr auto kPerm = [] {
+      std::array<uint32_t, 256> t{};
+      for (uint32_t m = 0; m < 256; ++m) {
+        uint32_t lane = 0;
+        for (uint32_t i = 0; i < 8; ++i) {
+          if ((m >> i & 1u) != 0) t[m] |= i << (3 * lane++);
+        }
+      }
+      return t;
+    }();
+    const __m256i idx = _mm256_srlv_epi32(_mm256_set1_epi32(static_cast<int32_t>(kPerm[mask])),
+                                          _mm256_setr_epi32(0, 3, 6, 9, 12, 15, 18, 21));
+    return _mm256_permutevar8x32_ps(v, idx);
   }
 
   static V add(V a, V b) { return _mm256_add_ps(a, b); }

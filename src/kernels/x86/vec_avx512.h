@@ -64,14 +64,16 @@ struct VecAvx512 {
     const __m512i idx = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
     return _mm512_permutex2var_ps(a, idx, b);
   }
-  // Lane i from p[i * stride] (stride >= 1); reads up to p[(kLanes - 1) * stride].
-  static V load_strided(const float* p, int64_t stride) {
-    if (stride == 1) return loadu(p);
-    if (stride == 2) return even(loadu(p), loadu(p + 16));
-    const __m512i idx =
-        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                           _mm512_set1_epi32(static_cast<int32_t>(stride)));
-    return _mm512_i32gather_ps(idx, p, 4);
+  // Lanes 1, 3, 5, ... of the 32 floats a then b.
+  static V odd(V a, V b) {
+    const __m512i idx = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+    return _mm512_permutex2var_ps(a, idx, b);
+  }
+  // The lanes whose bit is set in `mask`, moved down to lanes 0, 1, ... in order (the rest: zero;
+  // callers ignore them).
+  // The register form: the one with a memory destination is microcoded on AMD Zen 4.
+  static V compress(V v, uint32_t mask) {
+    return _mm512_maskz_compress_ps(static_cast<__mmask16>(mask), v);
   }
 
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
