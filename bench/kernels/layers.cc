@@ -12,6 +12,7 @@ namespace {
 struct ConvShape {
   const char* model;
   int64_t c, k, hw, kernel, stride, group;
+  const char* activation = "Relu";  // fused_conv's
 };
 
 Tensor ramp(Dims dims, float scale) {
@@ -81,7 +82,7 @@ Result<BenchLayer> fused_conv(const ConvShape& s) {
   n.attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
   n.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
   n.attrs.set("group", s.group);
-  n.attrs.set("activation", std::string("Relu"));
+  n.attrs.set("activation", std::string(s.activation));
   g->nodes.push_back(std::move(n));
   const double flops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
                        static_cast<double>(out_hw * out_hw);
@@ -170,14 +171,22 @@ constexpr ConvShape kConvs[] = {
     {"resnet50", 2048, 512, 7, 1, 1, 1},
 };
 
-// Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's 5x5 ones (FP32).
+// Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's first and 5x5 ones
+// (FP32), the latter with EfficientNet's SiLU.
 constexpr ConvShape kDepthwise[] = {
-    {"mobilenet_v2", 32, 32, 112, 3, 1, 32},      {"mobilenet_v2", 96, 96, 112, 3, 2, 96},
-    {"mobilenet_v2", 144, 144, 56, 3, 1, 144},    {"mobilenet_v2", 144, 144, 56, 3, 2, 144},
-    {"mobilenet_v2", 192, 192, 28, 3, 1, 192},    {"mobilenet_v2", 192, 192, 28, 3, 2, 192},
-    {"mobilenet_v2", 384, 384, 14, 3, 1, 384},    {"mobilenet_v2", 576, 576, 14, 3, 2, 576},
-    {"mobilenet_v2", 960, 960, 7, 3, 1, 960},     {"efficientnet_b0", 240, 240, 28, 5, 1, 240},
-    {"efficientnet_b0", 672, 672, 14, 5, 2, 672}, {"efficientnet_b0", 1152, 1152, 7, 5, 1, 1152},
+    {"mobilenet_v2", 32, 32, 112, 3, 1, 32},
+    {"mobilenet_v2", 96, 96, 112, 3, 2, 96},
+    {"mobilenet_v2", 144, 144, 56, 3, 1, 144},
+    {"mobilenet_v2", 144, 144, 56, 3, 2, 144},
+    {"mobilenet_v2", 192, 192, 28, 3, 1, 192},
+    {"mobilenet_v2", 192, 192, 28, 3, 2, 192},
+    {"mobilenet_v2", 384, 384, 14, 3, 1, 384},
+    {"mobilenet_v2", 576, 576, 14, 3, 2, 576},
+    {"mobilenet_v2", 960, 960, 7, 3, 1, 960},
+    {"efficientnet_b0", 32, 32, 112, 3, 1, 32, "Silu"},
+    {"efficientnet_b0", 240, 240, 28, 5, 1, 240, "Silu"},
+    {"efficientnet_b0", 672, 672, 14, 5, 2, 672, "Silu"},
+    {"efficientnet_b0", 1152, 1152, 7, 5, 1, 1152, "Silu"},
 };
 
 // Every distinct convolution of ResNet-50 (torchvision v1.5: the stride on the 3x3 convolutions),

@@ -94,24 +94,32 @@ inline __attribute__((always_inline)) void depthwise_block(const DepthwiseGrid& 
 }
 
 // The output pixels among U wide vectors, compressed to Y's order (from pixel *o on), through
-// the epilogue.
+// the epilogue (the activation for all U at once: see activate_n).
 template <class T, int U>
 inline __attribute__((always_inline)) void depthwise_store(const DepthwiseGrid& g,
                                                            const Epilogue& e, int64_t oc,
                                                            int64_t v0, const typename T::V* acc,
                                                            float* yo, int64_t* o) {
   constexpr int kL = T::kLanes;
+  typename T::V v[U];
+  int n[U];
+  int64_t at = *o;
 #pragma GCC unroll 8
   for (int u = 0; u < U; ++u) {
     const uint32_t mask = g.masks[v0 + u];
-    const int n = std::popcount(mask);
-    const typename T::V v = finish_v<T>(e, T::compress(acc[u], mask), oc, *o, n);
-    if (n == kL) {
-      T::storeu(yo + *o, v);
+    n[u] = std::popcount(mask);
+    v[u] = finish_linear_v<T>(e, T::compress(acc[u], mask), oc, at, n[u]);
+    at += n[u];
+  }
+  activate_n<T, U>(e, v);
+#pragma GCC unroll 8
+  for (int u = 0; u < U; ++u) {
+    if (n[u] == kL) {
+      T::storeu(yo + *o, v[u]);
     } else {
-      T::store_n(yo + *o, v, n);
+      T::store_n(yo + *o, v[u], n[u]);
     }
-    *o += n;
+    *o += n[u];
   }
 }
 

@@ -86,14 +86,21 @@ inline __attribute__((always_inline)) void store_tile(typename T::V (&s)[R][NV],
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       const int lanes = v == NV - 1 ? last_lanes : kL;
+      const float* cp = c + r * ldc + v * kL;
+      if (accumulate) s[r][v] = T::add(s[r][v], lanes == kL ? T::loadu(cp) : T::load_n(cp, lanes));
+      if (ep != nullptr) s[r][v] = finish_linear_v<T>(*ep, s[r][v], row + r, col + v * kL, lanes);
+    }
+  }
+  if (ep != nullptr) activate_n<T, R * NV>(*ep, &s[0][0]);
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
       float* cp = c + r * ldc + v * kL;
-      typename T::V x = s[r][v];
-      if (accumulate) x = T::add(x, lanes == kL ? T::loadu(cp) : T::load_n(cp, lanes));
-      if (ep != nullptr) x = finish_v<T>(*ep, x, row + r, col + v * kL, lanes);
-      if (lanes == kL) {
-        T::storeu(cp, x);
+      if (v < NV - 1 || last_lanes == kL) {
+        T::storeu(cp, s[r][v]);
       } else {
-        T::store_n(cp, x, lanes);
+        T::store_n(cp, s[r][v], last_lanes);
       }
     }
   }
