@@ -85,6 +85,11 @@ struct ConvGemmPlan {
   // Flat plans pack B a block of flat_cols columns (a multiple of nr) at a time, one channel's
   // pixels in one pass (conv_gemm_scratch_floats sizes the block).
   int64_t flat_cols = 0;
+  // Flat plans with few columns a task (7x7 planes): B packed once over the whole depth, then each
+  // MR-row weight panel read once, front to back, for all the task's columns. Depth blocks would
+  // read every panel in short pieces, once per column panel, which the prefetchers follow poorly
+  // when the weights come from memory (a network's do: 1.2x slower than a lone layer's).
+  bool whole_depth = false;
 };
 
 ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads);

@@ -188,6 +188,18 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
     if (e.row_bias != nullptr) e.row_bias += g * pl.mg;
     if (e.addend != nullptr) e.addend += (b * p.out_c + g * pl.mg) * e.addend_rs;
     const float* wg = packed_w + g * w_group + (m0 / kMr) * pl.kdim * kMr;
+    if (pl.whole_depth) {  // B once; each weight panel once, over all of B's column panels
+      pack_flat_block<T>(xg, pl.n, 0, pl.kdim, n0, cols, scratch);
+      for (int64_t i = 0; i < rows; i += kMr) {
+        for (int64_t j = 0; j < cols; j += kNr) {
+          column_panel<T>(pl.kdim, min64(kMr, rows - i), min64(kNr, cols - j),
+                          wg + (i / kMr) * pl.kdim * kMr, pl.kdim * kMr,
+                          scratch + (j / kNr) * pl.kdim * kNr, yg + (m0 + i) * pl.n + n0 + j, pl.n,
+                          false, &e, m0 + i, n0 + j);
+        }
+      }
+      continue;
+    }
     if (pl.flat) {  // per column sub-block: per depth step, pack the block, run its panels
       for (int64_t j0 = 0; j0 < cols; j0 += pl.flat_cols) {
         const int64_t jw = min64(pl.flat_cols, cols - j0);

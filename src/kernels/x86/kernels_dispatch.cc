@@ -31,7 +31,9 @@ Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int th
   for (int iter = 0; iter < 64 && threads > 1; ++iter) {
     const int64_t tasks = units * s.m_blocks * s.n_blocks;
     if (tasks >= threads && (tasks % threads == 0 || tasks >= 4 * threads)) break;
-    if (s.nc > bl.nr) {
+    // Few columns (a 7x7 plane's 49) split into 32 + 17 would leave one thread twice the work.
+    const bool few_columns = n <= 2 * bl.nr && s.mc > bl.mr;
+    if (s.nc > bl.nr && !few_columns) {
       const Blocks b = even_blocks(n, s.n_blocks + 1, bl.nr);
       s.nc = b.size;
       s.n_blocks = b.count;
@@ -76,6 +78,8 @@ ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads) {
   pl.depth_inner = pl.mc * pl.kdim <= kL2BlockFloats;
   pl.flat_cols =
       std::min(pl.nc, std::max(pl.bl.nr, kFlatBlockFloats / pl.bl.kc / pl.bl.nr * pl.bl.nr));
+  pl.whole_depth =
+      pl.flat && pl.nc <= 2 * pl.bl.nr && pl.kdim * round_up(pl.nc, pl.bl.nr) <= kL2BlockFloats;
   return pl;
 }
 
@@ -92,7 +96,8 @@ void conv_gemm_pack_weights(Isa isa, const cpu::Conv2DParams& p, const float* w,
 }
 
 size_t conv_gemm_scratch_floats(const ConvGemmPlan& plan) {
-  // One B panel, or a flat plan's block of panels.
+  // One B panel, or a flat plan's block of panels (over the whole depth: whole_depth).
+  if (plan.whole_depth) return static_cast<size_t>(plan.kdim * round_up(plan.nc, plan.bl.nr));
   return static_cast<size_t>(plan.bl.kc * std::max(plan.bl.nr, plan.flat_cols));
 }
 
