@@ -1,7 +1,8 @@
 #pragma once
 // The cases every convolution tactic test builds (builtin, x86, oneDNN): a 2-D geometry, the Conv
 // and kiln.FusedConv cases made from it, the activations kiln.FusedConv fuses, and the geometry
-// sweeps the x86 float and INT8 tests share.
+// sweeps the x86 float and INT8 tests share, and the kernel parameters of a geometry (for tests
+// that call the kernels directly).
 
 #include <algorithm>
 #include <initializer_list>
@@ -10,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/conv.h"
 #include "kernels/tactic_test_util.h"
 
 namespace kiln::testing {
@@ -30,6 +32,25 @@ inline int64_t conv_out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, 
 inline bool conv_fits(const ConvGeom& g) {
   return conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil) >= 1 &&
          conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil) >= 1;
+}
+
+// The kernels' parameters of g (square strides, dilations and symmetric padding).
+inline kernels::cpu::Conv2DParams conv2d_params(const ConvGeom& g) {
+  kernels::cpu::Conv2DParams p;
+  p.batch = g.batch;
+  p.in_c = g.cin;
+  p.out_c = g.cout;
+  p.group = g.group;
+  p.in_h = g.h;
+  p.in_w = g.w;
+  p.k_h = g.kh;
+  p.k_w = g.kw;
+  p.stride_h = p.stride_w = g.stride;
+  p.dil_h = p.dil_w = g.dil;
+  p.pad_top = p.pad_left = g.pad;
+  p.out_h = conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil);
+  p.out_w = conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil);
+  return p;
 }
 
 // Conv over random X and W (constant unless const_w is false), with a constant bias or none.

@@ -9,32 +9,23 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/conv_cases.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/guarded_floats.h"
 
 namespace kiln::kernels::cpu {
 namespace {
 
+using testing::conv2d_params;
+using testing::ConvGeom;
 using testing::GuardedFloats;
 
-struct Geom {
-  int64_t c, k, hw, kernel, stride, pad, group;
-};
-
 // y through guarded buffers against y through ordinary ones: the same values, and no crash.
-void run_guarded(const Geom& g) {
-  Conv2DParams p;
-  p.in_c = g.c;
-  p.out_c = g.k;
-  p.group = g.group;
-  p.in_h = p.in_w = g.hw;
-  p.k_h = p.k_w = g.kernel;
-  p.stride_h = p.stride_w = g.stride;
-  p.pad_top = p.pad_left = g.pad;
-  p.out_h = p.out_w = (g.hw + 2 * g.pad - g.kernel) / g.stride + 1;
-  const size_t nx = static_cast<size_t>(g.c * g.hw * g.hw);
-  const size_t nw = static_cast<size_t>(g.k * (g.c / g.group) * g.kernel * g.kernel);
-  const size_t ny = static_cast<size_t>(g.k * p.out_h * p.out_w);
+void run_guarded(const ConvGeom& g) {
+  const Conv2DParams p = conv2d_params(g);
+  const size_t nx = static_cast<size_t>(p.in_c * p.in_h * p.in_w);
+  const size_t nw = static_cast<size_t>(p.out_c * (p.in_c / p.group) * p.k_h * p.k_w);
+  const size_t ny = static_cast<size_t>(p.out_c * p.out_h * p.out_w);
   const size_t npacked = conv2d_direct_packed_weights_floats(p);
   const size_t nscratch = conv2d_direct_scratch_floats(p);
   std::vector<float> w(nw), x(nx), packed(npacked), scratch(nscratch), y(ny);
@@ -51,15 +42,24 @@ void run_guarded(const Geom& g) {
 }
 
 TEST(CpuDirectConv, ReadsNothingPastItsBuffers) {
-  const Geom cases[] = {
-      {3, 32, 224, 3, 2, 1, 1},  // MobileNetV2's and EfficientNet-B0's stem: the one that crashed
-      {3, 8, 10, 3, 2, 1, 1},   {2, 4, 16, 3, 2, 1, 1}, {5, 4, 12, 3, 2, 1, 1},
-      {3, 5, 9, 3, 1, 1, 1},    {4, 4, 9, 3, 1, 0, 1},  {3, 6, 11, 5, 2, 2, 1},
-      {6, 6, 13, 3, 2, 1, 3},   {4, 4, 15, 3, 1, 1, 4}, {1, 3, 7, 3, 3, 1, 1},
+  const ConvGeom cases[] = {
+      // MobileNetV2's and EfficientNet-B0's stem: the one that crashed
+      {.cin = 3, .cout = 32, .h = 224, .w = 224, .stride = 2, .pad = 1},
+      {.cin = 3, .cout = 8, .h = 10, .w = 10, .stride = 2, .pad = 1},
+      {.cin = 2, .cout = 4, .h = 16, .w = 16, .stride = 2, .pad = 1},
+      {.cin = 5, .cout = 4, .h = 12, .w = 12, .stride = 2, .pad = 1},
+      {.cin = 3, .cout = 5, .h = 9, .w = 9, .pad = 1},
+      {.cin = 4, .cout = 4, .h = 9, .w = 9},
+      {.cin = 3, .cout = 6, .h = 11, .w = 11, .kh = 5, .kw = 5, .stride = 2, .pad = 2},
+      {.cin = 6, .cout = 6, .group = 3, .h = 13, .w = 13, .stride = 2, .pad = 1},
+      {.cin = 4, .cout = 4, .group = 4, .h = 15, .w = 15, .pad = 1},
+      {.cin = 1, .cout = 3, .h = 7, .w = 7, .stride = 3, .pad = 1},
+      {.cin = 3, .cout = 4, .h = 12, .w = 9, .stride = 2, .pad = 1, .dil = 2},
   };
-  for (const Geom& g : cases) {
-    SCOPED_TRACE(::testing::Message() << g.c << "->" << g.k << " @" << g.hw << " k" << g.kernel
-                                      << " s" << g.stride << " p" << g.pad << " g" << g.group);
+  for (const ConvGeom& g : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << g.cin << "->" << g.cout << " @" << g.h << "x" << g.w << " k" << g.kh << " s"
+                 << g.stride << " p" << g.pad << " g" << g.group << " d" << g.dil);
     run_guarded(g);
   }
 }

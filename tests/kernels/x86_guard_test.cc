@@ -26,27 +26,9 @@ std::vector<kx::Isa> host_isas() {
   return out;
 }
 
-kernels::cpu::Conv2DParams params(const ConvGeom& g) {
-  kernels::cpu::Conv2DParams p;
-  p.batch = g.batch;
-  p.in_c = g.cin;
-  p.out_c = g.cout;
-  p.group = g.group;
-  p.in_h = g.h;
-  p.in_w = g.w;
-  p.k_h = g.kh;
-  p.k_w = g.kw;
-  p.stride_h = p.stride_w = g.stride;
-  p.dil_h = p.dil_w = g.dil;
-  p.pad_top = p.pad_left = g.pad;
-  p.out_h = conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil);
-  p.out_w = conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil);
-  return p;
-}
-
 // Y through guarded buffers equals Y through ordinary ones (and nothing crashed).
 void run_guarded(kx::Isa isa, const ConvGeom& g) {
-  const kernels::cpu::Conv2DParams p = params(g);
+  const kernels::cpu::Conv2DParams p = conv2d_params(g);
   const kx::DepthwisePlan plan = kx::plan_depthwise(isa, p);
   const size_t nx = static_cast<size_t>(p.batch * p.in_c * p.in_h * p.in_w);
   const size_t nw = static_cast<size_t>(p.out_c * p.k_h * p.k_w);
