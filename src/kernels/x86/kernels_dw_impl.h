@@ -48,12 +48,12 @@ void fill_phase_planes(const DepthwisePlan& pl, const float* src, float* planes)
       float* odd_d = row + ((p.pad_left + 1) % 2) * pl.phase_floats + (p.pad_left + 1) / 2;
       for (int64_t j = 0; j < p.in_w; j += 2 * kL) {
         const int64_t n = min64(2 * kL, p.in_w - j);
-        const typename T::V a = n >= kL ? T::loadu(s + j) : T::load_n(s + j, static_cast<int>(n));
-        const typename T::V b = n == 2 * kL ? T::loadu(s + j + kL)
-                                : n > kL    ? T::load_n(s + j + kL, static_cast<int>(n - kL))
-                                            : T::zero();
-        T::storeu(even_d + j / 2, T::even(a, b));
-        T::storeu(odd_d + j / 2, T::odd(a, b));
+        const typename T::V lo = n >= kL ? T::loadu(s + j) : T::load_n(s + j, static_cast<int>(n));
+        const typename T::V hi = n == 2 * kL ? T::loadu(s + j + kL)
+                                 : n > kL    ? T::load_n(s + j + kL, static_cast<int>(n - kL))
+                                             : T::zero();
+        T::storeu(even_d + j / 2, T::even(lo, hi));
+        T::storeu(odd_d + j / 2, T::odd(lo, hi));
       }
     } else {  // rare: element by element, no zero tails
       for (int64_t iw = 0; iw < p.in_w; ++iw) {
