@@ -116,6 +116,7 @@ struct DepthwisePlan {
   int64_t phase_floats = 0;     // from one phase plane to the next (with the slack reads need)
   int64_t vectors = 0;          // of the wide grid [out_h x wq]
   std::vector<int64_t> taps;    // per tap kh * k_w + kw: its input's offset from the lane
+  std::vector<int64_t> rows;    // per kh: the offset of window row kh's first column phase
   std::vector<uint32_t> masks;  // per vector of the grid: the lanes that are output pixels
   int64_t tasks = 0;            // batch * out_c
 };

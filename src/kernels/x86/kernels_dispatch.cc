@@ -125,12 +125,15 @@ DepthwisePlan plan_depthwise(Isa isa, const cpu::Conv2DParams& p) {
   pl.hq = ceil_div(plane.h, p.stride_h);
   pl.wq = ceil_div(plane.w, p.stride_w);
   // Past the plane: the lanes beyond the last output pixel read up to a vector and a row on,
-  // and the last row's zero tail (kernels_dw_impl.h) reaches up to a vector on.
-  pl.phase_floats = round_up(pl.hq * pl.wq + pl.wq + lanes, lanes);
+  // the last row's zero tail (kernels_dw_impl.h) reaches up to a vector on, and the row-shift
+  // kernel loads one more whole vector.
+  pl.phase_floats = round_up(pl.hq * pl.wq + pl.wq + 2 * lanes, lanes);
   pl.vectors = ceil_div(p.out_h * pl.wq, lanes);
   for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    const int64_t r = kh * p.dil_h;
+    pl.rows.push_back((r % p.stride_h) * p.stride_w * pl.phase_floats + r / p.stride_h * pl.wq);
     for (int64_t kw = 0; kw < p.k_w; ++kw) {
-      const int64_t r = kh * p.dil_h, c = kw * p.dil_w;
+      const int64_t c = kw * p.dil_w;
       const int64_t phase = (r % p.stride_h) * p.stride_w + c % p.stride_w;
       pl.taps.push_back(phase * pl.phase_floats + r / p.stride_h * pl.wq + c / p.stride_w);
     }

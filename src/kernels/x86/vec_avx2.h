@@ -21,6 +21,7 @@ struct VecAvx2 {
 
   // No pixel_dot (vec_avx512.h): the A panel's 6 rows are not one vector.
   static constexpr bool kPixelDot = false;
+  static constexpr bool kAlignr = false;  // no single cross-lane shift (VecAvx512::alignr)
 
   static V zero() { return _mm256_setzero_ps(); }
   static V set1(float x) { return _mm256_set1_ps(x); }

@@ -75,6 +75,14 @@ struct VecAvx512 {
   static V compress(V v, uint32_t mask) {
     return _mm512_maskz_compress_ps(static_cast<__mmask16>(mask), v);
   }
+  // Lanes D .. D + 15 of the 32 floats lo then hi: a window D floats on from lo's, out of two
+  // loaded vectors (valignd) instead of a third, unaligned load.
+  static constexpr bool kAlignr = true;
+  template <int D>
+  static V alignr(V hi, V lo) {
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(hi), _mm512_castps_si512(lo), D));
+  }
 
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
