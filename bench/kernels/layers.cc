@@ -163,15 +163,18 @@ Result<BenchLayer> matmul(const char* name, int64_t m, int64_t k, int64_t n) {
 }
 
 // ResNet-50's FP32 convolutions by kind, and MobileNetV2's first convolution (3 input channels,
-// stride 2) and 7x7 pointwise ones (49 pixels: a tile of 32 columns, one of 16 and a last pixel).
+// stride 2), 7x7 pointwise ones (49 pixels: a tile of 32 columns, one of 16 and a last pixel) and
+// projections to few channels on large planes (2 to 4 row panels a packed column panel).
 constexpr ConvShape kConvs[] = {
-    {"resnet50", 3, 64, 224, 7, 2, 1},      {"resnet50", 64, 64, 56, 3, 1, 1},
-    {"resnet50", 64, 64, 56, 1, 1, 1},      {"resnet50", 64, 256, 56, 1, 1, 1},
-    {"resnet50", 256, 64, 56, 1, 1, 1},     {"resnet50", 128, 128, 56, 3, 2, 1},
-    {"resnet50", 128, 128, 28, 3, 1, 1},    {"resnet50", 256, 256, 14, 3, 1, 1},
-    {"resnet50", 1024, 256, 14, 1, 1, 1},   {"resnet50", 512, 512, 7, 3, 1, 1},
-    {"resnet50", 2048, 512, 7, 1, 1, 1},    {"mobilenet_v2", 960, 320, 7, 1, 1, 1},
-    {"mobilenet_v2", 160, 960, 7, 1, 1, 1}, {"mobilenet_v2", 3, 32, 224, 3, 2, 1},
+    {"mobilenet_v2", 32, 16, 112, 1, 1, 1}, {"mobilenet_v2", 144, 24, 56, 1, 1, 1},
+    {"mobilenet_v2", 192, 32, 28, 1, 1, 1}, {"resnet50", 3, 64, 224, 7, 2, 1},
+    {"resnet50", 64, 64, 56, 3, 1, 1},      {"resnet50", 64, 64, 56, 1, 1, 1},
+    {"resnet50", 64, 256, 56, 1, 1, 1},     {"resnet50", 256, 64, 56, 1, 1, 1},
+    {"resnet50", 128, 128, 56, 3, 2, 1},    {"resnet50", 128, 128, 28, 3, 1, 1},
+    {"resnet50", 256, 256, 14, 3, 1, 1},    {"resnet50", 1024, 256, 14, 1, 1, 1},
+    {"resnet50", 512, 512, 7, 3, 1, 1},     {"resnet50", 2048, 512, 7, 1, 1, 1},
+    {"mobilenet_v2", 960, 320, 7, 1, 1, 1}, {"mobilenet_v2", 160, 960, 7, 1, 1, 1},
+    {"mobilenet_v2", 3, 32, 224, 3, 2, 1},
 };
 
 // Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's first and 5x5 ones
