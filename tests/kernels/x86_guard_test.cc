@@ -1,7 +1,9 @@
-// kiln's x86 depthwise kernel reads nothing past its buffers (input, weights, its per-thread
-// scratch of phase planes) and writes nothing past Y: each buffer ends where an unmapped page
-// begins. The wide-grid loads run past each plane's data into slack the plan sizes; this checks
-// the sizing on every geometry of the depthwise sweep, on each ISA the host has.
+// kiln's x86 float convolutions read nothing past their buffers and write nothing past Y: each
+// buffer ends where an unmapped page begins. The depthwise kernel (input, weights, its per-thread
+// scratch of phase planes): the wide-grid loads run past each plane's data into slack the plan
+// sizes. The implicit-GEMM convolution (input, packed weights, bias, residual, its scratch of
+// packed patch panels): masked tails, patch gathers at the image's edges, the GEMM tile's
+// prefetches of the next column panel. Every geometry of the sweeps, on each ISA the host has.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -63,6 +65,63 @@ TEST(X86Depthwise, ReadsAndWritesNothingPastItsBuffers) {
                    << g.cout / g.cin << " " << g.h << "x" << g.w << " k" << g.kh << " s" << g.stride
                    << " p" << g.pad << " d" << g.dil);
       run_guarded(isa, g);
+    }
+  }
+}
+
+// The implicit-GEMM convolution with a bias, a residual and ReLU (the epilogue reads them all)
+// through guarded buffers equals the same through ordinary ones.
+void run_gemm_guarded(kx::Isa isa, const ConvGeom& g) {
+  const kernels::cpu::Conv2DParams p = conv2d_params(g);
+  const kx::ConvGemmPlan plan = kx::plan_conv_gemm(isa, p, 1);
+  const size_t nx = static_cast<size_t>(p.batch * p.in_c * p.in_h * p.in_w);
+  const size_t nw = static_cast<size_t>(p.out_c * p.in_c / p.group * p.k_h * p.k_w);
+  const size_t npw = kx::conv_gemm_packed_weights_floats(isa, p);
+  const size_t nb = static_cast<size_t>(p.out_c);
+  const size_t ny = static_cast<size_t>(p.batch * p.out_c * p.out_h * p.out_w);
+  const size_t ns = kx::conv_gemm_scratch_floats(plan);
+  std::vector<float> x(nx), w(nw), pw(npw), bias(nb), res(ny), y(ny), scratch(ns);
+  for (size_t i = 0; i < nx; ++i) x[i] = std::cos(0.3f * static_cast<float>(i));
+  for (size_t i = 0; i < nw; ++i) w[i] = std::sin(0.7f * static_cast<float>(i));
+  for (size_t i = 0; i < nb; ++i) bias[i] = 0.1f * static_cast<float>(i % 5) - 0.2f;
+  for (size_t i = 0; i < ny; ++i) res[i] = std::sin(0.11f * static_cast<float>(i));
+  kx::conv_gemm_pack_weights(isa, p, w.data(), pw.data());
+  kx::Epilogue ep;
+  ep.row_bias = bias.data();
+  ep.addend = res.data();
+  ep.addend_rs = p.out_h * p.out_w;
+  ep.addend_cs = 1;
+  ep.act = kx::Act::kRelu;
+  kx::conv_gemm_run(plan, x.data(), pw.data(), ep, y.data(), scratch.data(), 0, plan.tasks);
+
+  GuardedFloats gx(nx), gpw(npw), gb(nb), gr(ny), gy(ny), gs(ns);
+  std::memcpy(gx.data(), x.data(), nx * sizeof(float));
+  std::memcpy(gpw.data(), pw.data(), npw * sizeof(float));
+  std::memcpy(gb.data(), bias.data(), nb * sizeof(float));
+  std::memcpy(gr.data(), res.data(), ny * sizeof(float));
+  ep.row_bias = gb.data();
+  ep.addend = gr.data();
+  kx::conv_gemm_run(plan, gx.data(), gpw.data(), ep, gy.data(), gs.data(), 0, plan.tasks);
+  for (size_t i = 0; i < ny; ++i) ASSERT_EQ(gy.data()[i], y[i]) << "output " << i;
+}
+
+TEST(X86ConvGemm, ReadsAndWritesNothingPastItsBuffers) {
+  const std::vector<kx::Isa> isas = host_isas();
+  if (isas.empty()) GTEST_SKIP() << "the host has neither AVX2 nor AVX-512";
+  std::vector<ConvGeom> geoms = channel_sweep(x86_channel_cases({.cin = 7, .cout = 17}), {1, 3});
+  // Flat 1x1 plans (one channel a contiguous row; whole_depth on 7x7), the 3-channel stride-2
+  // stem, and planes of many column panels with a row and a column tail.
+  geoms.push_back({.cin = 32, .cout = 16, .h = 13, .w = 11, .kh = 1, .kw = 1});
+  geoms.push_back({.cin = 40, .cout = 20, .h = 7, .w = 7, .kh = 1, .kw = 1});
+  geoms.push_back({.cin = 3, .cout = 32, .h = 30, .w = 30, .stride = 2, .pad = 1});
+  geoms.push_back({.cin = 5, .cout = 9, .h = 33, .w = 35, .pad = 1});
+  for (kx::Isa isa : isas) {
+    for (const ConvGeom& g : geoms) {
+      SCOPED_TRACE(::testing::Message()
+                   << (isa == kx::Isa::kAvx512 ? "avx512" : "avx2") << " c" << g.cin << "->"
+                   << g.cout << " g" << g.group << " " << g.h << "x" << g.w << " k" << g.kh << " s"
+                   << g.stride << " p" << g.pad << " d" << g.dil);
+      run_gemm_guarded(isa, g);
     }
   }
 }
