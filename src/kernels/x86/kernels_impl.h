@@ -129,21 +129,11 @@ void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int
       return;
     }
   }
-  // The tile's C lines, and those of the same rows' next column panel, are fetched for writing
-  // before the depth loop: R rows of C are R output planes apart, mostly out of cache, and with a
-  // shallow depth (a 64-deep 1x1 convolution) the stores' read-for-ownership misses at the end
-  // cost as much as the loop (prefetchw on AVX-512 hosts). 1x1 64->256 at 56x56 0.85x the time
-  // without; the next panel's lines took 32->16 at 112x112 (two row panels: the same rows' next
-  // tile comes two tiles on) another 0.89x.
   V s[R][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      s[r][v] = T::zero();
-      __builtin_prefetch(c + r * ldc + v * kL, 1, 3);
-      __builtin_prefetch(c + r * ldc + kNr + v * kL, 1, 3);
-    }
+    for (int v = 0; v < NV; ++v) s[r][v] = T::zero();
   }
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
