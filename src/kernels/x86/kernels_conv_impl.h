@@ -200,6 +200,19 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
       }
       continue;
     }
+    if (pl.direct_b) {  // full column panels straight from the input rows; the tail packed
+      const int64_t full = cols / kNr * kNr;
+      for (int64_t j = 0; j < full; j += kNr) {
+        column_panel<T>(pl.kdim, rows, kNr, wg, pl.kdim * kMr, xg + n0 + j, yg + m0 * pl.n + n0 + j,
+                        pl.n, false, &e, m0, n0 + j, pl.n);
+      }
+      if (full < cols) {
+        pack_flat_block<T>(xg, pl.n, 0, pl.kdim, n0 + full, cols - full, scratch);
+        column_panel<T>(pl.kdim, rows, cols - full, wg, pl.kdim * kMr, scratch,
+                        yg + m0 * pl.n + n0 + full, pl.n, false, &e, m0, n0 + full);
+      }
+      continue;
+    }
     if (pl.flat) {  // per column sub-block: per depth step, pack the block, run its panels
       for (int64_t j0 = 0; j0 < cols; j0 += pl.flat_cols) {
         const int64_t jw = min64(pl.flat_cols, cols - j0);

@@ -80,6 +80,7 @@ ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads) {
       std::min(pl.nc, std::max(pl.bl.nr, kFlatBlockFloats / pl.bl.kc / pl.bl.nr * pl.bl.nr));
   pl.whole_depth =
       pl.flat && pl.nc <= 2 * pl.bl.nr && pl.kdim * round_up(pl.nc, pl.bl.nr) <= kL2BlockFloats;
+  pl.direct_b = pl.flat && !pl.whole_depth && pl.mc <= kDirectBMaxRows;
   return pl;
 }
 
@@ -98,6 +99,7 @@ void conv_gemm_pack_weights(Isa isa, const cpu::Conv2DParams& p, const float* w,
 size_t conv_gemm_scratch_floats(const ConvGemmPlan& plan) {
   // One B panel, or a flat plan's block of panels (over the whole depth: whole_depth).
   if (plan.whole_depth) return static_cast<size_t>(plan.kdim * round_up(plan.nc, plan.bl.nr));
+  if (plan.direct_b) return static_cast<size_t>(plan.kdim * plan.bl.nr);  // the tail panel
   return static_cast<size_t>(plan.bl.kc * std::max(plan.bl.nr, plan.flat_cols));
 }
 

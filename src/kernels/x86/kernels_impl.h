@@ -43,9 +43,9 @@ class FlushDenormals {
 // B panels hold float32 (TB = float) or IEEE binary16 bits (TB = uint16_t: an FP16 layer's
 // weights, widened to float32 in registers by vcvtph2ps; the arithmetic stays float32).
 template <class TB>
-using UkernelFn = void (*)(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc,
-                           int last_lanes, bool accumulate, const Epilogue* ep, int64_t row,
-                           int64_t col);
+using UkernelFn = void (*)(int64_t kc, const float* a, const TB* b, int64_t b_step, float* c,
+                           int64_t ldc, int last_lanes, bool accumulate, const Epilogue* ep,
+                           int64_t row, int64_t col);
 
 template <class T>
 inline typename T::V load_b(const float* p) {
@@ -63,11 +63,12 @@ inline constexpr int kPixelDotMaxCols = 4;
 
 // s[r][0], lanes [0, cols): the tile's sums, column by column (float32 B only).
 template <class T, int R>
-void pixel_columns(int64_t kc, const float* a, const float* b, int cols, typename T::V (&s)[R][1]) {
+void pixel_columns(int64_t kc, const float* a, const float* b, int64_t b_step, int cols,
+                   typename T::V (&s)[R][1]) {
   alignas(64) float out[R][T::kLanes] = {};
   for (int l = 0; l < cols; ++l) {
     float acc[T::kMr];
-    T::pixel_dot(kc, a, b + l, T::kNv * T::kLanes, acc);
+    T::pixel_dot(kc, a, b + l, b_step, acc);
     for (int r = 0; r < R; ++r) out[r][l] = acc[r];
   }
   for (int r = 0; r < R; ++r) s[r][0] = T::loadu(out[r]);
@@ -106,24 +107,25 @@ inline __attribute__((always_inline)) void store_tile(typename T::V (&s)[R][NV],
   }
 }
 
-// c[R x NV vectors] (+)= a-panel x b-panel over kc steps, stored by store_tile. A last vector of
-// at most kPixelDotMaxCols columns is summed column by column (pixel_columns).
+// c[R x NV vectors] (+)= a-panel x b-panel over kc steps, stored by store_tile. B's depth steps
+// are b_step apart (NR in a packed panel; a row of the input for a flat 1x1 convolution read in
+// place). A last vector of at most kPixelDotMaxCols columns is summed column by column
+// (pixel_columns).
 template <class T, class TB, int R, int NV>
-void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int last_lanes,
-             bool accumulate, const Epilogue* ep, int64_t row, int64_t col) {
+void ukernel(int64_t kc, const float* a, const TB* b, int64_t b_step, float* c, int64_t ldc,
+             int last_lanes, bool accumulate, const Epilogue* ep, int64_t row, int64_t col) {
   using V = typename T::V;
   constexpr int kL = T::kLanes;
   constexpr int kMr = T::kMr;
-  constexpr int kNr = T::kNv * kL;
   if constexpr (T::kPixelDot && std::is_same_v<TB, float>) {
     if (last_lanes <= kPixelDotMaxCols) {
       if constexpr (NV > 1) {  // the full vectors, then the short one
-        ukernel<T, TB, R, NV - 1>(kc, a, b, c, ldc, kL, accumulate, ep, row, col);
-        ukernel<T, TB, R, 1>(kc, a, b + (NV - 1) * kL, c + (NV - 1) * kL, ldc, last_lanes,
+        ukernel<T, TB, R, NV - 1>(kc, a, b, b_step, c, ldc, kL, accumulate, ep, row, col);
+        ukernel<T, TB, R, 1>(kc, a, b + (NV - 1) * kL, b_step, c + (NV - 1) * kL, ldc, last_lanes,
                              accumulate, ep, row, col + (NV - 1) * kL);
       } else {
         V s[R][1];
-        pixel_columns<T, R>(kc, a, b, last_lanes, s);
+        pixel_columns<T, R>(kc, a, b, b_step, last_lanes, s);
         store_tile<T, R, 1>(s, c, ldc, last_lanes, accumulate, ep, row, col);
       }
       return;
@@ -147,7 +149,7 @@ void ukernel(int64_t kc, const float* a, const TB* b, float* c, int64_t ldc, int
       for (int v = 0; v < NV; ++v) s[r][v] = T::fmadd(av, bv[v], s[r][v]);
     }
     a += kMr;
-    b += kNr;
+    b += b_step;
   }
   store_tile<T, R, NV>(s, c, ldc, last_lanes, accumulate, ep, row, col);
 }
@@ -168,18 +170,20 @@ inline constexpr auto kUkernels =
 template <class T, class TB = float>
 void column_panel(int64_t kc, int64_t m, int64_t cols, const float* pa, int64_t pa_stride,
                   const TB* b, float* c, int64_t ldc, bool accumulate, const Epilogue* ep,
-                  int64_t row0, int64_t col0) {
+                  int64_t row0, int64_t col0, int64_t b_step = T::kNv * T::kLanes) {
   constexpr int64_t kMr = T::kMr;
   const int64_t nv = (cols + T::kLanes - 1) / T::kLanes;
   const int last = static_cast<int>(cols - (nv - 1) * T::kLanes);
   const UkernelFn<TB> full = kUkernels<T, TB>[(kMr - 1) * T::kNv + (nv - 1)];
   int64_t i = 0;
   for (; i + kMr <= m; i += kMr) {
-    full(kc, pa + (i / kMr) * pa_stride, b, c + i * ldc, ldc, last, accumulate, ep, row0 + i, col0);
+    full(kc, pa + (i / kMr) * pa_stride, b, b_step, c + i * ldc, ldc, last, accumulate, ep,
+         row0 + i, col0);
   }
   if (i < m) {
-    kUkernels<T, TB>[(m - i - 1) * T::kNv + (nv - 1)](
-        kc, pa + (i / kMr) * pa_stride, b, c + i * ldc, ldc, last, accumulate, ep, row0 + i, col0);
+    kUkernels<T, TB>[(m - i - 1) * T::kNv + (nv - 1)](kc, pa + (i / kMr) * pa_stride, b, b_step,
+                                                      c + i * ldc, ldc, last, accumulate, ep,
+                                                      row0 + i, col0);
   }
 }
 
