@@ -90,12 +90,11 @@ struct ConvGemmPlan {
   // read every panel in short pieces, once per column panel, which the prefetchers follow poorly
   // when the weights come from memory (a network's do: 1.2x slower than a lone layer's).
   bool whole_depth = false;
-  // Flat plans with at most kDirectBMaxRows rows a task read B's full column panels in place
-  // (each depth step one input row, pixels contiguous) over the whole depth: packing B, paid
-  // once per column panel for few weight panels, took a third of a 32 -> 16 layer.
+  // Flat plans with few rows a task (at most 64) read B's full column panels in place (each
+  // depth step one input row, pixels contiguous) over the whole depth: packing B, paid once per
+  // column panel for few weight panels, took a third of a 32 -> 16 layer.
   bool direct_b = false;
 };
-inline constexpr int64_t kDirectBMaxRows = 64;
 
 ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads);
 // The packed weights depend on out_c, in_c, group, k_h and k_w only.

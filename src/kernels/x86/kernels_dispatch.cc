@@ -16,6 +16,10 @@ namespace {
 constexpr int64_t kL2BlockFloats = 128 * 1024;
 // A flat convolution's packed B block (per thread): 128 KiB, a quarter of L2.
 constexpr int64_t kFlatBlockFloats = 32 * 1024;
+// The most rows a flat plan's task may have to read B in place (ConvGemmPlan::direct_b): with
+// more weight panels per column panel, packing pays for itself (64 -> 256 and 1024 -> 256 1x1
+// layers measured slower in place).
+constexpr int64_t kDirectBMaxRows = 64;
 
 // Rows and columns per task: as large as the L2 budget allows, then split further until the
 // tasks spread evenly over `threads` (a whole multiple of them, or many per thread), with blocks
