@@ -82,8 +82,9 @@ struct ConvGemmPlan {
   // Loop order within a task: column panel outside the depth blocks when the task's weights fit
   // in L2 (they are re-read per panel, while the C tiles stay in L1), else depth block outside.
   bool depth_inner = true;
-  // Flat plans pack B a block of flat_cols columns (a multiple of nr) at a time, one channel's
-  // pixels in one pass (conv_gemm_scratch_floats sizes the block).
+  // Other flat plans (neither whole_depth nor direct_b, below) pack B a block of flat_cols
+  // columns (a multiple of nr) and one depth step at a time, one channel's pixels in one pass
+  // (conv_gemm_scratch_floats sizes the block); each weight panel then runs over the block.
   int64_t flat_cols = 0;
   // Flat plans with few columns a task (7x7 planes): B packed once over the whole depth, then each
   // MR-row weight panel read once, front to back, for all the task's columns. Depth blocks would
