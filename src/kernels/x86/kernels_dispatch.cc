@@ -16,41 +16,35 @@ namespace {
 constexpr int64_t kL2BlockFloats = 128 * 1024;
 // A flat convolution's packed B block (per thread): 128 KiB, a quarter of L2.
 constexpr int64_t kFlatBlockFloats = 32 * 1024;
+// The most columns a flat plan's task may have to pack B once over the whole depth
+// (ConvGemmPlan::whole_depth): a 7x7 plane's 49 pixels, whether or not split over threads.
+constexpr int64_t kWholeDepthMaxCols = 64;
 // The most rows a flat plan's task may have to read B in place (ConvGemmPlan::direct_b): with
 // more weight panels per column panel, packing pays for itself (64 -> 256 and 1024 -> 256 1x1
 // layers measured slower in place).
 constexpr int64_t kDirectBMaxRows = 64;
 
-// Rows and columns per task: as large as the L2 budget allows, then split further until the
-// tasks spread evenly over `threads` (a whole multiple of them, or many per thread), with blocks
-// equalized so no task is left with a sliver.
-Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int threads) {
-  // The caps are multiples of the tile, so the equalized blocks stay within them.
-  const int64_t m1 = std::max<int64_t>(m, 1), n1 = std::max<int64_t>(n, 1);
+// Rows and columns per task: as large as the L2 budget allows (the A block of a depth step, and
+// the C block a task revisits per depth step), then split as plan_util.h's split_tasks finds the
+// slowest thread finishing first. Greedily halving columns first, as this did, left a 14x14
+// layer's 2 threads 128 and 68 of its 196 pixels (the AVX2 tile's narrower panels then won).
+Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int threads,
+                 const BlockSetup& setup = {}) {
+  const int64_t m1 = std::max<int64_t>(m, 1);
   const int64_t m_cap = std::max(bl.mr, kL2BlockFloats / bl.kc / bl.mr * bl.mr);
   const Blocks mb = even_blocks(m1, ceil_div(m1, m_cap), bl.mr);
   const int64_t n_cap = std::max(bl.nr, kL2BlockFloats / mb.size / bl.nr * bl.nr);
-  const Blocks nb = even_blocks(n1, ceil_div(n1, n_cap), bl.nr);
-  Split s{mb.size, nb.size, mb.count, nb.count};
-  for (int iter = 0; iter < 64 && threads > 1; ++iter) {
-    const int64_t tasks = units * s.m_blocks * s.n_blocks;
-    if (tasks >= threads && (tasks % threads == 0 || tasks >= 4 * threads)) break;
-    // Few columns (a 7x7 plane's 49) split into 32 + 17 would leave one thread twice the work.
-    const bool few_columns = n <= 2 * bl.nr && s.mc > bl.mr;
-    if (s.nc > bl.nr && !few_columns) {
-      const Blocks b = even_blocks(n, s.n_blocks + 1, bl.nr);
-      s.nc = b.size;
-      s.n_blocks = b.count;
-    } else if (s.mc > bl.mr) {
-      const Blocks b = even_blocks(m, s.m_blocks + 1, bl.mr);
-      s.mc = b.size;
-      s.m_blocks = b.count;
-    } else {
-      break;
-    }
-  }
-  return s;
+  return split_tasks(m, n, units, bl.mr, bl.nr, m_cap, n_cap, threads, setup);
 }
+
+// What a convolution task pays to pack its columns of B, in lanes per column (a lane: one output
+// of the depth's FMAs, depth / 16 cycles; packing a column: depth floats at c cycles each, 16c
+// lanes). A flat block is a contiguous copy. Patches gathered from a padded window cost about 2
+// cycles a float on a stride-2 layer (perf: a quarter of ResNet-50's 3x3 stride-2 layer on one
+// thread), and splitting ResNet-50's 3x3 256-channel 14x14 layer over channels, each thread
+// packing all patches, ran slower on 2 threads than splitting its columns unevenly (kernel bench,
+// AVX2 tile: 1.6-2.3 ms -> 2.3-2.6): charged 64, such layers keep their column split.
+BlockSetup conv_pack_setup(bool flat) { return {flat ? 4 : 64, 1, 0, true}; }
 
 // The depth blocks of a depth k: as few as the largest block allows, of equal size (a 600-deep
 // product runs as 5 x 120, not 4 x 128 + 88).
@@ -73,7 +67,8 @@ ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads) {
   pl.kdim = p.in_c / p.group * p.k_h * p.k_w;
   pl.n = p.out_h * p.out_w;
   pl.bl = even_depth(blocking(isa), pl.kdim);
-  const Split s = split_work(pl.mg, pl.n, p.batch * p.group, pl.bl, threads);
+  const Split s =
+      split_work(pl.mg, pl.n, p.batch * p.group, pl.bl, threads, conv_pack_setup(pl.flat));
   pl.mc = s.mc;
   pl.nc = s.nc;
   pl.m_blocks = s.m_blocks;
@@ -82,8 +77,8 @@ ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads) {
   pl.depth_inner = pl.mc * pl.kdim <= kL2BlockFloats;
   pl.flat_cols =
       std::min(pl.nc, std::max(pl.bl.nr, kFlatBlockFloats / pl.bl.kc / pl.bl.nr * pl.bl.nr));
-  pl.whole_depth =
-      pl.flat && pl.nc <= 2 * pl.bl.nr && pl.kdim * round_up(pl.nc, pl.bl.nr) <= kL2BlockFloats;
+  pl.whole_depth = pl.flat && pl.nc <= kWholeDepthMaxCols &&
+                   pl.kdim * round_up(pl.nc, pl.bl.nr) <= kL2BlockFloats;
   pl.direct_b = pl.flat && !pl.whole_depth && pl.mc <= kDirectBMaxRows;
   return pl;
 }

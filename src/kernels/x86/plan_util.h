@@ -1,9 +1,7 @@
 #pragma once
 // ISA-neutral pieces shared by the float and INT8 planners (kernels_dispatch.cc,
-// qkernels_dispatch.cc). Each keeps its own policy for how many blocks to cut (the float GEMM
-// splits greedily until the tasks spread over the threads; the INT8 one searches for the split
-// whose slowest thread finishes first), but they cut the same way, and their depthwise kernels
-// pad the same plane.
+// qkernels_dispatch.cc): both cut rows and columns into tasks the same way, search for the split
+// whose slowest thread finishes first, and their depthwise kernels pad the same plane.
 
 #include <algorithm>
 #include <cstdint>
@@ -28,6 +26,28 @@ constexpr Blocks even_blocks(int64_t extent, int64_t blocks, int64_t unit) {
   const int64_t size = round_up(ceil_div(extent, blocks), unit);
   return {size, ceil_div(extent, size)};
 }
+
+// What a thread pays, in the makespan's lanes, to set up a task's pixel block: an INT8
+// convolution that is not flat builds the block's quad planes, once for consecutive tasks of the
+// same block (a block of nc output pixels spans ceil(nc / row) + extra_rows rows of per_row lanes
+// each); a float convolution packs its patch panels in every task (every_task). Zero for GEMMs
+// and flat INT8 convolutions.
+struct BlockSetup {
+  int64_t per_row = 0, row = 1, extra_rows = 0;
+  bool every_task = false;
+  int64_t lanes(int64_t nc) const {
+    return per_row == 0 ? 0 : per_row * (ceil_div(nc, row) + extra_rows);
+  }
+};
+
+// Rows and columns per task for an [m x n] output per unit (image x group), in tiles of mr rows
+// and nr columns: within m_cap and n_cap (cache budgets), and with more threads the split of
+// rows and columns whose slowest thread finishes first (ties: fewer tasks), tasks being run as
+// run_tasks() runs them (contiguous ranges, row blocks fastest). Column panels are coarse: a
+// 14x14 plane's 196 pixels are 6 panels of 32 and a bit, which no column split shares evenly
+// over 2 threads, while its 256 or 1024 output channels split exactly.
+Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, int64_t m_cap,
+                  int64_t n_cap, int threads, const BlockSetup& setup = {});
 
 // The zero-padded copy of one input plane a depthwise task reads: the input after its leading
 // padding, extended to where the last output's window ends, so that no tap is bounds-checked.

@@ -17,77 +17,6 @@ constexpr int64_t kL2WeightBytes = 384 * 1024;
 // A task's quad planes (its rows of the input) stay within this.
 constexpr int64_t kX4Bytes = 512 * 1024;
 
-Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t mr, int64_t nr) {
-  const Blocks mb = even_blocks(m, m_blocks, mr), nb = even_blocks(n, n_blocks, nr);
-  return {mb.size, nb.size, mb.count, nb.count};
-}
-
-// What a thread pays, in the makespan's lanes, each time it starts a pixel block: building the
-// block's quad planes (a convolution that is not flat). A block of nc output pixels spans
-// ceil(nc / row) + extra_rows rows of per_row lanes each. Zero for GEMMs and flat convolutions.
-struct BlockSetup {
-  int64_t per_row = 0, row = 1, extra_rows = 0;
-  int64_t lanes(int64_t nc) const {
-    return per_row == 0 ? 0 : per_row * (ceil_div(nc, row) + extra_rows);
-  }
-};
-
-// The time of the slowest thread when `threads` run the split's tasks as run_tasks() does
-// (contiguous ranges, channel blocks fastest), in computed lanes: a task costs its rows times its
-// columns rounded up to whole nr-wide panels, plus `overhead` lanes (its packing), plus its weight
-// rows streamed in once (kq * 4 bytes a row at about 4 bytes a cycle, while a lane costs kq / 16
-// cycles: 16 lanes a row), plus the setup of its pixel block unless the thread's previous task
-// had the same block.
-int64_t makespan(const Split& s, int64_t m, int64_t n, int64_t units, int64_t nr, int threads,
-                 int64_t overhead, const BlockSetup& setup) {
-  const int64_t tasks = units * s.m_blocks * s.n_blocks;
-  const int64_t parts = std::min<int64_t>(threads, tasks);
-  int64_t worst = 0;
-  for (int64_t part = 0; part < parts; ++part) {
-    int64_t sum = 0, block = -1;
-    for (int64_t t = part * tasks / parts; t < (part + 1) * tasks / parts; ++t) {
-      const int64_t mb = t % s.m_blocks, nb = (t / s.m_blocks) % s.n_blocks;
-      const int64_t rows = std::min(s.mc, m - mb * s.mc);
-      const int64_t cols = round_up(std::min(s.nc, n - nb * s.nc), nr);
-      sum += rows * cols + overhead + 16 * rows;
-      if (t / s.m_blocks != block) sum += setup.lanes(s.nc);
-      block = t / s.m_blocks;
-    }
-    worst = std::max(worst, sum);
-  }
-  return worst;
-}
-
-// Rows and columns per task: within m_cap and n_cap (cache budgets), and with more threads the
-// split of rows and columns whose slowest thread finishes first (ties: fewer tasks). Pixel panels
-// are coarse (48 columns): a 14x14 layer has 4 and a bit, which no column split shares evenly
-// over 2 threads, while its 1024 output channels split exactly.
-Split split(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, int64_t m_cap,
-            int64_t n_cap, int threads, const BlockSetup& setup = {}) {
-  m = std::max<int64_t>(m, 1);
-  n = std::max<int64_t>(n, 1);
-  const int64_t m0 = ceil_div(m, std::max(mr, m_cap)), n0 = ceil_div(n, std::max(nr, n_cap));
-  Split best = blocks(m, n, m0, n0, mr, nr);
-  // Enough independent units (images x groups) balance themselves.
-  if (threads <= 1 || units >= 4 * threads) return best;
-  const int64_t overhead = 4 * mr * nr;  // a task's packing, in lanes: about 4 tiles' worth
-  int64_t best_cost = makespan(best, m, n, units, nr, threads, overhead, setup);
-  const int64_t m_max = std::min(ceil_div(m, mr), m0 + 4 * threads);
-  const int64_t n_max = std::min(ceil_div(n, nr), n0 + 4 * threads);
-  for (int64_t nb = n0; nb <= n_max; ++nb) {
-    for (int64_t mb = m0; mb <= m_max; ++mb) {
-      const Split s = blocks(m, n, mb, nb, mr, nr);
-      const int64_t cost = makespan(s, m, n, units, nr, threads, overhead, setup);
-      const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
-      if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {
-        best = s;
-        best_cost = cost;
-      }
-    }
-  }
-  return best;
-}
-
 // Stride phases a kernel's taps (k of them, dilation d) fall on along one axis.
 int64_t phases_used(int64_t k, int64_t d, int64_t stride) {
   int64_t used = 0;
@@ -139,8 +68,8 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   // Wide rows whose quad planes fit kX4Bytes (at least one).
   const int64_t row_bytes = p.stride_h * p.stride_w * pl.cq * pl.wps * 4;
   const int64_t rows_cap = std::max<int64_t>(1, kX4Bytes / std::max<int64_t>(row_bytes, 1));
-  const Split s = split(pl.mg, pl.nw, p.batch * p.group, pl.bl.mr, pl.bl.nr, m_cap,
-                        rows_cap * p.out_w, threads, quad_plane_setup(pl));
+  const Split s = split_tasks(pl.mg, pl.nw, p.batch * p.group, pl.bl.mr, pl.bl.nr, m_cap,
+                              rows_cap * p.out_w, threads, quad_plane_setup(pl));
   pl.mc = s.mc;
   pl.nc = s.nc;
   pl.m_blocks = s.m_blocks;
@@ -241,7 +170,7 @@ QGemmPlan plan_qgemm(QIsa isa, int64_t m, int64_t n, int64_t k, int threads) {
   pl.kq = ceil_div(k, 4);
   // A task's packed rows of A stay within the L2 share.
   const int64_t m_cap = kL2WeightBytes / std::max<int64_t>(pl.kq * 4, 1) / pl.bl.mr * pl.bl.mr;
-  const Split s = split(m, n, 1, pl.bl.mr, pl.bl.nr, m_cap, n, threads);
+  const Split s = split_tasks(m, n, 1, pl.bl.mr, pl.bl.nr, m_cap, n, threads);
   pl.mc = s.mc;
   pl.nc = s.nc;
   pl.m_blocks = s.m_blocks;
