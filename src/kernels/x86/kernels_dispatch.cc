@@ -41,9 +41,10 @@ Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int th
 // of the depth's FMAs, depth / 16 cycles; packing a column: depth floats at c cycles each, 16c
 // lanes). A flat block is a contiguous copy. Patches gathered from a padded window cost about 2
 // cycles a float on a stride-2 layer (perf: a quarter of ResNet-50's 3x3 stride-2 layer on one
-// thread), and splitting ResNet-50's 3x3 256-channel 14x14 layer over channels, each thread
-// packing all patches, ran slower on 2 threads than splitting its columns unevenly (kernel bench,
-// AVX2 tile: 1.6-2.3 ms -> 2.3-2.6): charged 64, such layers keep their column split.
+// thread). Charged 32, the AVX2 tile split ResNet-50's 3x3 256-channel 14x14 layer over
+// channels, each thread packing all patches, and ran slower on 2 threads than with its uneven
+// column split (kernel bench: 1.6-2.3 ms -> 2.3-2.6); charged 64 it keeps the column split, while
+// the AVX-512 tile (196 pixels: 128 + 68) still splits channels, and gains (2.3-3.0 -> 1.9-2.2).
 BlockSetup conv_pack_setup(bool flat) { return {flat ? 4 : 64, 1, 0, true}; }
 
 // The depth blocks of a depth k: as few as the largest block allows, of equal size (a 600-deep
