@@ -162,9 +162,10 @@ Result<BenchLayer> matmul(const char* name, int64_t m, int64_t k, int64_t n) {
   return finish(name, 2.0 * static_cast<double>(m * k * n), std::move(g));
 }
 
-// ResNet-50's FP32 convolutions by kind, and MobileNetV2's first convolution (3 input channels,
-// stride 2), 7x7 pointwise ones (49 pixels: a tile of 32 columns, one of 16 and a last pixel) and
-// projections to few channels on large planes (2 to 4 row panels a packed column panel).
+// ResNet-50's FP32 convolutions by kind (its stride-2 1x1 downsamples last), and MobileNetV2's
+// first convolution (3 input channels, stride 2), 7x7 pointwise ones (49 pixels: a tile of 32
+// columns, one of 16 and a last pixel) and projections to few channels on large planes (2 to 4
+// row panels a packed column panel).
 constexpr ConvShape kConvs[] = {
     {"mobilenet_v2", 32, 16, 112, 1, 1, 1}, {"mobilenet_v2", 144, 24, 56, 1, 1, 1},
     {"mobilenet_v2", 192, 32, 28, 1, 1, 1}, {"resnet50", 3, 64, 224, 7, 2, 1},
@@ -174,7 +175,8 @@ constexpr ConvShape kConvs[] = {
     {"resnet50", 256, 256, 14, 3, 1, 1},    {"resnet50", 1024, 256, 14, 1, 1, 1},
     {"resnet50", 512, 512, 7, 3, 1, 1},     {"resnet50", 2048, 512, 7, 1, 1, 1},
     {"mobilenet_v2", 960, 320, 7, 1, 1, 1}, {"mobilenet_v2", 160, 960, 7, 1, 1, 1},
-    {"mobilenet_v2", 3, 32, 224, 3, 2, 1},
+    {"mobilenet_v2", 3, 32, 224, 3, 2, 1},  {"resnet50", 256, 512, 56, 1, 2, 1},
+    {"resnet50", 512, 1024, 28, 1, 2, 1},
 };
 
 // Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's first and 5x5 ones
