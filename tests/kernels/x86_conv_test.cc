@@ -85,6 +85,11 @@ TEST(X86ConvTactic, Gemm1x1OverChannelsPixelsStridesAndPads) {
     expect_matches_reference(name("gemm1x1", isa),
                              conv_case({.cin = 64, .cout = 80, .h = 16, .w = 40, .kh = 1, .kw = 1}),
                              kConvTol);
+    // A shallow depth over more than one depth step and more pixels than one block packed over
+    // the whole depth holds (ConvGemmPlan::depth_cols), with more rows than B is read in place.
+    expect_matches_reference(
+        name("gemm1x1", isa),
+        conv_case({.cin = 300, .cout = 75, .h = 15, .w = 17, .kh = 1, .kw = 1}), kConvTol);
   }
 }
 

@@ -188,14 +188,17 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
     if (e.row_bias != nullptr) e.row_bias += g * pl.mg;
     if (e.addend != nullptr) e.addend += (b * p.out_c + g * pl.mg) * e.addend_rs;
     const float* wg = packed_w + g * w_group + (m0 / kMr) * pl.kdim * kMr;
-    if (pl.whole_depth) {  // B once; each weight panel once, over all of B's column panels
-      pack_flat_block<T>(xg, pl.n, 0, pl.kdim, n0, cols, scratch);
-      for (int64_t i = 0; i < rows; i += kMr) {
-        for (int64_t j = 0; j < cols; j += kNr) {
-          column_panel<T>(pl.kdim, min64(kMr, rows - i), min64(kNr, cols - j),
-                          wg + (i / kMr) * pl.kdim * kMr, pl.kdim * kMr,
-                          scratch + (j / kNr) * pl.kdim * kNr, yg + (m0 + i) * pl.n + n0 + j, pl.n,
-                          false, &e, m0 + i, n0 + j);
+    if (pl.whole_depth) {  // per block of B over the whole depth, each weight panel once
+      for (int64_t j0 = 0; j0 < cols; j0 += pl.depth_cols) {
+        const int64_t jw = min64(pl.depth_cols, cols - j0);
+        pack_flat_block<T>(xg, pl.n, 0, pl.kdim, n0 + j0, jw, scratch);
+        for (int64_t i = 0; i < rows; i += kMr) {
+          for (int64_t j = 0; j < jw; j += kNr) {
+            column_panel<T>(pl.kdim, min64(kMr, rows - i), min64(kNr, jw - j),
+                            wg + (i / kMr) * pl.kdim * kMr, pl.kdim * kMr,
+                            scratch + (j / kNr) * pl.kdim * kNr, yg + (m0 + i) * pl.n + n0 + j0 + j,
+                            pl.n, false, &e, m0 + i, n0 + j0 + j);
+          }
         }
       }
       continue;

@@ -19,6 +19,12 @@ constexpr int64_t kFlatBlockFloats = 32 * 1024;
 // The most columns a flat plan's task may have to pack B once over the whole depth
 // (ConvGemmPlan::whole_depth): a 7x7 plane's 49 pixels, whether or not split over threads.
 constexpr int64_t kWholeDepthMaxCols = 64;
+// Shallow flat plans pack blocks of B of at most this many floats over the whole depth
+// (ConvGemmPlan::depth_cols) when a block then has at least kShallowBlockMinCols columns (a
+// depth of at most 512): each weight panel is read from L2 once per block, the block from L2
+// once per weight panel.
+constexpr int64_t kShallowBlockFloats = 64 * 1024;
+constexpr int64_t kShallowBlockMinCols = 128;
 // The most rows a flat plan's task may have to read B in place (ConvGemmPlan::direct_b): with
 // more weight panels per column panel, packing pays for itself (64 -> 256 and 1024 -> 256 1x1
 // layers measured slower in place).
@@ -81,6 +87,15 @@ ConvGemmPlan plan_conv_gemm(Isa isa, const cpu::Conv2DParams& p, int threads) {
   pl.whole_depth = pl.flat && pl.nc <= kWholeDepthMaxCols &&
                    pl.kdim * round_up(pl.nc, pl.bl.nr) <= kL2BlockFloats;
   pl.direct_b = pl.flat && !pl.whole_depth && pl.mc <= kDirectBMaxRows;
+  pl.depth_cols = round_up(pl.nc, pl.bl.nr);
+  if (pl.flat && !pl.whole_depth && !pl.direct_b && pl.kdim > pl.bl.kc) {
+    const int64_t cols =
+        std::min(pl.depth_cols, kShallowBlockFloats / pl.kdim / pl.bl.nr * pl.bl.nr);
+    if (cols >= kShallowBlockMinCols) {
+      pl.whole_depth = true;
+      pl.depth_cols = cols;
+    }
+  }
   return pl;
 }
 
@@ -98,7 +113,7 @@ void conv_gemm_pack_weights(Isa isa, const cpu::Conv2DParams& p, const float* w,
 
 size_t conv_gemm_scratch_floats(const ConvGemmPlan& plan) {
   // One B panel, or a flat plan's block of panels (over the whole depth: whole_depth).
-  if (plan.whole_depth) return static_cast<size_t>(plan.kdim * round_up(plan.nc, plan.bl.nr));
+  if (plan.whole_depth) return static_cast<size_t>(plan.kdim * plan.depth_cols);
   if (plan.direct_b) return static_cast<size_t>(plan.kdim * plan.bl.nr);  // the tail panel
   return static_cast<size_t>(plan.bl.kc * std::max(plan.bl.nr, plan.flat_cols));
 }
