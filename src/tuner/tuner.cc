@@ -127,7 +127,59 @@ std::vector<Tuner::Applicable> Tuner::screen(const tactics::LayerSpec& spec,
   return ok;
 }
 
-Result<double> Tuner::measure(const tactics::Tactic& tactic, const TuningLayer& layer) {
+std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
+                                      const std::function<Result<double>(size_t)>& run_once,
+                                      const std::function<bool()>& stop) {
+  std::vector<Samples> out(n);
+  std::vector<double> total(n, 0.0);
+  std::vector<bool> live(n, true);
+  for (int r = 0; r < repeats; ++r) {
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (!live[i]) continue;
+      if (stop()) return out;
+      Result<double> t = run_once(i);
+      if (!t.is_ok()) {
+        out[i] = Samples{{}, t.status()};
+        live[i] = false;
+        continue;
+      }
+      out[i].ms.push_back(*t);
+      total[i] += *t;
+      live[i] = !(r >= 1 && total[i] > cap_ms);
+      any = any || live[i];
+    }
+    if (!any) break;
+  }
+  return out;
+}
+
+// A candidate ready to be timed: its weights packed ahead of time (packing is not timed, as the
+// engine packs at build time) and its kernel reshaped to the layer's buffers and run once (caches,
+// lazily packed state).
+struct Tuner::Trial {
+  Tensor packed;
+  std::unique_ptr<tactics::LayerKernel> kernel;
+};
+
+Result<Tuner::Trial> Tuner::prepare(const tactics::Tactic& tactic, const TuningLayer& layer,
+                                    std::span<const TensorView> in,
+                                    std::span<const TensorView> out) {
+  Trial trial;
+  KILN_ASSIGN_OR_RETURN(trial.packed, tactic.prepack(layer.spec));
+  tactics::LayerSpec packed_spec = layer.spec;
+  if (trial.packed.defined()) packed_spec.prepacked = &trial.packed;
+  KILN_ASSIGN_OR_RETURN(trial.kernel, tactic.instantiate(packed_spec));
+  trial.kernel->set_thread_pool(pool_.get());
+  KILN_RETURN_IF_ERROR(trial.kernel->reshape(in, out));
+  KILN_RETURN_IF_ERROR(trial.kernel->run(in, out));
+  return trial;
+}
+
+// Times the candidates `todo` on shared buffers (arbitrary inputs where the layer gives no
+// values), interleaved (time_interleaved), and records each median, or why there is none.
+void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, LayerChoice& choice,
+                    Clock::time_point start) {
   const tactics::LayerSpec& spec = layer.spec;
   std::vector<Tensor> owned;
   owned.reserve(layer.input_dims.size() + layer.output_dims.size());
@@ -146,26 +198,43 @@ Result<double> Tuner::measure(const tactics::Tactic& tactic, const TuningLayer& 
     owned.emplace_back(spec.outputs[i].dtype, layer.output_dims[i]);
     out[i] = TensorView::of(owned.back());
   }
-  // Timed as the engine will run it: on weights packed ahead of time, packing not counted.
-  KILN_ASSIGN_OR_RETURN(const Tensor packed, tactic.prepack(layer.spec));
-  tactics::LayerSpec packed_spec = layer.spec;
-  if (packed.defined()) packed_spec.prepacked = &packed;
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<tactics::LayerKernel> kernel,
-                        tactic.instantiate(packed_spec));
-  kernel->set_thread_pool(pool_.get());
-  KILN_RETURN_IF_ERROR(kernel->reshape(in, out));
-  KILN_RETURN_IF_ERROR(kernel->run(in, out));  // warm-up: caches, lazily packed weights
-  std::vector<double> ms;
-  double total = 0;
-  for (int r = 0; r < repeats_for(options_.optimization_level); ++r) {
-    const Clock::time_point t0 = Clock::now();
-    KILN_RETURN_IF_ERROR(kernel->run(in, out));
-    ms.push_back(seconds_since(t0) * 1e3);
-    total += ms.back();
-    if (r >= 1 && total > cap_ms_for(options_.optimization_level)) break;
+  std::vector<Trial> trials;
+  std::vector<const Applicable*> timed;
+  for (const Applicable& a : todo) {
+    tactics::TacticTiming& c = choice.candidates[a.candidate];
+    Result<Trial> trial = prepare(*a.tactic, layer, in, out);
+    if (!trial.is_ok()) {
+      c.note = "failed when timed: " + trial.status().message();
+      continue;
+    }
+    trials.push_back(std::move(*trial));
+    timed.push_back(&a);
   }
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
+  const auto run_once = [&](size_t i) -> Result<double> {
+    const Clock::time_point t0 = Clock::now();
+    KILN_RETURN_IF_ERROR(trials[i].kernel->run(in, out));
+    return seconds_since(t0) * 1e3;
+  };
+  const auto stop = [&] { return budget_spent(seconds_since(start)); };
+  const std::vector<Samples> samples =
+      time_interleaved(trials.size(), repeats_for(options_.optimization_level),
+                       cap_ms_for(options_.optimization_level), run_once, stop);
+  for (size_t i = 0; i < samples.size(); ++i) {
+    tactics::TacticTiming& c = choice.candidates[timed[i]->candidate];
+    if (!samples[i].error.is_ok()) {
+      c.note = "failed when timed: " + samples[i].error.message();
+      continue;
+    }
+    if (samples[i].ms.empty()) {
+      c.note = "not timed: the build budget is spent";
+      continue;
+    }
+    std::vector<double> ms = samples[i].ms;
+    std::sort(ms.begin(), ms.end());
+    c.ms = ms[ms.size() / 2];
+    ++times_measured_;
+    if (options_.cache) options_.cache->add(layer_signature(layer, threads_), c.tactic, c.ms);
+  }
 }
 
 Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
@@ -188,7 +257,7 @@ Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
   }
   const std::string key = layer_signature(layer, threads_);
   const Clock::time_point start = Clock::now();
-  bool measured_any = false;
+  std::vector<Applicable> todo;
   for (const Applicable& a : ok) {
     tactics::TacticTiming& c = choice.candidates[a.candidate];
     if (options_.cache) {
@@ -203,18 +272,13 @@ Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
       c.note = "not timed: the build budget is spent";
       continue;
     }
-    Result<double> t = measure(*a.tactic, layer);
-    measured_any = true;
-    if (!t.is_ok()) {
-      c.note = "failed when timed: " + t.status().message();
-      continue;
-    }
-    c.ms = *t;
-    ++times_measured_;
-    if (options_.cache) options_.cache->add(key, c.tactic, c.ms);
+    todo.push_back(a);
+  }
+  if (!todo.empty()) {
+    measure(layer, todo, choice, start);
+    ++layers_timed_;
   }
   seconds_measuring_ += seconds_since(start);
-  if (measured_any) ++layers_timed_;
   const Applicable* best = nullptr;
   for (const Applicable& a : ok) {
     const double t = choice.candidates[a.candidate].ms;

@@ -9,6 +9,7 @@
 // remaining layers take cached times or, failing those, the tactics' preference order.
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <set>
 #include <span>
@@ -70,7 +71,11 @@ class Tuner {
     size_t candidate;  // index into LayerChoice::candidates
   };
   std::vector<Applicable> screen(const tactics::LayerSpec& spec, LayerChoice& choice) const;
-  Result<double> measure(const tactics::Tactic& tactic, const TuningLayer& layer);
+  struct Trial;
+  Result<Trial> prepare(const tactics::Tactic& tactic, const TuningLayer& layer,
+                        std::span<const TensorView> in, std::span<const TensorView> out);
+  void measure(const TuningLayer& layer, std::span<const Applicable> todo, LayerChoice& choice,
+               std::chrono::steady_clock::time_point start);
 
   TunerOptions options_;
   std::unique_ptr<parallel::ThreadPool> pool_;
@@ -80,6 +85,21 @@ class Tuner {
   int times_cached_ = 0;
   double seconds_measuring_ = 0;
 };
+
+// The timed runs of n candidates, interleaved: round r runs every candidate still being timed
+// once, in order, so that a transient slowdown of the machine (another process taking the core
+// for a scheduler tick) lands on one sample of several candidates, not on every sample of one;
+// the median then drops it. A candidate stops after `repeats` runs, or after two once its runs
+// add up to more than cap_ms (a slow reference kernel should not dominate the build), or at its
+// first failed run; `stop` ends all timing between runs (the build budget). Returns each
+// candidate's times in ms, or the first error of one that failed (its times are then empty).
+struct Samples {
+  std::vector<double> ms;
+  Status error = Status::ok();
+};
+std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
+                                      const std::function<Result<double>(size_t)>& run_once,
+                                      const std::function<bool()>& stop);
 
 // Deterministic, cheap contents for a timed layer's input whose values are not given: small
 // floats (no denormals, no overflow in exp), arbitrary bytes for 8-bit tensors (INT8 activations:

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -159,6 +160,52 @@ TEST(Tuner, SpentBudgetFallsBackToThePreferenceOrder) {
     }
   }
   EXPECT_TRUE(untimed);
+}
+
+// Candidates are timed round by round: a slow episode of the machine (here the 2nd and 3rd runs
+// overall) costs each of two candidates one sample, and the medians still rank them as their
+// other runs do; timed one candidate after another, the episode would take two of candidate 0's
+// three samples and make it look slower than candidate 1.
+TEST(Tuner, CandidatesAreTimedRoundByRoundSoAnEpisodeCostsEachOneSample) {
+  std::vector<size_t> order;
+  const auto run_once = [&](size_t i) -> Result<double> {
+    order.push_back(i);
+    const bool episode = order.size() == 2 || order.size() == 3;
+    return (i == 0 ? 1.0 : 1.5) + (episode ? 4.0 : 0.0);
+  };
+  const auto samples = tuner::time_interleaved(2, 3, 1e9, run_once, [] { return false; });
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 0, 1, 0, 1}));
+  ASSERT_EQ(samples.size(), 2u);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  EXPECT_EQ(median(samples[0].ms), 1.0);
+  EXPECT_EQ(median(samples[1].ms), 1.5);
+}
+
+// A slow candidate leaves after two runs past the cap, a failing one at its failure (its error
+// kept), and a stop (the build budget) ends the timing between runs.
+TEST(Tuner, InterleavedTimingCapsFailuresAndStops) {
+  std::vector<size_t> order;
+  const auto run_once = [&](size_t i) -> Result<double> {
+    order.push_back(i);
+    if (i == 2) return invalid_argument("candidate 2 broke");
+    return i == 0 ? 30.0 : 1.0;
+  };
+  auto samples = tuner::time_interleaved(3, 5, 50.0, run_once, [] { return false; });
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(samples[0].ms.size(), 2u);
+  EXPECT_EQ(samples[1].ms.size(), 5u);
+  EXPECT_TRUE(samples[2].ms.empty());
+  EXPECT_NE(samples[2].error.message().find("candidate 2 broke"), std::string::npos);
+
+  int runs = 0;
+  samples = tuner::time_interleaved(
+      2, 5, 1e9, [&](size_t) -> Result<double> { return ++runs; }, [&] { return runs >= 3; });
+  EXPECT_EQ(runs, 3);
+  EXPECT_EQ(samples[0].ms.size(), 2u);
+  EXPECT_EQ(samples[1].ms.size(), 1u);
 }
 
 // INT8 activations must not be all zeros: the portable QGemm skips zero inputs and was timed
