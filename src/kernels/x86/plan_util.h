@@ -30,7 +30,7 @@ constexpr Blocks even_blocks(int64_t extent, int64_t blocks, int64_t unit) {
 // What a thread pays, in the makespan's lanes, to set up a task's pixel block: an INT8
 // convolution that is not flat builds the block's quad planes, once for consecutive tasks of the
 // same block (a block of nc output pixels spans ceil(nc / row) + extra_rows rows of per_row lanes
-// each); a float convolution packs its patch panels in every task (every_task). Zero for GEMMs
+// each); a float convolution packs its columns of B in every task (every_task). Zero for GEMMs
 // and flat INT8 convolutions.
 struct BlockSetup {
   int64_t per_row = 0, row = 1, extra_rows = 0;
