@@ -156,9 +156,11 @@ std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
 
 // A candidate ready to be timed: its weights packed ahead of time (packing is not timed, as the
 // engine packs at build time) and its kernel reshaped to the layer's buffers and run once (caches,
-// lazily packed state).
+// lazily packed state). The packed weights and the spec the kernel was made from stay where they
+// are while trials move, as the engine's do for its kernels.
 struct Tuner::Trial {
-  Tensor packed;
+  std::unique_ptr<Tensor> packed;
+  std::unique_ptr<tactics::LayerSpec> spec;
   std::unique_ptr<tactics::LayerKernel> kernel;
 };
 
@@ -166,10 +168,11 @@ Result<Tuner::Trial> Tuner::prepare(const tactics::Tactic& tactic, const TuningL
                                     std::span<const TensorView> in,
                                     std::span<const TensorView> out) {
   Trial trial;
-  KILN_ASSIGN_OR_RETURN(trial.packed, tactic.prepack(layer.spec));
-  tactics::LayerSpec packed_spec = layer.spec;
-  if (trial.packed.defined()) packed_spec.prepacked = &trial.packed;
-  KILN_ASSIGN_OR_RETURN(trial.kernel, tactic.instantiate(packed_spec));
+  KILN_ASSIGN_OR_RETURN(Tensor packed, tactic.prepack(layer.spec));
+  trial.packed = std::make_unique<Tensor>(std::move(packed));
+  trial.spec = std::make_unique<tactics::LayerSpec>(layer.spec);
+  if (trial.packed->defined()) trial.spec->prepacked = trial.packed.get();
+  KILN_ASSIGN_OR_RETURN(trial.kernel, tactic.instantiate(*trial.spec));
   trial.kernel->set_thread_pool(pool_.get());
   KILN_RETURN_IF_ERROR(trial.kernel->reshape(in, out));
   KILN_RETURN_IF_ERROR(trial.kernel->run(in, out));
