@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   # build
-  g++ cmake ninja-build git pkg-config
+  g++ cmake ninja-build git pkg-config lld
   # ONNX protobuf classes and schemas, protobuf runtime
   libonnx-dev libprotobuf-dev protobuf-compiler
   # ONNX backend conformance data
