@@ -163,6 +163,42 @@ void conv_pack_weights_impl(const cpu::Conv2DParams& p, const float* w, float* p
   }
 }
 
+// One task's flat (1x1) output block [m0, m0 + rows) x [n0, n0 + cols): per sub-block of
+// `block_cols` pixels and per depth step of `kstep` channels (the whole depth in one step when
+// kstep >= kdim), the B block is packed into scratch and every weight panel runs against it.
+// Weight panel outside the column panels: the tiles then write MR rows of Y front to back (MR
+// store streams, which the prefetchers follow) instead of every row of the task a panel at a time
+// (up to 256 streams: a residual 1x1 layer of ResNet-50 ran 1.3-1.5x slower in the network than
+// alone). The B block is read from L2 once per weight panel.
+struct FlatTask {
+  const float* xg;  // the image and group's first input channel
+  const float* wg;  // the first packed weight panel of the block
+  float* yg;        // the image and group's first output channel
+  int64_t m0, n0, rows, cols;
+};
+
+template <class T>
+void flat_task_blocks(const ConvGemmPlan& pl, const FlatTask& t, const Epilogue& e,
+                      int64_t block_cols, int64_t kstep, float* scratch) {
+  constexpr int64_t kMr = T::kMr;
+  constexpr int64_t kNr = T::kNv * T::kLanes;
+  for (int64_t j0 = 0; j0 < t.cols; j0 += block_cols) {
+    const int64_t jw = min64(block_cols, t.cols - j0);
+    for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += kstep) {
+      const int64_t kc = min64(kstep, pl.kdim - k0);
+      pack_flat_block<T>(t.xg, pl.n, k0, kc, t.n0 + j0, jw, scratch);
+      for (int64_t i = 0; i < t.rows; i += kMr) {
+        for (int64_t j = 0; j < jw; j += kNr) {
+          column_panel<T>(kc, min64(kMr, t.rows - i), min64(kNr, jw - j),
+                          t.wg + (i / kMr) * pl.kdim * kMr + k0 * kMr, pl.kdim * kMr,
+                          scratch + (j / kNr) * kc * kNr, t.yg + (t.m0 + i) * pl.n + t.n0 + j0 + j,
+                          pl.n, k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, t.m0 + i, t.n0 + j0 + j);
+        }
+      }
+    }
+  }
+}
+
 // A task is one (image, group, pixel block, channel block); per depth block and column panel the
 // patches are packed into this thread's scratch (L1) and every weight panel runs against them.
 template <class T>
@@ -188,19 +224,9 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
     if (e.row_bias != nullptr) e.row_bias += g * pl.mg;
     if (e.addend != nullptr) e.addend += (b * p.out_c + g * pl.mg) * e.addend_rs;
     const float* wg = packed_w + g * w_group + (m0 / kMr) * pl.kdim * kMr;
-    if (pl.whole_depth) {  // per block of B over the whole depth, each weight panel once
-      for (int64_t j0 = 0; j0 < cols; j0 += pl.depth_cols) {
-        const int64_t jw = min64(pl.depth_cols, cols - j0);
-        pack_flat_block<T>(xg, pl.n, 0, pl.kdim, n0 + j0, jw, scratch);
-        for (int64_t i = 0; i < rows; i += kMr) {
-          for (int64_t j = 0; j < jw; j += kNr) {
-            column_panel<T>(pl.kdim, min64(kMr, rows - i), min64(kNr, jw - j),
-                            wg + (i / kMr) * pl.kdim * kMr, pl.kdim * kMr,
-                            scratch + (j / kNr) * pl.kdim * kNr, yg + (m0 + i) * pl.n + n0 + j0 + j,
-                            pl.n, false, &e, m0 + i, n0 + j0 + j);
-          }
-        }
-      }
+    if (pl.whole_depth) {  // B over the whole depth, in blocks of depth_cols pixels
+      flat_task_blocks<T>(pl, FlatTask{xg, wg, yg, m0, n0, rows, cols}, e, pl.depth_cols, pl.kdim,
+                          scratch);
       continue;
     }
     if (pl.direct_b) {  // full column panels straight from the input rows; the tail packed
@@ -216,26 +242,9 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
       }
       continue;
     }
-    if (pl.flat) {  // per column sub-block: per depth step, pack the block, run its panels
-      for (int64_t j0 = 0; j0 < cols; j0 += pl.flat_cols) {
-        const int64_t jw = min64(pl.flat_cols, cols - j0);
-        for (int64_t k0 = 0; k0 == 0 || k0 < pl.kdim; k0 += pl.bl.kc) {
-          const int64_t kc = min64(pl.bl.kc, pl.kdim - k0);
-          pack_flat_block<T>(xg, pl.n, k0, kc, n0 + j0, jw, scratch);
-          // Weight panel outside the column panels: the tiles then write MR rows of Y front to
-          // back (MR store streams, which the prefetchers follow) instead of every row of the
-          // task a panel at a time (up to 256 streams: a residual 1x1 layer of ResNet-50 ran
-          // 1.3-1.5x slower in the network than alone). The B block is read from L2 per panel.
-          for (int64_t i = 0; i < rows; i += kMr) {
-            for (int64_t j = 0; j < jw; j += kNr) {
-              column_panel<T>(kc, min64(kMr, rows - i), min64(kNr, jw - j),
-                              wg + (i / kMr) * pl.kdim * kMr + k0 * kMr, pl.kdim * kMr,
-                              scratch + (j / kNr) * kc * kNr, yg + (m0 + i) * pl.n + n0 + j0 + j,
-                              pl.n, k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, m0 + i, n0 + j0 + j);
-            }
-          }
-        }
-      }
+    if (pl.flat) {  // per column sub-block and depth step
+      flat_task_blocks<T>(pl, FlatTask{xg, wg, yg, m0, n0, rows, cols}, e, pl.flat_cols, pl.bl.kc,
+                          scratch);
       continue;
     }
     auto step = [&](int64_t k0, int64_t j) {
