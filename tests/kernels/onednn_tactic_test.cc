@@ -19,6 +19,8 @@ constexpr const char* kConv = "onednn.conv.f32";
 constexpr const char* kFusedConv = "onednn.fused_conv.f32";
 constexpr const char* kWinograd = "onednn.conv_winograd.f32";
 constexpr const char* kFusedWinograd = "onednn.fused_conv_winograd.f32";
+constexpr const char* kWinogradSlices = "onednn.conv_winograd_slices.f32";
+constexpr const char* kFusedWinogradSlices = "onednn.fused_conv_winograd_slices.f32";
 constexpr const char* kMatMul = "onednn.matmul.f32";
 constexpr const char* kGemm = "onednn.gemm.f32";
 constexpr const char* kFusedGemm = "onednn.fused_gemm.f32";
@@ -174,6 +176,45 @@ TEST(OnednnWinogradTactic, FusedReluAndResidual) {
                   "ReLU only, not Clip");
 }
 
+// The tactic run on a pool of `threads` (none for 1) matches the reference.
+void expect_matches_on_pool(const std::string& tactic, const OpCase& c, int threads) {
+  SCOPED_TRACE(tactic + " on " + std::to_string(threads) + " thread(s), " + case_text(c));
+  auto og = build_op_graph(c);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  const tactics::LayerSpec spec = layer_spec(og->graph);
+  ASSERT_EQ(tactics::find_tactic(tactic)->why_not(spec), "");
+  auto kernel = tactics::find_tactic(tactic)->instantiate(spec);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
+  std::unique_ptr<parallel::ThreadPool> pool;
+  if (threads > 1) pool = std::make_unique<parallel::ThreadPool>(threads);
+  (*kernel)->set_thread_pool(pool.get());
+  auto got = run_layer_kernel(**kernel, *og);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = run_op(c);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_EQ(compare_tensors(got->outputs[0], (*want)[0], kWinogradTol), "");
+}
+
+// Slices of whole 16-channel blocks, one per pool thread: fewer blocks than threads (17 and 33
+// output channels on 3 threads: slices of 16 and 1, 16, 16 and 1), batches (each slice's
+// channels of a batch-2 output are a strided view), residual and ReLU; one thread runs unsliced.
+TEST(OnednnWinogradTactic, SlicesMatchTheReferenceOnPoolsOfOneToThreeThreads) {
+  const ConvGeom shapes[] = {
+      {.cin = 5, .cout = 17, .h = 9, .w = 7, .pad = 1},
+      {.batch = 2, .cin = 24, .cout = 33, .h = 10, .w = 9, .pad = 1},
+      {.cin = 32, .cout = 64, .h = 14, .w = 14},
+  };
+  for (int threads : {1, 2, 3}) {
+    for (const ConvGeom& g : shapes) {
+      expect_matches_on_pool(kWinogradSlices, conv_case(g, true), threads);
+      expect_matches_on_pool(kWinogradSlices, conv_case(g, false), threads);
+      expect_matches_on_pool(kFusedWinogradSlices, fused_conv_case(g, true, true, "Relu"), threads);
+    }
+  }
+  expect_rejected(kWinogradSlices, conv_case({.cin = 4, .cout = 4, .stride = 2, .pad = 1}),
+                  "strides");
+}
+
 TEST(OnednnWinogradTactic, SaysWhichLayersItCannotTake) {
   expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4, .stride = 2, .pad = 1}), "strides");
   expect_rejected(kWinograd, conv_case({.cin = 4, .cout = 4, .h = 9, .dil = 2}), "dilations");
@@ -271,8 +312,9 @@ TEST(OnednnFusedGemmTactic, ActivationsAndBatchedA) {
 // Winograd comes after the direct convolution: untimed builds take the first applicable tactic.
 TEST(OnednnTactics, AreRegisteredAfterTheBuiltinOnesWithTheirSource) {
   const std::pair<const char*, size_t> names[] = {
-      {kConv, 3},      {kFusedConv, 3}, {kMatMul, 2},       {kGemm, 2},
-      {kFusedGemm, 2}, {kWinograd, 2},  {kFusedWinograd, 2}};
+      {kConv, 4},          {kFusedConv, 4},      {kMatMul, 2},
+      {kGemm, 2},          {kFusedGemm, 2},      {kWinograd, 3},
+      {kFusedWinograd, 3}, {kWinogradSlices, 2}, {kFusedWinogradSlices, 2}};
   for (const auto& [name, from_end] : names) {
     const tactics::Tactic* t = tactics::find_tactic(name);
     ASSERT_NE(t, nullptr) << name;
@@ -293,7 +335,8 @@ TEST(OnednnTactics, SayTheyAllocateWhileRunning) {
   auto b = run_tactic(kConv, conv_case(large));
   ASSERT_TRUE(b.is_ok()) << b.status().to_string();
   EXPECT_GT(b->run_allocations, 0);
-  for (const char* name : {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm, kWinograd}) {
+  for (const char* name :
+       {kConv, kFusedConv, kMatMul, kGemm, kFusedGemm, kWinograd, kWinogradSlices}) {
     EXPECT_TRUE(tactics::find_tactic(name)->allocates()) << name;
   }
 }

@@ -11,7 +11,9 @@ std::span<const Tactic* const> onednn_tactics() {
                                           &gemm_tactic(),
                                           &fused_gemm_tactic(),
                                           &conv_winograd_tactic(),
-                                          &fused_conv_winograd_tactic()};
+                                          &fused_conv_winograd_tactic(),
+                                          &conv_winograd_slices_tactic(),
+                                          &fused_conv_winograd_slices_tactic()};
   return tactics;
 }
 

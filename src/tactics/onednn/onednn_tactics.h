@@ -19,8 +19,11 @@ const Tactic& fused_conv_tactic();  // "onednn.fused_conv.f32"  kiln.FusedConv
 // oneDNN's Winograd for 3x3 stride-1 layers, reordering to and from its blocked layout.
 const Tactic& conv_winograd_tactic();        // "onednn.conv_winograd.f32"        Conv
 const Tactic& fused_conv_winograd_tactic();  // "onednn.fused_conv_winograd.f32"  kiln.FusedConv
-const Tactic& matmul_tactic();               // "onednn.matmul.f32"      MatMul
-const Tactic& gemm_tactic();                 // "onednn.gemm.f32"        Gemm
-const Tactic& fused_gemm_tactic();           // "onednn.fused_gemm.f32"  kiln.FusedGemm
+// The same per slice of output channels, one slice per thread of kiln's pool (onednn_conv.cc).
+const Tactic& conv_winograd_slices_tactic();        // "onednn.conv_winograd_slices.f32"  Conv
+const Tactic& fused_conv_winograd_slices_tactic();  // "onednn.fused_conv_winograd_slices.f32"
+const Tactic& matmul_tactic();                      // "onednn.matmul.f32"      MatMul
+const Tactic& gemm_tactic();                        // "onednn.gemm.f32"        Gemm
+const Tactic& fused_gemm_tactic();                  // "onednn.fused_gemm.f32"  kiln.FusedGemm
 
 }  // namespace kiln::tactics::onednn
