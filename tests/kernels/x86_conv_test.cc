@@ -272,6 +272,13 @@ TEST(X86ConvTactic, PrepackedAndThreadedMatchTheReference) {
           fused_conv_case({.batch = 2, .cin = 8, .cout = 24, .h = 9, .w = 9, .pad = 1}, true, true,
                           "Relu"),
           kConvTol, threads);
+      // 1024 channels of 196 pixels: threads split the channels and each packs every pixel over
+      // the whole (shallow) depth, with a residual.
+      expect_matches_reference_prepacked(
+          name("gemm1x1", isa, true),
+          fused_conv_case({.cin = 136, .cout = 1024, .h = 14, .w = 14, .kh = 1, .kw = 1}, true,
+                          true, "Relu"),
+          kConvTol, threads);
     }
   }
 }

@@ -33,14 +33,16 @@ constexpr int64_t kDirectBMaxRows = 64;
 // Rows and columns per task: as large as the L2 budget allows (the A block of a depth step, and
 // the C block a task revisits per depth step), then split as plan_util.h's split_tasks finds the
 // slowest thread finishing first. Greedily halving columns first, as this did, left a 14x14
-// layer's 2 threads 128 and 68 of its 196 pixels (the AVX2 tile's narrower panels then won).
+// layer's 2 threads 128 and 68 of its 196 pixels (the AVX2 tile's narrower panels then won). The
+// C budget is per task, not per column block of all rows: ResNet-50's 256 -> 1024 layers on 14x14
+// planes then split into 2 x 512 rows of all 196 pixels instead of 1024 rows of 128 and 68.
 Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int threads,
                  const BlockSetup& setup = {}) {
   const int64_t m1 = std::max<int64_t>(m, 1);
   const int64_t m_cap = std::max(bl.mr, kL2BlockFloats / bl.kc / bl.mr * bl.mr);
   const Blocks mb = even_blocks(m1, ceil_div(m1, m_cap), bl.mr);
   const int64_t n_cap = std::max(bl.nr, kL2BlockFloats / mb.size / bl.nr * bl.nr);
-  return split_tasks(m, n, units, bl.mr, bl.nr, m_cap, n_cap, threads, setup);
+  return split_tasks(m, n, units, bl.mr, bl.nr, m_cap, n_cap, threads, setup, kL2BlockFloats);
 }
 
 // What a convolution task pays to pack its columns of B, in lanes per column (a lane: one output

@@ -40,7 +40,7 @@ int64_t makespan(const Split& s, int64_t m, int64_t n, int64_t units, int64_t nr
 }  // namespace
 
 Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, int64_t m_cap,
-                  int64_t n_cap, int threads, const BlockSetup& setup) {
+                  int64_t n_cap, int threads, const BlockSetup& setup, int64_t area_cap) {
   m = std::max<int64_t>(m, 1);
   n = std::max<int64_t>(n, 1);
   const int64_t m0 = ceil_div(m, std::max(mr, m_cap)), n0 = ceil_div(n, std::max(nr, n_cap));
@@ -51,9 +51,10 @@ Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, i
   int64_t best_cost = makespan(best, m, n, units, nr, threads, overhead, setup);
   const int64_t m_max = std::min(ceil_div(m, mr), m0 + 4 * threads);
   const int64_t n_max = std::min(ceil_div(n, nr), n0 + 4 * threads);
-  for (int64_t nb = n0; nb <= n_max; ++nb) {
+  for (int64_t nb = area_cap > 0 ? 1 : n0; nb <= n_max; ++nb) {
     for (int64_t mb = m0; mb <= m_max; ++mb) {
       const Split s = blocks(m, n, mb, nb, mr, nr);
+      if (area_cap > 0 && s.mc * s.nc > area_cap) continue;
       const int64_t cost = makespan(s, m, n, units, nr, threads, overhead, setup);
       const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
       if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {

@@ -45,9 +45,11 @@ struct BlockSetup {
 // rows and columns whose slowest thread finishes first (ties: fewer tasks), tasks being run as
 // run_tasks() runs them (contiguous ranges, row blocks fastest). Column panels are coarse: a
 // 14x14 plane's 196 pixels are 6 panels of 32 and a bit, which no column split shares evenly
-// over 2 threads, while its 256 or 1024 output channels split exactly.
+// over 2 threads, while its 256 or 1024 output channels split exactly. With area_cap > 0, n_cap
+// only sets the starting split: any task of at most area_cap outputs (mc x nc) is allowed, so
+// that splitting rows can buy wider column blocks.
 Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, int64_t m_cap,
-                  int64_t n_cap, int threads, const BlockSetup& setup = {});
+                  int64_t n_cap, int threads, const BlockSetup& setup = {}, int64_t area_cap = 0);
 
 // The zero-padded copy of one input plane a depthwise task reads: the input after its leading
 // padding, extended to where the last output's window ends, so that no tap is bounds-checked.

@@ -1,0 +1,63 @@
+// How kiln's x86 float convolution plans share a layer between threads: every output is in exactly
+// one task, and the thread with the most work (run_tasks' contiguous ranges of tasks) does not
+// carry much more than its share on ResNet-50's layers whose output does not split evenly by
+// columns (196 pixels are 6 panels of 32 and a bit).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/conv_cases.h"
+#include "kernels/x86/kernels.h"
+
+namespace kiln::testing {
+namespace {
+
+namespace kx = kernels::x86;
+
+// Outputs (rows x columns, columns rounded up to whole panels as the tile computes them) of the
+// busiest of `threads` threads, over the layer's total.
+double busiest_share(const kx::ConvGemmPlan& pl, int threads) {
+  const int64_t parts = std::min<int64_t>(threads, pl.tasks);
+  const int64_t nr = pl.bl.nr;
+  std::vector<int64_t> covered(static_cast<size_t>(pl.mg * pl.n), 0);
+  int64_t busiest = 0, total = 0;
+  for (int64_t part = 0; part < parts; ++part) {
+    int64_t work = 0;
+    for (int64_t t = part * pl.tasks / parts; t < (part + 1) * pl.tasks / parts; ++t) {
+      const int64_t m0 = t % pl.m_blocks * pl.mc, n0 = t / pl.m_blocks % pl.n_blocks * pl.nc;
+      const int64_t rows = std::min(pl.mc, pl.mg - m0), cols = std::min(pl.nc, pl.n - n0);
+      work += rows * (cols + nr - 1) / nr * nr;
+      for (int64_t i = m0; i < m0 + rows; ++i) {
+        for (int64_t j = n0; j < n0 + cols; ++j) ++covered[static_cast<size_t>(i * pl.n + j)];
+      }
+    }
+    busiest = std::max(busiest, work);
+    total += work;
+  }
+  for (int64_t c : covered) EXPECT_EQ(c, 1) << "an output in no task or in two";
+  return static_cast<double>(busiest) / static_cast<double>(total);
+}
+
+// 1024 rows of 128 and 68 pixels gave one of 2 threads 65% of the work. (A 3x3 layer may keep an
+// uneven column split: splitting its channels instead makes each thread pack every patch.)
+TEST(X86ConvPlan, TwoThreadsShareFourteenByFourteenOneByOneLayersEvenly) {
+  const ConvGeom layers[] = {
+      {.cin = 256, .cout = 1024, .h = 14, .w = 14, .kh = 1, .kw = 1},
+      {.cin = 1024, .cout = 256, .h = 14, .w = 14, .kh = 1, .kw = 1},
+      {.cin = 512, .cout = 1024, .h = 28, .w = 28, .kh = 1, .kw = 1, .stride = 2},
+  };
+  for (kx::Isa isa : {kx::Isa::kAvx512, kx::Isa::kAvx2}) {
+    for (const ConvGeom& g : layers) {
+      SCOPED_TRACE(::testing::Message()
+                   << (isa == kx::Isa::kAvx512 ? "avx512 " : "avx2 ") << g.cin << "->" << g.cout
+                   << " k" << g.kh << " s" << g.stride << " " << g.h << "x" << g.w);
+      const kx::ConvGemmPlan pl = kx::plan_conv_gemm(isa, conv2d_params(g), 2);
+      EXPECT_LE(busiest_share(pl, 2), 0.55);
+      EXPECT_DOUBLE_EQ(busiest_share(kx::plan_conv_gemm(isa, conv2d_params(g), 1), 1), 1.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
