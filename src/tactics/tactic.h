@@ -87,6 +87,10 @@ class Tactic {
   // True when run() may heap-allocate (the reference fallback, oneDNN's primitives). Shown by
   // inspect; --tacticSources=-onednn gives an allocation-free hot path.
   virtual bool allocates() const { return false; }
+  // True when run() stays correct with kiln.FusedConv's residual (input 3) in output 0's own
+  // buffer: the engine then gives the output the residual's bytes when the residual dies there
+  // (engine/memory_layout.cc), saving a stream of reads and a buffer.
+  virtual bool residual_in_place() const { return false; }
   // Empty when the tactic can run the layer; otherwise why not ("group convolution", "float16").
   virtual std::string why_not(const LayerSpec& spec) const = 0;
   virtual Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const = 0;

@@ -2,11 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "base/cpu_features.h"
 #include "engine/engine_test_util.h"
 #include "engine/serialize.h"
 #include "engine/shape_resolver.h"
 #include "passes/pass_harness.h"
+#include "tactics/tactic.h"
 #include "testing/onnx_builder.h"
 #include "testing/tensor_compare.h"
 
@@ -114,6 +117,71 @@ TEST(Builder, MemoryPlanSharesBuffers) {
   int64_t largest = 0;
   for (int64_t b : m.bytes) largest = std::max(largest, b);
   EXPECT_EQ(largest, 4 * 4 * 8 * 8 * 4);
+}
+
+// x -> Conv 3x3 + Relu (r1) -> Conv 1x1 + Relu (a1) -> Conv 1x1 (c2) -> Add r1 -> Relu (s) ->
+// GlobalAveragePool -> y, the last conv fused with the add as kiln.FusedConv with residual r1.
+// With `read_later`, r1 is read again after the add (Mul(s, r1) feeds the pool).
+std::vector<float> residual_model_weights(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.9f * static_cast<float>(i) + 0.2f);
+  return v;
+}
+
+testing::OnnxBuilder residual_model(bool read_later) {
+  testing::OnnxBuilder b;
+  b.input("x", 1, {1, 3, 9, 9});
+  b.initializer("w1", {8, 3, 3, 3}, residual_model_weights(216, 0.3f));
+  b.initializer("wa", {8, 8, 1, 1}, residual_model_weights(64, 0.5f));
+  b.initializer("wb", {8, 8, 1, 1}, residual_model_weights(64, 0.4f));
+  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  b.node("Conv", {"r1", "wa"}, {"ca"}, "conva");
+  b.node("Relu", {"ca"}, {"a1"}, "relua");
+  b.node("Conv", {"a1", "wb"}, {"c2"}, "convb");
+  b.node("Add", {"c2", "r1"}, {"sum"}, "add");
+  b.node("Relu", {"sum"}, {"s"}, "relus");
+  if (read_later) b.node("Mul", {"s", "r1"}, {"m"}, "mul");
+  b.node("GlobalAveragePool", {read_later ? "m" : "s"}, {"y"}, "pool");
+  b.output("y");
+  return b;
+}
+
+// The fused layer's residual and output share bytes exactly when the residual dies there and the
+// layer's tactic runs in place; the engine computes the same either way.
+TEST(Builder, ResidualThatDiesAtItsLayerHostsTheOutput) {
+  for (bool read_later : {false, true}) {
+    SCOPED_TRACE(read_later ? "residual read later" : "residual dies at the add");
+    const auto model = residual_model(read_later);
+    engine::BuildOptions options;
+    options.optimization_level = 0;  // the first applicable tactic: no timing
+    auto plan = engine::build_plan(import_model(model), options);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    const ir::Graph& g = plan->graph;
+    size_t fused = g.nodes.size();
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (g.nodes[n].op_type == "FusedConv" && g.nodes[n].inputs.size() > 3 &&
+          g.nodes[n].inputs[3] != ir::kNoValue) {
+        fused = n;
+      }
+    }
+    ASSERT_LT(fused, g.nodes.size()) << "no FusedConv with a residual";
+    const tactics::Tactic* tactic = tactics::find_tactic(plan->layers[fused].tactic);
+    ASSERT_NE(tactic, nullptr);
+    const std::vector<int64_t>& offsets = plan->profiles[0].memory.offsets;
+    const auto r = static_cast<size_t>(g.nodes[fused].inputs[3]);
+    const auto y = static_cast<size_t>(g.nodes[fused].outputs[0]);
+    EXPECT_EQ(offsets[r] == offsets[y], !read_later && tactic->residual_in_place())
+        << plan->layers[fused].tactic;
+
+    auto engine = testing::build_engine(model, options);
+    ASSERT_NE(engine, nullptr);
+    const Tensor x = testing::random_f32({1, 3, 9, 9}, 3);
+    const std::vector<Tensor> got = testing::run_engine(*engine, {{"x", x}});
+    ASSERT_EQ(got.size(), 1u);
+    const auto want = testing::reference_outputs(model, {{"x", x}});
+    EXPECT_EQ(testing::compare_tensors(got[0], want[0], {1e-4, 1e-5}), "");
+  }
 }
 
 }  // namespace

@@ -110,6 +110,9 @@ size_t conv_gemm_packed_weights_floats(Isa isa, const cpu::Conv2DParams& p);
 void conv_gemm_pack_weights(Isa isa, const cpu::Conv2DParams& p, const float* w, float* packed);
 size_t conv_gemm_scratch_floats(const ConvGemmPlan& plan);  // per thread, 64-byte aligned
 // ep: row_bias [out_c]; addend = the residual of Y's shape (addend_rs = OH*OW, addend_cs = 1).
+// The addend may be Y itself (in place; alpha and addend_scale 1): the tiles then start from Y's
+// values instead of adding them in the epilogue, so no depth step overwrites a residual value
+// before it is added.
 void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed_w,
                    const Epilogue& ep, float* y, float* scratch, int64_t task_begin,
                    int64_t task_end);

@@ -179,7 +179,7 @@ struct FlatTask {
 
 template <class T>
 void flat_task_blocks(const ConvGemmPlan& pl, const FlatTask& t, const Epilogue& e,
-                      int64_t block_cols, int64_t kstep, float* scratch) {
+                      int64_t block_cols, int64_t kstep, bool onto_y, float* scratch) {
   constexpr int64_t kMr = T::kMr;
   constexpr int64_t kNr = T::kNv * T::kLanes;
   for (int64_t j0 = 0; j0 < t.cols; j0 += block_cols) {
@@ -192,7 +192,8 @@ void flat_task_blocks(const ConvGemmPlan& pl, const FlatTask& t, const Epilogue&
           column_panel<T>(kc, min64(kMr, t.rows - i), min64(kNr, jw - j),
                           t.wg + (i / kMr) * pl.kdim * kMr + k0 * kMr, pl.kdim * kMr,
                           scratch + (j / kNr) * kc * kNr, t.yg + (t.m0 + i) * pl.n + t.n0 + j0 + j,
-                          pl.n, k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, t.m0 + i, t.n0 + j0 + j);
+                          pl.n, onto_y || k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, t.m0 + i,
+                          t.n0 + j0 + j);
         }
       }
     }
@@ -211,6 +212,8 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
   const PatchGeom geom = patch_geom(pl);
   const int64_t cg = p.in_c / p.group;
   const int64_t w_group = (pl.mg + kMr - 1) / kMr * pl.kdim * kMr;
+  // In place (the residual is Y): every tile accumulates onto Y, which holds the residual.
+  const bool onto_y = ep.addend != nullptr && ep.addend == y;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t mb = t % pl.m_blocks;
     const int64_t nb = (t / pl.m_blocks) % pl.n_blocks;
@@ -222,29 +225,30 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
     float* yg = y + (b * p.out_c + g * pl.mg) * pl.n;
     Epilogue e = ep;
     if (e.row_bias != nullptr) e.row_bias += g * pl.mg;
+    if (onto_y) e.addend = nullptr;
     if (e.addend != nullptr) e.addend += (b * p.out_c + g * pl.mg) * e.addend_rs;
     const float* wg = packed_w + g * w_group + (m0 / kMr) * pl.kdim * kMr;
     if (pl.whole_depth) {  // B over the whole depth, in blocks of depth_cols pixels
       flat_task_blocks<T>(pl, FlatTask{xg, wg, yg, m0, n0, rows, cols}, e, pl.depth_cols, pl.kdim,
-                          scratch);
+                          onto_y, scratch);
       continue;
     }
     if (pl.direct_b) {  // full column panels straight from the input rows; the tail packed
       const int64_t full = cols / kNr * kNr;
       for (int64_t j = 0; j < full; j += kNr) {
         column_panel<T>(pl.kdim, rows, kNr, wg, pl.kdim * kMr, xg + n0 + j, yg + m0 * pl.n + n0 + j,
-                        pl.n, false, &e, m0, n0 + j, pl.n);
+                        pl.n, onto_y, &e, m0, n0 + j, pl.n);
       }
       if (full < cols) {
         pack_flat_block<T>(xg, pl.n, 0, pl.kdim, n0 + full, cols - full, scratch);
         column_panel<T>(pl.kdim, rows, cols - full, wg, pl.kdim * kMr, scratch,
-                        yg + m0 * pl.n + n0 + full, pl.n, false, &e, m0, n0 + full);
+                        yg + m0 * pl.n + n0 + full, pl.n, onto_y, &e, m0, n0 + full);
       }
       continue;
     }
     if (pl.flat) {  // per column sub-block and depth step
       flat_task_blocks<T>(pl, FlatTask{xg, wg, yg, m0, n0, rows, cols}, e, pl.flat_cols, pl.bl.kc,
-                          scratch);
+                          onto_y, scratch);
       continue;
     }
     auto step = [&](int64_t k0, int64_t j) {
@@ -252,7 +256,7 @@ void conv_gemm_tasks(const ConvGemmPlan& pl, const float* x, const float* packed
       const int64_t w = min64(kNr, cols - j);
       pack_patch_panel<T>(geom, xg, k0, kc, n0 + j, w, scratch);
       column_panel<T>(kc, rows, w, wg + k0 * kMr, pl.kdim * kMr, scratch, yg + m0 * pl.n + n0 + j,
-                      pl.n, k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, m0, n0 + j);
+                      pl.n, onto_y || k0 > 0, k0 + kc >= pl.kdim ? &e : nullptr, m0, n0 + j);
     };
     if (pl.depth_inner) {  // a column panel's C tiles stay in L1 over the whole depth
       for (int64_t j = 0; j < cols; j += kNr) {

@@ -401,6 +401,9 @@ class FusedConvTactic final : public OnednnTactic {
         algo_(algo),
         winograd_(algo != ConvAlgo::kDirect) {}
   uint64_t required_features() const override { return winograd_ ? kIsaAvx512 : 0; }
+  // The sum post-op adds what Y holds; the blocked paths read the residual (a slice's channels
+  // of it) into their own buffer before Y (those channels) is written.
+  bool residual_in_place() const override { return true; }
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = winograd_ ? winograd_why_not(spec) : conv_why_not(spec);
     if (why.empty()) why = activation_why_not(*spec.node);

@@ -195,6 +195,8 @@ class X86ConvTactic final : public X86Tactic {
   std::string why_not(const LayerSpec& spec) const override {
     return conv_why_not(spec, kind_, fused_);
   }
+  // The implicit-GEMM kernel accumulates onto a Y that holds the residual (kernels.h).
+  bool residual_in_place() const override { return fused_ && kind_ != ConvKind::kDepthwise; }
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<X86ConvKernel>(spec, kind_, isa(), fused_);

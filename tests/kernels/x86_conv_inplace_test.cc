@@ -1,0 +1,89 @@
+// kiln's x86 implicit-GEMM convolution with its residual in Y's own buffer (the engine's arena
+// gives a FusedConv's output the residual's bytes when the residual dies there): the same result
+// as with the residual in a buffer of its own, on every path of the plan (flat over the whole
+// depth, flat in depth steps, B read in place, patches in depth steps, stride 2, pixel tails), on
+// plans made for 1 and 2 threads, on each ISA the host has.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "kernels/conv_cases.h"
+#include "kernels/x86/kernels.h"
+
+namespace kiln::testing {
+namespace {
+
+namespace kx = kernels::x86;
+
+std::vector<kx::Isa> inplace_test_isas() {
+  const CpuFeatureSet host = host_cpu_features();
+  std::vector<kx::Isa> out;
+  if ((host & kIsaAvx512) == kIsaAvx512) out.push_back(kx::Isa::kAvx512);
+  if ((host & kIsaAvx2) == kIsaAvx2) out.push_back(kx::Isa::kAvx2);
+  return out;
+}
+
+void expect_in_place_matches(kx::Isa isa, const ConvGeom& g, int threads) {
+  const kernels::cpu::Conv2DParams p = conv2d_params(g);
+  const kx::ConvGemmPlan plan = kx::plan_conv_gemm(isa, p, threads);
+  const size_t nx = static_cast<size_t>(p.batch * p.in_c * p.in_h * p.in_w);
+  const size_t nw = static_cast<size_t>(p.out_c * p.in_c / p.group * p.k_h * p.k_w);
+  const size_t ny = static_cast<size_t>(p.batch * p.out_c * p.out_h * p.out_w);
+  std::vector<float> x(nx), w(nw), bias(static_cast<size_t>(p.out_c)), res(ny), y(ny);
+  std::vector<float> pw(kx::conv_gemm_packed_weights_floats(isa, p));
+  std::vector<float> scratch(kx::conv_gemm_scratch_floats(plan));
+  for (size_t i = 0; i < nx; ++i) x[i] = std::cos(0.3f * static_cast<float>(i));
+  for (size_t i = 0; i < nw; ++i) w[i] = 0.1f * std::sin(0.7f * static_cast<float>(i));
+  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i % 5) - 0.2f;
+  for (size_t i = 0; i < ny; ++i) res[i] = 3.0f * std::sin(0.11f * static_cast<float>(i));
+  kx::conv_gemm_pack_weights(isa, p, w.data(), pw.data());
+  kx::Epilogue ep;
+  ep.row_bias = bias.data();
+  ep.addend = res.data();
+  ep.addend_rs = p.out_h * p.out_w;
+  ep.addend_cs = 1;
+  ep.act = kx::Act::kRelu;
+  kx::conv_gemm_run(plan, x.data(), pw.data(), ep, y.data(), scratch.data(), 0, plan.tasks);
+
+  std::vector<float> y_in_place = res;
+  ep.addend = y_in_place.data();
+  kx::conv_gemm_run(plan, x.data(), pw.data(), ep, y_in_place.data(), scratch.data(), 0,
+                    plan.tasks);
+  int bad = 0;
+  for (size_t i = 0; i < ny && bad < 5; ++i) {
+    if (std::abs(y_in_place[i] - y[i]) > 1e-5f * (1.0f + std::abs(y[i]))) {
+      ADD_FAILURE() << "y[" << i << "] in place " << y_in_place[i] << ", separate " << y[i];
+      ++bad;
+    }
+  }
+}
+
+TEST(X86ConvInPlace, ResidualInTheOutputBufferMatchesASeparateOne) {
+  const ConvGeom geoms[] = {
+      // flat: whole depth (shallow, in column blocks), depth steps, B read in place, 7x7 tails
+      {.cin = 136, .cout = 40, .h = 14, .w = 14, .kh = 1, .kw = 1},
+      {.cin = 600, .cout = 96, .h = 12, .w = 23, .kh = 1, .kw = 1},
+      {.cin = 32, .cout = 16, .h = 20, .w = 21, .kh = 1, .kw = 1},
+      {.cin = 300, .cout = 75, .h = 7, .w = 7, .kh = 1, .kw = 1},
+      // patches: depth steps (20 x 9 = 180 deep), stride 2, a batch and groups
+      {.cin = 20, .cout = 24, .h = 11, .w = 13, .pad = 1},
+      {.cin = 64, .cout = 40, .h = 15, .w = 15, .kh = 1, .kw = 1, .stride = 2},
+      {.batch = 2, .cin = 8, .cout = 12, .group = 2, .h = 9, .w = 9, .pad = 1},
+  };
+  for (kx::Isa isa : inplace_test_isas()) {
+    for (const ConvGeom& g : geoms) {
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (isa == kx::Isa::kAvx512 ? "avx512 " : "avx2 ") << g.cin << "->" << g.cout
+                     << " k" << g.kh << " s" << g.stride << " " << g.h << "x" << g.w << " plan for "
+                     << threads << " thread(s)");
+        expect_in_place_matches(isa, g, threads);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
