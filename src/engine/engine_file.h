@@ -19,7 +19,9 @@
 
 namespace kiln::engine {
 
-inline constexpr uint32_t kEngineFormatVersion = 1;
+// 2: a fused convolution's output may share its residual's arena bytes (docs/memory_planning.md),
+// which kernels of format 1 do not expect.
+inline constexpr uint32_t kEngineFormatVersion = 2;
 inline constexpr std::string_view kEngineMagic = "KILNPLAN";
 inline constexpr size_t kEngineHeaderSize = 128;
 inline constexpr size_t kSectionEntrySize = 48;
