@@ -8,22 +8,14 @@
 #include <cmath>
 #include <vector>
 
-#include "base/cpu_features.h"
 #include "kernels/conv_cases.h"
 #include "kernels/x86/kernels.h"
+#include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
 namespace kx = kernels::x86;
-
-std::vector<kx::Isa> inplace_test_isas() {
-  const CpuFeatureSet host = host_cpu_features();
-  std::vector<kx::Isa> out;
-  if ((host & kIsaAvx512) == kIsaAvx512) out.push_back(kx::Isa::kAvx512);
-  if ((host & kIsaAvx2) == kIsaAvx2) out.push_back(kx::Isa::kAvx2);
-  return out;
-}
 
 void expect_in_place_matches(kx::Isa isa, const ConvGeom& g, int threads) {
   const kernels::cpu::Conv2DParams p = conv2d_params(g);
@@ -72,7 +64,7 @@ TEST(X86ConvInPlace, ResidualInTheOutputBufferMatchesASeparateOne) {
       {.cin = 64, .cout = 40, .h = 15, .w = 15, .kh = 1, .kw = 1, .stride = 2},
       {.batch = 2, .cin = 8, .cout = 12, .group = 2, .h = 9, .w = 9, .pad = 1},
   };
-  for (kx::Isa isa : inplace_test_isas()) {
+  for (kx::Isa isa : x86_kernel_isas()) {
     for (const ConvGeom& g : geoms) {
       for (int threads : {1, 2}) {
         SCOPED_TRACE(::testing::Message()

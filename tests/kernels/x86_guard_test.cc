@@ -14,19 +14,12 @@
 #include "kernels/conv_cases.h"
 #include "kernels/guarded_floats.h"
 #include "kernels/x86/kernels.h"
+#include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
 namespace kx = kernels::x86;
-
-std::vector<kx::Isa> host_isas() {
-  const CpuFeatureSet host = host_cpu_features();
-  std::vector<kx::Isa> out;
-  if ((host & kIsaAvx512) == kIsaAvx512) out.push_back(kx::Isa::kAvx512);
-  if ((host & kIsaAvx2) == kIsaAvx2) out.push_back(kx::Isa::kAvx2);
-  return out;
-}
 
 // Y through guarded buffers equals Y through ordinary ones (and nothing crashed).
 void run_guarded(kx::Isa isa, const ConvGeom& g) {
@@ -50,7 +43,7 @@ void run_guarded(kx::Isa isa, const ConvGeom& g) {
 }
 
 TEST(X86Depthwise, ReadsAndWritesNothingPastItsBuffers) {
-  const std::vector<kx::Isa> isas = host_isas();
+  const std::vector<kx::Isa> isas = x86_kernel_isas();
   if (isas.empty()) GTEST_SKIP() << "the host has neither AVX2 nor AVX-512";
   std::vector<ConvGeom> geoms = depthwise_sweep({{3, 1}, {2, 2}});
   for (int64_t stride : {1, 2, 3}) {
@@ -106,7 +99,7 @@ void run_gemm_guarded(kx::Isa isa, const ConvGeom& g) {
 }
 
 TEST(X86ConvGemm, ReadsAndWritesNothingPastItsBuffers) {
-  const std::vector<kx::Isa> isas = host_isas();
+  const std::vector<kx::Isa> isas = x86_kernel_isas();
   if (isas.empty()) GTEST_SKIP() << "the host has neither AVX2 nor AVX-512";
   std::vector<ConvGeom> geoms = channel_sweep(x86_channel_cases({.cin = 7, .cout = 17}), {1, 3});
   // Flat 1x1 plans (one channel a contiguous row; whole_depth on 7x7), the 3-channel stride-2

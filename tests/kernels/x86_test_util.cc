@@ -13,6 +13,14 @@ std::vector<std::string> x86_isas() {
   return out;
 }
 
+std::vector<kernels::x86::Isa> x86_kernel_isas() {
+  std::vector<kernels::x86::Isa> out;
+  for (const std::string& isa : x86_isas()) {
+    out.push_back(isa == "avx512" ? kernels::x86::Isa::kAvx512 : kernels::x86::Isa::kAvx2);
+  }
+  return out;
+}
+
 std::vector<std::string> x86_qisas() {
   const CpuFeatureSet host = host_cpu_features();
   std::vector<std::string> out;

@@ -7,11 +7,15 @@
 #include <vector>
 
 #include "kernels/tactic_test_util.h"
+#include "kernels/x86/kernels.h"
 
 namespace kiln::testing {
 
 // "avx512" and/or "avx2": the suffixes of the x86 tactics host_cpu_features() can run.
 std::vector<std::string> x86_isas();
+
+// The same as kernels::x86::Isa values, for tests that call the kernels directly.
+std::vector<kernels::x86::Isa> x86_kernel_isas();
 
 // "avx512" (with VNNI) and/or "avx2": the suffixes of the x86 INT8 tactics the host can run.
 std::vector<std::string> x86_qisas();
