@@ -86,6 +86,8 @@ std::string layer_signature(const TuningLayer& layer, int threads) {
 
 Tuner::Tuner(TunerOptions options) : options_(std::move(options)) {
   threads_ = options_.threads == 0 ? parallel::default_thread_count() : options_.threads;
+  caches_ = host_cache_sizes();
+  if (options_.cold_weight_bytes == 0) options_.cold_weight_bytes = caches_.l2_bytes;
   if (threads_ > 1 && options_.optimization_level > 0) {
     pool_ = std::make_unique<parallel::ThreadPool>(threads_);
   }
@@ -179,6 +181,16 @@ Result<Tuner::Trial> Tuner::prepare(const tactics::Tactic& tactic, const TuningL
   return trial;
 }
 
+// What to read before each timed run of the layer: nothing for weights a core's L2 holds; else
+// enough to take every thread's L2 and the weights' worth of the shared cache twice over (LRU
+// evicts the oldest lines first), at most 1.5 times that cache.
+size_t Tuner::cold_flush_bytes(const tactics::LayerSpec& spec) const {
+  const size_t weights = constant_bytes(spec);
+  if (weights <= options_.cold_weight_bytes) return 0;
+  return std::min(caches_.llc_bytes * 3 / 2,
+                  2 * static_cast<size_t>(threads_) * caches_.l2_bytes + 2 * weights);
+}
+
 // Times the candidates `todo` on shared buffers (arbitrary inputs where the layer gives no
 // values), interleaved (time_interleaved), and records each median, or why there is none.
 void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, LayerChoice& choice,
@@ -213,7 +225,16 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     trials.push_back(std::move(*trial));
     timed.push_back(&a);
   }
+  const size_t flush_bytes = cold_flush_bytes(spec);
+  const bool cold = flush_bytes > 0;
+  if (cold && (!flusher_ || flusher_->bytes() < flush_bytes)) {
+    flusher_ = std::make_unique<CacheFlusher>(flush_bytes);
+  }
   const auto run_once = [&](size_t i) -> Result<double> {
+    if (cold) {
+      flusher_->flush(pool_.get(), flush_bytes);
+      ++flushes_;
+    }
     const Clock::time_point t0 = Clock::now();
     KILN_RETURN_IF_ERROR(trials[i].kernel->run(in, out));
     return seconds_since(t0) * 1e3;
@@ -235,6 +256,7 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     std::vector<double> ms = samples[i].ms;
     std::sort(ms.begin(), ms.end());
     c.ms = ms[ms.size() / 2];
+    if (cold) c.note = "timed with cold caches";
     ++times_measured_;
     if (options_.cache) options_.cache->add(layer_signature(layer, threads_), c.tactic, c.ms);
   }

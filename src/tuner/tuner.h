@@ -20,6 +20,7 @@
 #include "base/status.h"
 #include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
+#include "tuner/cold_cache.h"
 #include "tuner/timing_cache.h"
 
 namespace kiln::tuner {
@@ -36,6 +37,9 @@ struct TunerOptions {
   int threads = 0;
   CpuFeatureSet features = 0;  // tactics needing more than this are rejected
   TimingCache* cache = nullptr;
+  // Layers whose constant inputs hold more bytes than this are timed with cold caches
+  // (tuner/cold_cache.h); 0 means a core's L2, as the host reports it.
+  size_t cold_weight_bytes = 0;
 };
 
 // A layer as the tuner measures it: its spec, and concrete dims of every input and output at the
@@ -61,6 +65,8 @@ class Tuner {
   int layers_timed() const { return layers_timed_; }
   int times_measured() const { return times_measured_; }
   int times_cached() const { return times_cached_; }
+  // Cache flushes before timed runs of layers timed cold (tuner/cold_cache.h).
+  int flushes() const { return flushes_; }
   double seconds_measuring() const { return seconds_measuring_; }
   // True once the time spent measuring (plus `more_s` not yet counted) reaches the budget.
   bool budget_spent(double more_s = 0) const;
@@ -74,15 +80,19 @@ class Tuner {
   struct Trial;
   Result<Trial> prepare(const tactics::Tactic& tactic, const TuningLayer& layer,
                         std::span<const TensorView> in, std::span<const TensorView> out);
+  size_t cold_flush_bytes(const tactics::LayerSpec& spec) const;
   void measure(const TuningLayer& layer, std::span<const Applicable> todo, LayerChoice& choice,
                std::chrono::steady_clock::time_point start);
 
   TunerOptions options_;
   std::unique_ptr<parallel::ThreadPool> pool_;
+  std::unique_ptr<CacheFlusher> flusher_;  // made for the first layer timed cold
+  CacheSizes caches_;
   int threads_ = 1;
   int layers_timed_ = 0;
   int times_measured_ = 0;
   int times_cached_ = 0;
+  int flushes_ = 0;
   double seconds_measuring_ = 0;
 };
 

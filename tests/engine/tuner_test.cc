@@ -282,6 +282,43 @@ TEST(TimingCache, CorruptFilesAreErrorsNamingTheFile) {
   }
 }
 
+// The classifier of small_cnn as the builder would time it: f [2, 4] x wg [5, 4]^T + bg.
+tuner::TuningLayer fc_layer(const engine::Plan& plan) {
+  const auto fc = std::find_if(plan.graph.nodes.begin(), plan.graph.nodes.end(),
+                               [](const ir::Node& n) { return n.name == "fc"; });
+  EXPECT_NE(fc, plan.graph.nodes.end());
+  tuner::TuningLayer l{
+      tactics::make_layer_spec(plan.graph, *fc), {{2, 4}, {5, 4}, {5}}, {{2, 5}}, {}};
+  for (const Tensor* c : l.spec.constants) l.values.push_back(c);
+  return l;
+}
+
+// Weights over the threshold (a core's L2 by default) are flushed from the caches before every
+// timed run, and the candidates say they were timed so; under it nothing is flushed.
+TEST(Tuner, LayersWithWeightsPastTheThresholdAreTimedCold) {
+  auto plan = build({.optimization_level = 0});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const tuner::TuningLayer fc = fc_layer(*plan);
+  EXPECT_EQ(tuner::constant_bytes(fc.spec), (20u + 5u) * sizeof(float));
+  for (const size_t threshold : {size_t{64}, size_t{1} << 20}) {
+    const bool cold = threshold == 64;
+    tuner::Tuner t({.threads = 1, .cold_weight_bytes = threshold});
+    auto choice = t.choose(fc);
+    ASSERT_TRUE(choice.is_ok()) << choice.status().to_string();
+    int timed = 0;
+    for (const tactics::TacticTiming& c : choice->candidates) {
+      if (c.ms < 0) continue;
+      ++timed;
+      EXPECT_EQ(c.note, cold ? "timed with cold caches" : "") << c.tactic;
+    }
+    ASSERT_GT(timed, 1);
+    EXPECT_EQ(t.flushes() > 0, cold) << threshold;
+    if (cold) {
+      EXPECT_GE(t.flushes(), 2 * timed);  // level 3: at least two runs per candidate
+    }
+  }
+}
+
 TEST(TimingCache, LayerSignatureSeparatesShapesAndThreads) {
   auto plan = build({.optimization_level = 0});
   ASSERT_TRUE(plan.is_ok());

@@ -1,0 +1,39 @@
+#include "tuner/cold_cache.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+
+namespace kiln::tuner {
+
+CacheSizes host_cache_sizes() {
+  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  CacheSizes s;
+  s.l2_bytes = l2 > 0 ? static_cast<size_t>(l2) : size_t{1} << 20;
+  s.llc_bytes = std::max(s.l2_bytes, l3 > 0 ? static_cast<size_t>(l3) : size_t{32} << 20);
+  return s;
+}
+
+size_t constant_bytes(const tactics::LayerSpec& spec) {
+  size_t bytes = 0;
+  for (const Tensor* c : spec.constants) bytes += c != nullptr ? c->nbytes() : 0;
+  return bytes;
+}
+
+CacheFlusher::CacheFlusher(size_t bytes) : buffer_(bytes / sizeof(uint64_t), 1) {}
+
+void CacheFlusher::flush(parallel::ThreadPool* pool, size_t bytes) {
+  // One read per 64-byte line claims it; the sum keeps the reads from being dropped.
+  const int64_t lines = static_cast<int64_t>(std::min(bytes, this->bytes()) / 64);
+  std::atomic<uint64_t> total{0};
+  parallel::parallel_for(pool, lines, 1 << 14, [&](int64_t begin, int64_t end) {
+    uint64_t s = 0;
+    for (int64_t i = begin; i < end; ++i) s += buffer_[static_cast<size_t>(i) * 8];
+    total.fetch_add(s, std::memory_order_relaxed);
+  });
+  sink_ = sink_ + total.load(std::memory_order_relaxed);
+}
+
+}  // namespace kiln::tuner
