@@ -13,6 +13,7 @@ struct ConvShape {
   const char* model;
   int64_t c, k, hw, kernel, stride, group;
   const char* activation = "Relu";  // fused_conv's
+  bool residual = false;            // fused_conv's residual input (ResNet's conv3 of a block)
 };
 
 Tensor ramp(Dims dims, float scale) {
@@ -73,10 +74,12 @@ Result<BenchLayer> fused_conv(const ConvShape& s) {
   const ir::ValueId w = constant(*g, "w", ramp({s.k, s.c / s.group, s.kernel, s.kernel}, 0.05f));
   const ir::ValueId b = constant(*g, "b", ramp({s.k}, 0.1f));
   const ir::ValueId y = g->add_value("y");
+  std::vector<ir::ValueId> inputs = {x, w, b};
+  if (s.residual) inputs.push_back(input(*g, "r", {1, s.k, out_hw, out_hw}));
   ir::Node n{.name = "conv",
              .op_type = "FusedConv",
              .domain = "kiln",
-             .inputs = {x, w, b},
+             .inputs = std::move(inputs),
              .outputs = {y}};
   n.attrs.set("kernel_shape", std::vector<int64_t>{s.kernel, s.kernel});
   n.attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
@@ -86,10 +89,11 @@ Result<BenchLayer> fused_conv(const ConvShape& s) {
   g->nodes.push_back(std::move(n));
   const double flops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
                        static_cast<double>(out_hw * out_hw);
-  const std::string name = s.group == 1 ? fmt::format("{}.conv{}x{}_s{}_{}to{}_{}", s.model,
-                                                      s.kernel, s.kernel, s.stride, s.c, s.k, s.hw)
-                                        : fmt::format("{}.dwconv{}x{}_s{}_{}_{}", s.model, s.kernel,
-                                                      s.kernel, s.stride, s.c, s.hw);
+  const std::string name =
+      s.group == 1 ? fmt::format("{}.conv{}x{}_s{}_{}to{}_{}{}", s.model, s.kernel, s.kernel,
+                                 s.stride, s.c, s.k, s.hw, s.residual ? "_residual" : "")
+                   : fmt::format("{}.dwconv{}x{}_s{}_{}_{}", s.model, s.kernel, s.kernel, s.stride,
+                                 s.c, s.hw);
   return finish(name, flops, std::move(g));
 }
 
@@ -167,16 +171,27 @@ Result<BenchLayer> matmul(const char* name, int64_t m, int64_t k, int64_t n) {
 // columns, one of 16 and a last pixel) and projections to few channels on large planes (2 to 4
 // row panels a packed column panel).
 constexpr ConvShape kConvs[] = {
-    {"mobilenet_v2", 32, 16, 112, 1, 1, 1}, {"mobilenet_v2", 144, 24, 56, 1, 1, 1},
-    {"mobilenet_v2", 192, 32, 28, 1, 1, 1}, {"resnet50", 3, 64, 224, 7, 2, 1},
-    {"resnet50", 64, 64, 56, 3, 1, 1},      {"resnet50", 64, 64, 56, 1, 1, 1},
-    {"resnet50", 64, 256, 56, 1, 1, 1},     {"resnet50", 256, 64, 56, 1, 1, 1},
-    {"resnet50", 128, 128, 56, 3, 2, 1},    {"resnet50", 128, 128, 28, 3, 1, 1},
-    {"resnet50", 256, 256, 14, 3, 1, 1},    {"resnet50", 1024, 256, 14, 1, 1, 1},
-    {"resnet50", 512, 512, 7, 3, 1, 1},     {"resnet50", 2048, 512, 7, 1, 1, 1},
-    {"mobilenet_v2", 960, 320, 7, 1, 1, 1}, {"mobilenet_v2", 160, 960, 7, 1, 1, 1},
-    {"mobilenet_v2", 3, 32, 224, 3, 2, 1},  {"resnet50", 256, 512, 56, 1, 2, 1},
+    {"mobilenet_v2", 32, 16, 112, 1, 1, 1},
+    {"mobilenet_v2", 144, 24, 56, 1, 1, 1},
+    {"mobilenet_v2", 192, 32, 28, 1, 1, 1},
+    {"resnet50", 3, 64, 224, 7, 2, 1},
+    {"resnet50", 64, 64, 56, 3, 1, 1},
+    {"resnet50", 64, 64, 56, 1, 1, 1},
+    {"resnet50", 64, 256, 56, 1, 1, 1},
+    {"resnet50", 256, 64, 56, 1, 1, 1},
+    {"resnet50", 128, 128, 56, 3, 2, 1},
+    {"resnet50", 128, 128, 28, 3, 1, 1},
+    {"resnet50", 256, 256, 14, 3, 1, 1},
+    {"resnet50", 1024, 256, 14, 1, 1, 1},
+    {"resnet50", 512, 512, 7, 3, 1, 1},
+    {"resnet50", 2048, 512, 7, 1, 1, 1},
+    {"mobilenet_v2", 960, 320, 7, 1, 1, 1},
+    {"mobilenet_v2", 160, 960, 7, 1, 1, 1},
+    {"mobilenet_v2", 3, 32, 224, 3, 2, 1},
+    {"resnet50", 256, 512, 56, 1, 2, 1},
     {"resnet50", 512, 1024, 28, 1, 2, 1},
+    {"resnet50", 64, 256, 56, 1, 1, 1, "Relu", true},
+    {"resnet50", 256, 1024, 14, 1, 1, 1, "Relu", true},
 };
 
 // Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's first and 5x5 ones
