@@ -37,6 +37,24 @@ void print_candidates(std::ostream& out, const json& candidates) {
   }
 }
 
+// Where the layer's output takes the bytes of its residual (kiln.FusedConv's input 3, run in place:
+// engine/memory_layout.cc): the residual and the profiles, by index; null when in none.
+json residual_in_place(const engine::Plan& plan, const ir::Node& node) {
+  if (node.op_type != "FusedConv" || node.inputs.size() < 4 || node.inputs[3] == ir::kNoValue) {
+    return nullptr;
+  }
+  const auto r = static_cast<size_t>(node.inputs[3]), y = static_cast<size_t>(node.outputs[0]);
+  std::vector<size_t> profiles;
+  for (size_t p = 0; p < plan.profiles.size(); ++p) {
+    const std::vector<int64_t>& offsets = plan.profiles[p].memory.offsets;
+    if (r < offsets.size() && y < offsets.size() && offsets[r] >= 0 && offsets[r] == offsets[y]) {
+      profiles.push_back(p);
+    }
+  }
+  if (profiles.empty()) return nullptr;
+  return {{"residual", plan.graph.value(node.inputs[3]).name}, {"profiles", profiles}};
+}
+
 json layer_json(const engine::Plan& plan, size_t n) {
   const ir::Graph& g = plan.graph;
   const ir::Node& node = g.nodes[n];
@@ -68,6 +86,7 @@ json layer_json(const engine::Plan& plan, size_t n) {
           {"outputs", io_json(g, node.outputs)},
           {"weight_bytes", weight_bytes},
           {"packed_weight_bytes", layer.packed.defined() ? layer.packed.nbytes() : 0},
+          {"residual_in_place", residual_in_place(plan, node)},
           {"candidates", std::move(candidates)}};
 }
 
@@ -102,6 +121,16 @@ std::string shapes_text(const json& tensors) {
   std::vector<std::string> parts;
   for (const json& t : tensors) parts.push_back(t.at("shape").get<std::string>());
   return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+void print_in_place(std::ostream& out, const json& layer, size_t profiles) {
+  const json& in_place = layer["residual_in_place"];
+  if (in_place.is_null()) return;
+  const auto which = in_place["profiles"].get<std::vector<size_t>>();
+  fmt::print(out,
+             "      in place: the output is written over the residual '{}', read last here{}\n",
+             in_place["residual"].get<std::string>(),
+             which.size() == profiles ? "" : fmt::format(" (profiles {})", fmt::join(which, ", ")));
 }
 
 void print_text(const json& j, std::ostream& out) {
@@ -148,6 +177,7 @@ void print_text(const json& j, std::ostream& out) {
       fmt::print(out, " (packed at build: {} bytes)", l["packed_weight_bytes"].get<int64_t>());
     }
     fmt::print(out, "\n");
+    print_in_place(out, l, j["profiles"].size());
     print_candidates(out, l["candidates"]);
   }
 }
