@@ -184,6 +184,58 @@ TEST(Builder, ResidualThatDiesAtItsLayerHostsTheOutput) {
   }
 }
 
+// A hand-built graph whose fused output value was created before its residual (passes may append
+// values): x -> conv0 -> r -> conv1 -> t -> conv2 -> a -> conv3 (+ r, in place) -> s -> pool -> y,
+// value ids s < t < a < r. The merged request must live from r's first step, not s's: t, made
+// after r and dead before s, must not get r's bytes.
+TEST(Builder, AHostedOutputWithTheSmallerIdKeepsItsResidualsLifetime) {
+  ir::Graph g;
+  g.opset_imports = {{"", 17}, {"kiln", 1}};
+  const auto f32 = [](Dims d) { return ir::TensorDesc::of_dims(DType::kF32, std::move(d)); };
+  const ir::ValueId x = g.add_value("x", f32({1, 8, 6, 6}));
+  g.value(x).is_graph_input = true;
+  g.inputs.push_back(x);
+  std::vector<ir::ValueId> w;
+  for (int i = 0; i < 4; ++i) {
+    w.push_back(g.add_value("w" + std::to_string(i), f32({8, 8, 1, 1})));
+    g.value(w.back()).initializer = testing::random_f32({8, 8, 1, 1}, 10 + i);
+  }
+  const ir::ValueId s = g.add_value("s"), t = g.add_value("t"), a = g.add_value("a");
+  const ir::ValueId r = g.add_value("r"), y = g.add_value("y");
+  const auto conv = [&](const std::string& name, std::vector<ir::ValueId> in, ir::ValueId out) {
+    ir::Node n{.name = name,
+               .op_type = "FusedConv",
+               .domain = "kiln",
+               .inputs = std::move(in),
+               .outputs = {out}};
+    n.attrs.set("kernel_shape", std::vector<int64_t>{1, 1});
+    n.attrs.set("activation", std::string("Relu"));
+    g.nodes.push_back(std::move(n));
+  };
+  conv("conv0", {x, w[0]}, r);
+  conv("conv1", {r, w[1]}, t);
+  conv("conv2", {t, w[2]}, a);
+  conv("conv3", {a, w[3], ir::kNoValue, r}, s);
+  g.nodes.push_back(
+      ir::Node{.name = "pool", .op_type = "GlobalAveragePool", .inputs = {s}, .outputs = {y}});
+  g.value(y).is_graph_output = true;
+  g.outputs.push_back(y);
+  for (ir::Node& n : g.nodes) n.opset = n.domain.empty() ? 17 : 1;
+  engine::BuildOptions options;
+  options.optimization_level = 0;
+  auto plan = engine::build_plan(std::move(g), options);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const tactics::Tactic* tactic = tactics::find_tactic(plan->layers[3].tactic);
+  ASSERT_NE(tactic, nullptr);
+  if (!tactic->residual_in_place()) GTEST_SKIP() << plan->layers[3].tactic << " runs out of place";
+  const engine::MemoryLayout& m = plan->profiles[0].memory;
+  const auto at = [&](ir::ValueId v) { return m.offsets[static_cast<size_t>(v)]; };
+  const auto size = [&](ir::ValueId v) { return m.bytes[static_cast<size_t>(v)]; };
+  ASSERT_EQ(at(s), at(r));
+  EXPECT_TRUE(at(t) + size(t) <= at(r) || at(r) + size(r) <= at(t))
+      << "t at " << at(t) << " overlaps r at " << at(r);
+}
+
 }  // namespace
 }  // namespace kiln
 
