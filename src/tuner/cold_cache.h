@@ -2,8 +2,8 @@
 // Timing a layer as it runs inside a network. The tuner repeats each candidate on the same buffers,
 // so after the first run its weights sit in the caches; in the network they do not when they are
 // larger than a core's L2: the layers before have streamed their own weights and activations
-// through since. A layer whose weights are that large is timed cold: before each timed run the
-// caches are flushed of them by reading other memory on every pool thread (Tuner::cold_flush_bytes
+// through since. A layer whose weights are that large is timed cold: before each timed run every
+// pool thread reads other memory, which takes the weights out of the L2s (Tuner::cold_flush_bytes
 // says how much). MobileNetV2's classifier (5 MB of weights) took 0.136 ms warm in oneDNN's GEMM
 // and 0.156 ms in kiln's on 2 threads, and ran 0.42 and 0.21 ms in the network.
 

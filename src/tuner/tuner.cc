@@ -182,8 +182,9 @@ Result<Tuner::Trial> Tuner::prepare(const tactics::Tactic& tactic, const TuningL
 }
 
 // What to read before each timed run of the layer: nothing for weights a core's L2 holds; else
-// enough to take every thread's L2 and the weights' worth of the shared cache twice over (LRU
-// evicts the oldest lines first), at most 1.5 times that cache.
+// every thread's L2 twice over plus twice the weights, at most 1.5 times the shared cache. The
+// weights surely leave the L2s; the shared cache may still hold some of them (the flush buffer's
+// own lines hit there from the previous flush), as it may in the network.
 size_t Tuner::cold_flush_bytes(const tactics::LayerSpec& spec) const {
   const size_t weights = constant_bytes(spec);
   if (weights <= options_.cold_weight_bytes) return 0;
