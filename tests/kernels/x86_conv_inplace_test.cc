@@ -18,33 +18,15 @@ namespace {
 namespace kx = kernels::x86;
 
 void expect_in_place_matches(kx::Isa isa, const ConvGeom& g, int threads) {
-  const kernels::cpu::Conv2DParams p = conv2d_params(g);
-  const kx::ConvGemmPlan plan = kx::plan_conv_gemm(isa, p, threads);
-  const size_t nx = static_cast<size_t>(p.batch * p.in_c * p.in_h * p.in_w);
-  const size_t nw = static_cast<size_t>(p.out_c * p.in_c / p.group * p.k_h * p.k_w);
-  const size_t ny = static_cast<size_t>(p.batch * p.out_c * p.out_h * p.out_w);
-  std::vector<float> x(nx), w(nw), bias(static_cast<size_t>(p.out_c)), res(ny), y(ny);
-  std::vector<float> pw(kx::conv_gemm_packed_weights_floats(isa, p));
-  std::vector<float> scratch(kx::conv_gemm_scratch_floats(plan));
-  for (size_t i = 0; i < nx; ++i) x[i] = std::cos(0.3f * static_cast<float>(i));
-  for (size_t i = 0; i < nw; ++i) w[i] = 0.1f * std::sin(0.7f * static_cast<float>(i));
-  for (size_t i = 0; i < bias.size(); ++i) bias[i] = 0.1f * static_cast<float>(i % 5) - 0.2f;
-  for (size_t i = 0; i < ny; ++i) res[i] = 3.0f * std::sin(0.11f * static_cast<float>(i));
-  kx::conv_gemm_pack_weights(isa, p, w.data(), pw.data());
-  kx::Epilogue ep;
-  ep.row_bias = bias.data();
-  ep.addend = res.data();
-  ep.addend_rs = p.out_h * p.out_w;
-  ep.addend_cs = 1;
-  ep.act = kx::Act::kRelu;
-  kx::conv_gemm_run(plan, x.data(), pw.data(), ep, y.data(), scratch.data(), 0, plan.tasks);
-
-  std::vector<float> y_in_place = res;
-  ep.addend = y_in_place.data();
-  kx::conv_gemm_run(plan, x.data(), pw.data(), ep, y_in_place.data(), scratch.data(), 0,
-                    plan.tasks);
+  ConvGemmRun r = make_conv_gemm_run(isa, conv2d_params(g), threads, 0.1f, 3.0f);
+  r.run();
+  const std::vector<float>& y = r.y;
+  std::vector<float> y_in_place = r.res;
+  r.epilogue.addend = y_in_place.data();
+  kx::conv_gemm_run(r.plan, r.x.data(), r.packed_w.data(), r.epilogue, y_in_place.data(),
+                    r.scratch.data(), 0, r.plan.tasks);
   int bad = 0;
-  for (size_t i = 0; i < ny && bad < 5; ++i) {
+  for (size_t i = 0; i < y.size() && bad < 5; ++i) {
     if (std::abs(y_in_place[i] - y[i]) > 1e-5f * (1.0f + std::abs(y[i]))) {
       ADD_FAILURE() << "y[" << i << "] in place " << y_in_place[i] << ", separate " << y[i];
       ++bad;

@@ -65,37 +65,22 @@ TEST(X86Depthwise, ReadsAndWritesNothingPastItsBuffers) {
 // The implicit-GEMM convolution with a bias, a residual and ReLU (the epilogue reads them all)
 // through guarded buffers equals the same through ordinary ones.
 void run_gemm_guarded(kx::Isa isa, const ConvGeom& g) {
-  const kernels::cpu::Conv2DParams p = conv2d_params(g);
-  const kx::ConvGemmPlan plan = kx::plan_conv_gemm(isa, p, 1);
-  const size_t nx = static_cast<size_t>(p.batch * p.in_c * p.in_h * p.in_w);
-  const size_t nw = static_cast<size_t>(p.out_c * p.in_c / p.group * p.k_h * p.k_w);
-  const size_t npw = kx::conv_gemm_packed_weights_floats(isa, p);
-  const size_t nb = static_cast<size_t>(p.out_c);
-  const size_t ny = static_cast<size_t>(p.batch * p.out_c * p.out_h * p.out_w);
-  const size_t ns = kx::conv_gemm_scratch_floats(plan);
-  std::vector<float> x(nx), w(nw), pw(npw), bias(nb), res(ny), y(ny), scratch(ns);
-  for (size_t i = 0; i < nx; ++i) x[i] = std::cos(0.3f * static_cast<float>(i));
-  for (size_t i = 0; i < nw; ++i) w[i] = std::sin(0.7f * static_cast<float>(i));
-  for (size_t i = 0; i < nb; ++i) bias[i] = 0.1f * static_cast<float>(i % 5) - 0.2f;
-  for (size_t i = 0; i < ny; ++i) res[i] = std::sin(0.11f * static_cast<float>(i));
-  kx::conv_gemm_pack_weights(isa, p, w.data(), pw.data());
-  kx::Epilogue ep;
-  ep.row_bias = bias.data();
-  ep.addend = res.data();
-  ep.addend_rs = p.out_h * p.out_w;
-  ep.addend_cs = 1;
-  ep.act = kx::Act::kRelu;
-  kx::conv_gemm_run(plan, x.data(), pw.data(), ep, y.data(), scratch.data(), 0, plan.tasks);
-
-  GuardedFloats gx(nx), gpw(npw), gb(nb), gr(ny), gy(ny), gs(ns);
-  std::memcpy(gx.data(), x.data(), nx * sizeof(float));
-  std::memcpy(gpw.data(), pw.data(), npw * sizeof(float));
-  std::memcpy(gb.data(), bias.data(), nb * sizeof(float));
-  std::memcpy(gr.data(), res.data(), ny * sizeof(float));
+  ConvGemmRun r = make_conv_gemm_run(isa, conv2d_params(g), 1, 1.0f, 1.0f);
+  r.run();
+  GuardedFloats gx(r.x.size()), gpw(r.packed_w.size()), gb(r.bias.size()), gr(r.res.size()),
+      gy(r.y.size()), gs(r.scratch.size());
+  const auto copy = [](GuardedFloats& to, const std::vector<float>& from) {
+    std::memcpy(to.data(), from.data(), from.size() * sizeof(float));
+  };
+  copy(gx, r.x);
+  copy(gpw, r.packed_w);
+  copy(gb, r.bias);
+  copy(gr, r.res);
+  kx::Epilogue ep = r.epilogue;
   ep.row_bias = gb.data();
   ep.addend = gr.data();
-  kx::conv_gemm_run(plan, gx.data(), gpw.data(), ep, gy.data(), gs.data(), 0, plan.tasks);
-  for (size_t i = 0; i < ny; ++i) ASSERT_EQ(gy.data()[i], y[i]) << "output " << i;
+  kx::conv_gemm_run(r.plan, gx.data(), gpw.data(), ep, gy.data(), gs.data(), 0, r.plan.tasks);
+  for (size_t i = 0; i < r.y.size(); ++i) ASSERT_EQ(gy.data()[i], r.y[i]) << "output " << i;
 }
 
 TEST(X86ConvGemm, ReadsAndWritesNothingPastItsBuffers) {

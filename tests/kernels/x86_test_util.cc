@@ -1,5 +1,7 @@
 #include "kernels/x86_test_util.h"
 
+#include <cmath>
+
 #include "base/cpu_features.h"
 #include "parallel/thread_pool.h"
 
@@ -27,6 +29,34 @@ std::vector<std::string> x86_qisas() {
   if ((host & kIsaAvx512Vnni) == kIsaAvx512Vnni) out.push_back("avx512");
   if ((host & kIsaAvx2) == kIsaAvx2) out.push_back("avx2");
   return out;
+}
+
+ConvGemmRun make_conv_gemm_run(kernels::x86::Isa isa, const kernels::cpu::Conv2DParams& p,
+                               int threads, float w_scale, float res_scale) {
+  namespace kx = kernels::x86;
+  ConvGemmRun r;
+  r.plan = kx::plan_conv_gemm(isa, p, threads);
+  const auto nx = static_cast<size_t>(p.batch * p.in_c * p.in_h * p.in_w);
+  const auto nw = static_cast<size_t>(p.out_c * p.in_c / p.group * p.k_h * p.k_w);
+  const auto ny = static_cast<size_t>(p.batch * p.out_c * p.out_h * p.out_w);
+  r.x.resize(nx);
+  r.bias.resize(static_cast<size_t>(p.out_c));
+  r.res.resize(ny);
+  r.y.resize(ny);
+  r.packed_w.resize(kx::conv_gemm_packed_weights_floats(isa, p));
+  r.scratch.resize(kx::conv_gemm_scratch_floats(r.plan));
+  std::vector<float> w(nw);
+  for (size_t i = 0; i < nx; ++i) r.x[i] = std::cos(0.3f * static_cast<float>(i));
+  for (size_t i = 0; i < nw; ++i) w[i] = w_scale * std::sin(0.7f * static_cast<float>(i));
+  for (size_t i = 0; i < r.bias.size(); ++i) r.bias[i] = 0.1f * static_cast<float>(i % 5) - 0.2f;
+  for (size_t i = 0; i < ny; ++i) r.res[i] = res_scale * std::sin(0.11f * static_cast<float>(i));
+  kx::conv_gemm_pack_weights(isa, p, w.data(), r.packed_w.data());
+  r.epilogue.row_bias = r.bias.data();
+  r.epilogue.addend = r.res.data();
+  r.epilogue.addend_rs = p.out_h * p.out_w;
+  r.epilogue.addend_cs = 1;
+  r.epilogue.act = kx::Act::kRelu;
+  return r;
 }
 
 void expect_matches_reference_prepacked(const std::string& name, const OpCase& c, Tolerance tol,

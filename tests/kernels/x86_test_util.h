@@ -1,7 +1,7 @@
 #pragma once
-// Helpers for the x86 tactic tests (x86_conv_test.cc, x86_gemm_test.cc): which ISAs this host
-// (and KILN_MAX_ISA) allows, and running a tactic through the engine's prepacked path or on a
-// pool of threads.
+// Helpers for the x86 tactic and kernel tests (x86_conv_test.cc, x86_gemm_test.cc, the guard and
+// in-place tests): which ISAs this host (and KILN_MAX_ISA) allows, running a tactic through the
+// engine's prepacked path or on a pool of threads, and a direct run of the convolution kernel.
 
 #include <string>
 #include <vector>
@@ -19,6 +19,21 @@ std::vector<kernels::x86::Isa> x86_kernel_isas();
 
 // "avx512" (with VNNI) and/or "avx2": the suffixes of the x86 INT8 tactics the host can run.
 std::vector<std::string> x86_qisas();
+
+// A convolution through kernels::x86::conv_gemm_run with a bias, a residual and ReLU, for the tests
+// that call the kernel directly: deterministic inputs (x cos, w w_scale * sin, a bias ramp, the
+// residual res_scale * sin), the weights packed, the plan's scratch.
+struct ConvGemmRun {
+  kernels::x86::ConvGemmPlan plan;
+  std::vector<float> x, packed_w, bias, res, y, scratch;
+  kernels::x86::Epilogue epilogue;  // bias and res, ReLU
+  void run() {
+    kernels::x86::conv_gemm_run(plan, x.data(), packed_w.data(), epilogue, y.data(), scratch.data(),
+                                0, plan.tasks);
+  }
+};
+ConvGemmRun make_conv_gemm_run(kernels::x86::Isa isa, const kernels::cpu::Conv2DParams& p,
+                               int threads, float w_scale, float res_scale);
 
 // Skips the test (GTEST_SKIP in the caller) when empty.
 #define KILN_REQUIRE_X86_ISA(isas)                                                                 \
