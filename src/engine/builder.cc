@@ -224,6 +224,11 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
       const auto precision_notes,
       lower_precision(graph, options, explicit_scales.empty() ? nullptr : &explicit_scales,
                       plan.build_log));
+  passes::PassLog layout_log;
+  KILN_RETURN_IF_ERROR(passes::run_layout_passes(graph, options.passes, layout_log));
+  for (const passes::PassLogEntry& e : layout_log.entries()) {
+    plan.build_log.push_back(fmt::format("[{}] {}", e.pass, e.message));
+  }
   plan.graph = std::move(graph);
   for (LayerKind kind : classify_layers(plan.graph)) plan.layers.push_back(Layer{kind});
   label_precisions(plan, precision_notes);

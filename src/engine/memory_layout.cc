@@ -3,12 +3,14 @@
 #include <algorithm>
 
 #include "engine/memory_planner.h"
+#include "ops/kiln_fused.h"
 #include "tactics/tactic.h"
 
 namespace kiln::engine {
 namespace {
 
-// For each arena value written by a kiln.FusedConv whose tactic runs with the residual in the
+// For each arena value written by a kiln convolution with a residual (kiln.FusedConv,
+// kiln.ConvNchw16c) whose tactic runs with the residual in the
 // output's buffer (Tactic::residual_in_place), the residual, when it dies at that layer, has the
 // output's size and is none of the layer's other inputs; else kNoValue. The output then takes
 // the residual's bytes: the layer accumulates onto them instead of reading a second stream
@@ -20,18 +22,15 @@ std::vector<ir::ValueId> residual_hosts(const Plan& plan, const std::vector<Valu
   std::vector<ir::ValueId> host(g.values.size(), ir::kNoValue);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& node = g.nodes[n];
-    if (plan.layers[n].kind != LayerKind::kRun || node.domain != "kiln" ||
-        node.op_type != "FusedConv" || node.inputs.size() < 4 || node.outputs.empty()) {
-      continue;
-    }
-    const ir::ValueId r = node.inputs[3], y = node.outputs[0];
-    if (r == ir::kNoValue || y == ir::kNoValue) continue;
+    const int z = ops::residual_input(node);
+    if (plan.layers[n].kind != LayerKind::kRun || z < 0 || node.outputs.empty()) continue;
+    const ir::ValueId r = node.inputs[static_cast<size_t>(z)], y = node.outputs[0];
+    if (y == ir::kNoValue) continue;
     const auto ri = static_cast<size_t>(r), yi = static_cast<size_t>(y);
     if (classes[ri] != ValueClass::kArena || classes[yi] != ValueClass::kArena) continue;
     if (last[ri] != static_cast<int>(n) || bytes[ri] != bytes[yi]) continue;
-    if (std::find(node.inputs.begin(), node.inputs.begin() + 3, r) != node.inputs.begin() + 3) {
-      continue;
-    }
+    const auto others = node.inputs.begin() + z;
+    if (std::find(node.inputs.begin(), others, r) != others) continue;
     const tactics::Tactic* tactic = tactics::find_tactic(plan.layers[n].tactic);
     if (tactic != nullptr && tactic->residual_in_place()) host[yi] = r;
   }

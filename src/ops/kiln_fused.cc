@@ -47,21 +47,26 @@ Status infer_fused_conv(InferContext& ctx) {
   return Status::ok();
 }
 
-Status run_fused_conv(RunContext& ctx) {
+}  // namespace
+
+Result<Tensor> fused_conv_reference(const NodeContext& ctx, const Tensor& x_in, const Tensor& w_in,
+                                    const Tensor* b_in, const Tensor* z_in) {
   KILN_ASSIGN_OR_RETURN(const ref::ActivationParams act, read_activation(ctx));
-  KILN_ASSIGN_OR_RETURN(const Tensor x, as_dtype(ctx.input(0), DType::kF32));
-  KILN_ASSIGN_OR_RETURN(const Tensor w, as_dtype(ctx.input(1), DType::kF32));
+  KILN_ASSIGN_OR_RETURN(const Tensor x, as_dtype(x_in, DType::kF32));
+  KILN_ASSIGN_OR_RETURN(const Tensor w, as_dtype(w_in, DType::kF32));
   Tensor b;
-  if (ctx.has_input(2)) {
-    KILN_ASSIGN_OR_RETURN(b, as_dtype(ctx.input(2), DType::kF32));
+  if (b_in != nullptr) {
+    KILN_ASSIGN_OR_RETURN(b, as_dtype(*b_in, DType::kF32));
   }
   KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, conv_kernel_params(ctx, x, w));
-  Tensor y(DType::kF32, ctx.output_desc(0).static_dims());
+  Dims dims{p.batch, p.out_channels};
+  dims.insert(dims.end(), p.out_dims.begin(), p.out_dims.end());
+  Tensor y(DType::kF32, dims);
   ref::conv<float>(p, x.data<float>(), w.data<float>(), b.defined() ? b.data<float>() : nullptr,
                    y.data<float>());
   float* out = y.data<float>();
-  if (ctx.has_input(3)) {
-    KILN_ASSIGN_OR_RETURN(const Tensor z, as_dtype(ctx.input(3), DType::kF32));
+  if (z_in != nullptr) {
+    KILN_ASSIGN_OR_RETURN(const Tensor z, as_dtype(*z_in, DType::kF32));
     if (z.dims() != y.dims()) {
       return ctx.error("residual Z {} must have exactly the output's shape {}", z.desc(), y.desc());
     }
@@ -69,6 +74,16 @@ Status run_fused_conv(RunContext& ctx) {
     for (int64_t i = 0; i < y.numel(); ++i) out[i] += zd[i];
   }
   ref::apply_activation(act, out, y.numel());
+  return y;
+}
+
+namespace {
+
+Status run_fused_conv(RunContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const Tensor y,
+                        fused_conv_reference(ctx, ctx.input(0), ctx.input(1),
+                                             ctx.has_input(2) ? &ctx.input(2) : nullptr,
+                                             ctx.has_input(3) ? &ctx.input(3) : nullptr));
   return set_output_as_inferred(ctx, 0, y);
 }
 
@@ -218,8 +233,22 @@ void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p)
   if (count == 2) attrs.set("activation_params", std::vector<float>{p.alpha, p.beta});
 }
 
+int residual_input(const ir::Node& node) {
+  const bool conv =
+      node.domain == kKilnDomain && (node.op_type == "FusedConv" || node.op_type == "ConvNchw16c");
+  return conv && node.inputs.size() > 3 && node.inputs[3] != ir::kNoValue ? 3 : -1;
+}
+
 bool has_activation(const ir::Attributes& attrs) {
   return !attrs.get_string("activation", "").empty();
+}
+
+std::vector<AttrSpec> fused_conv_attrs() {
+  using ir::AttrType;
+  return {{"auto_pad", AttrType::kString},   {"dilations", AttrType::kInts},
+          {"group", AttrType::kInt},         {"kernel_shape", AttrType::kInts},
+          {"pads", AttrType::kInts},         {"strides", AttrType::kInts},
+          {"activation", AttrType::kString}, {"activation_params", AttrType::kFloats}};
 }
 
 void register_kiln_ops(OpRegistry& r) {
@@ -228,14 +257,7 @@ void register_kiln_ops(OpRegistry& r) {
          .since_versions = {1},
          .min_inputs = 2,
          .max_inputs = 4,
-         .attrs = {{"auto_pad", AttrType::kString},
-                   {"dilations", AttrType::kInts},
-                   {"group", AttrType::kInt},
-                   {"kernel_shape", AttrType::kInts},
-                   {"pads", AttrType::kInts},
-                   {"strides", AttrType::kInts},
-                   {"activation", AttrType::kString},
-                   {"activation_params", AttrType::kFloats}},
+         .attrs = fused_conv_attrs(),
          .infer = infer_fused_conv,
          .run = run_fused_conv,
          .domain = kKilnDomain});

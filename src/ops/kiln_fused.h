@@ -34,6 +34,18 @@ void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationP
 // broadcast. Y's unknown dims take Z's.
 Status check_residual(const NodeContext& ctx, const ir::TensorDesc& z, ir::TensorDesc& y);
 
+// FusedConv's reference, act(conv(x, w) + b + z), in float32 whatever x's dtype (b, z may be
+// null): shared by kiln.FusedConv and its blocked-layout form kiln.ConvNchw16c (ops/kiln_layout.h).
+Result<Tensor> fused_conv_reference(const NodeContext& ctx, const Tensor& x, const Tensor& w,
+                                    const Tensor* b, const Tensor* z);
+
+// FusedConv's attributes: Conv's window attributes plus activation and activation_params.
+std::vector<AttrSpec> fused_conv_attrs();
+
+// The residual input of a kiln convolution that adds one element by element (kiln.FusedConv's and
+// kiln.ConvNchw16c's Z: 3) when the node has it, else -1.
+int residual_input(const ir::Node& node);
+
 // True when the node has a non-empty activation attribute.
 bool has_activation(const ir::Attributes& attrs);
 

@@ -14,6 +14,7 @@
 #include "passes/gemm_activation_fusion.h"
 #include "passes/identity_elimination.h"
 #include "passes/matmul_add_fusion.h"
+#include "passes/nchw16c_layout.h"
 #include "passes/qdq_extraction.h"
 #include "passes/transpose_reshape_elimination.h"
 
@@ -38,9 +39,15 @@ const std::vector<PassDef>& ordered_passes() {
   return passes;
 }
 
+const std::vector<PassDef>& ordered_layout_passes() {
+  static const std::vector<PassDef> passes = {nchw16c_layout_pass()};
+  return passes;
+}
+
 Status check_names(const std::vector<std::string>& disabled) {
   std::vector<std::string_view> known;
   for (const PassDef& p : ordered_passes()) known.push_back(p.name);
+  for (const PassDef& p : ordered_layout_passes()) known.push_back(p.name);
   for (const std::string& name : disabled) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {
       return invalid_argument("unknown pass '{}' (passes: {})", name, fmt::join(known, ", "));
@@ -49,15 +56,11 @@ Status check_names(const std::vector<std::string>& disabled) {
   return Status::ok();
 }
 
-}  // namespace
-
-std::span<const PassDef> pipeline_passes() { return ordered_passes(); }
-
-Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
-                    quant::RangeTable* explicit_scales) {
+Status run_passes(std::span<const PassDef> passes, ir::Graph& graph, const PipelineOptions& options,
+                  PassLog& log, quant::RangeTable* explicit_scales) {
   KILN_RETURN_IF_ERROR(check_names(options.disabled));
   PassContext ctx{log, explicit_scales};
-  for (const PassDef& pass : ordered_passes()) {
+  for (const PassDef& pass : passes) {
     if (std::find(options.disabled.begin(), options.disabled.end(), pass.name) !=
         options.disabled.end()) {
       continue;
@@ -71,6 +74,20 @@ Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& l
     }
   }
   return Status::ok();
+}
+
+}  // namespace
+
+std::span<const PassDef> pipeline_passes() { return ordered_passes(); }
+std::span<const PassDef> layout_passes() { return ordered_layout_passes(); }
+
+Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
+                    quant::RangeTable* explicit_scales) {
+  return run_passes(ordered_passes(), graph, options, log, explicit_scales);
+}
+
+Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log) {
+  return run_passes(ordered_layout_passes(), graph, options, log, nullptr);
 }
 
 }  // namespace kiln::passes

@@ -17,12 +17,19 @@ struct PipelineOptions {
   bool verify_each = true;
 };
 
-// Every pass, in the order the pipeline runs them.
+// Every pass run_pipeline runs, in order.
 std::span<const PassDef> pipeline_passes();
+
+// The layout passes, run by the builder after precision lowering (engine/precision.h), when the
+// graph shows which layers stay float32; in order.
+std::span<const PassDef> layout_passes();
 
 // Runs the enabled passes in order over a graph that has passed import and shape inference.
 // `explicit_scales` receives a QDQ model's scales (see qdq_extraction.h); without it Q/DQ stay.
 Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
                     quant::RangeTable* explicit_scales = nullptr);
+
+// Runs the enabled layout passes in order (options.disabled may name passes of either list).
+Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log);
 
 }  // namespace kiln::passes

@@ -11,6 +11,7 @@ std::span<const Tactic* const> builtin_tactics() {
     append_eltwise_tactics(v);
     append_norm_tactics(v);
     append_movement_tactics(v);
+    append_layout_tactics(v);
     append_resize_tactics(v);
     append_fused_tactics(v);
     append_quant_tactics(v);

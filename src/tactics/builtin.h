@@ -19,6 +19,7 @@ void append_pool_tactics(std::vector<const Tactic*>& out);      // builtin_pool.
 void append_eltwise_tactics(std::vector<const Tactic*>& out);   // builtin_eltwise.cc
 void append_norm_tactics(std::vector<const Tactic*>& out);      // builtin_norm.cc
 void append_movement_tactics(std::vector<const Tactic*>& out);  // builtin_movement.cc
+void append_layout_tactics(std::vector<const Tactic*>& out);    // builtin_layout.cc
 void append_resize_tactics(std::vector<const Tactic*>& out);    // builtin_resize.cc
 void append_fused_tactics(std::vector<const Tactic*>& out);     // builtin_fused.cc
 void append_quant_tactics(std::vector<const Tactic*>& out);     // builtin_quant.cc

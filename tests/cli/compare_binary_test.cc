@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "io/npy.h"
 #include "json_schema.h"
@@ -149,6 +150,43 @@ TEST_F(KilnCompare, Int8EngineUint8TensorsAreDequantizedAndRanked) {
     EXPECT_NE(l["reason"], "not comparable (uint8)") << l.dump();
   }
   EXPECT_EQ(j["engines"][0]["outputs"][0]["name"], "y");
+}
+
+// Blocked engines (nchw16c_layout) keep "<tensor>.nchw16c" tensors between 1x1 and depthwise
+// layers: --all-layers compares them with the reference's NCHW tensor, reordered and without the
+// padding channels.
+TEST_F(KilnCompare, BlockedTensorsAreComparedInNchw) {
+  OnnxBuilder b;
+  b.input("x", kCompareFloat, {2, 20, 6, 6}).output("y");
+  std::vector<float> wd(20 * 9), w1(24 * 20), w2(24 * 24);
+  for (size_t i = 0; i < wd.size(); ++i) wd[i] = 0.3f * std::sin(static_cast<float>(i));
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.2f * std::cos(static_cast<float>(i));
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.2f * std::sin(0.5f * static_cast<float>(i));
+  b.initializer("wd", {20, 1, 3, 3}, wd).initializer("w1", {24, 20, 1, 1}, w1);
+  b.initializer("w2", {24, 24, 1, 1}, w2);
+  auto& dw = b.node("Conv", {"x", "wd"}, {"d"}, "dw");
+  testing::set_attr_ints(dw, "pads", {1, 1, 1, 1});
+  testing::set_attr_int(dw, "group", 20);
+  b.node("Relu", {"d"}, {"r"}, "relu");
+  b.node("Conv", {"r", "w1"}, {"p1"}, "pw1");
+  b.node("Conv", {"p1", "w2"}, {"p2"}, "pw2");
+  b.node("GlobalAveragePool", {"p2"}, {"g"}, "pool");
+  b.node("Flatten", {"g"}, {"y"}, "flatten");
+  const std::string onnx = b.write(dir_.path(), "blocked.onnx").string();
+  const std::string plan = build(onnx, "blocked.plan", "");
+  const auto inspect = testing::run_kiln("inspect " + plan);
+  if (!contains(inspect.out, "ConvNchw16c")) GTEST_SKIP() << "no blocked kernels on this host";
+  const auto r = testing::run_kiln("compare --onnx=" + onnx + " --engines=" + plan +
+                                   " --samples=2 --all-layers --json=" + path("c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = read_compare_json(path("c.json"));
+  std::set<std::string> ranked;
+  for (const json& l : j["engines"][0]["layers_ranked"]) {
+    if (l["rel_err"].get<double>() < 1e-5) ranked.insert(l["tensor"].get<std::string>());
+  }
+  for (const char* t : {"r", "p1", "p2"}) EXPECT_TRUE(ranked.count(t)) << t << r.out;
+  EXPECT_TRUE(j["engines"][0]["layers_not_comparable"].empty())
+      << j["engines"][0]["layers_not_comparable"].dump(1);
 }
 
 TEST_F(KilnCompare, DefaultBatchIsTheLargestEveryEngineAdmits) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "base/cpu_features.h"
 #include "kiln_process.h"
 #include "testing/onnx_builder.h"
 
@@ -88,33 +89,43 @@ TEST_F(EngineCommands, BuildRunInspect) {
 
 // A residual read last by the convolution it is added to (not that convolution's input): inspect
 // says the output is written over it; read again after the add, it says nothing (the two tensors
-// then need their own bytes).
+// then need their own bytes). On the blocked layout (nchw16c_layout) the layers read r1's blocked
+// twin, which dies at the add either way.
 TEST_F(EngineCommands, InspectNamesTheResidualAnOutputIsWrittenOver) {
-  for (const bool read_later : {false, true}) {
-    SCOPED_TRACE(read_later ? "read later" : "read last by the add");
-    OnnxBuilder b;
-    b.input("x", kFloat, {1, 2, 4, 4}).output("y");
-    b.initializer("w1", {4, 2, 1, 1}, {0.5f, -1, 2, 0.25f, -0.5f, 1, 0.75f, -0.25f});
-    b.initializer("w2", {4, 4, 1, 1}, std::vector<float>(16, 0.125f));
-    b.initializer("w3", {4, 4, 1, 1}, std::vector<float>(16, -0.25f));
-    b.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
-    b.node("Relu", {"c1"}, {"r1"}, "relu1");
-    b.node("Conv", {"r1", "w2"}, {"c2a"}, "conv2a");
-    b.node("Relu", {"c2a"}, {"a"}, "relu2a");
-    b.node("Conv", {"a", "w3"}, {"c2"}, "conv2");
-    b.node("Add", {"c2", "r1"}, {"s"}, "add");
-    b.node("Relu", {"s"}, {"t"}, "relu2");
-    if (read_later) b.node("Mul", {"t", "r1"}, {"m"}, "mul");
-    b.node("GlobalAveragePool", {read_later ? "m" : "t"}, {"y"}, "pool");
-    const std::string model = b.write(dir_.path()).string();
-    ASSERT_EQ(kiln("build --onnx=" + model + " --saveEngine=" + plan_).exit_code, 0);
-    const Output text = kiln("inspect " + plan_);
-    const Output j = kiln("inspect " + plan_ + " --format=json");
-    ASSERT_EQ(text.exit_code, 0) << text.out;
-    const std::string line =
-        "in place: the output is written over the residual 'r1', read last here";
-    EXPECT_EQ(text.out.find(line) != std::string::npos, !read_later) << text.out;
-    EXPECT_EQ(j.out.find("\"residual\": \"r1\"") != std::string::npos, !read_later) << j.out;
+  const bool can_block = (host_cpu_features() & kIsaAvx2) == kIsaAvx2;
+  for (const bool blocked : {false, true}) {
+    for (const bool read_later : {false, true}) {
+      SCOPED_TRACE(::testing::Message() << (read_later ? "read later" : "read last by the add")
+                                        << (blocked ? ", blocked" : ", NCHW"));
+      if (blocked && !can_block) continue;
+      OnnxBuilder b;
+      b.input("x", kFloat, {1, 2, 4, 4}).output("y");
+      b.initializer("w1", {4, 2, 1, 1}, {0.5f, -1, 2, 0.25f, -0.5f, 1, 0.75f, -0.25f});
+      b.initializer("w2", {4, 4, 1, 1}, std::vector<float>(16, 0.125f));
+      b.initializer("w3", {4, 4, 1, 1}, std::vector<float>(16, -0.25f));
+      b.node("Conv", {"x", "w1"}, {"c1"}, "conv1");
+      b.node("Relu", {"c1"}, {"r1"}, "relu1");
+      b.node("Conv", {"r1", "w2"}, {"c2a"}, "conv2a");
+      b.node("Relu", {"c2a"}, {"a"}, "relu2a");
+      b.node("Conv", {"a", "w3"}, {"c2"}, "conv2");
+      b.node("Add", {"c2", "r1"}, {"s"}, "add");
+      b.node("Relu", {"s"}, {"t"}, "relu2");
+      if (read_later) b.node("Mul", {"t", "r1"}, {"m"}, "mul");
+      b.node("GlobalAveragePool", {read_later ? "m" : "t"}, {"y"}, "pool");
+      const std::string model = b.write(dir_.path()).string();
+      const std::string layout = blocked ? "" : " --disablePasses=nchw16c_layout";
+      ASSERT_EQ(kiln("build --onnx=" + model + " --saveEngine=" + plan_ + layout).exit_code, 0);
+      const Output text = kiln("inspect " + plan_);
+      const Output j = kiln("inspect " + plan_ + " --format=json");
+      ASSERT_EQ(text.exit_code, 0) << text.out;
+      const std::string residual = blocked ? "r1.nchw16c" : "r1";
+      const std::string line =
+          "in place: the output is written over the residual '" + residual + "', read last here";
+      EXPECT_EQ(text.out.find(line) != std::string::npos, blocked || !read_later) << text.out;
+      EXPECT_EQ(j.out.find("\"residual\": \"" + residual + "\"") != std::string::npos,
+                blocked || !read_later)
+          << j.out;
+    }
   }
 }
 

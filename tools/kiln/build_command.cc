@@ -141,6 +141,10 @@ std::string list_passes() {
   for (const passes::PassDef& p : passes::pipeline_passes()) {
     out += fmt::format("{:<32} {}\n", p.name, p.description);
   }
+  out += "after precision lowering:\n";
+  for (const passes::PassDef& p : passes::layout_passes()) {
+    out += fmt::format("{:<32} {}\n", p.name, p.description);
+  }
   return out;
 }
 

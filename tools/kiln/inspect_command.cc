@@ -9,6 +9,7 @@
 
 #include "base/cpu_features.h"
 #include "engine/serialize.h"
+#include "ops/kiln_fused.h"
 
 namespace kiln::cli {
 namespace {
@@ -37,13 +38,13 @@ void print_candidates(std::ostream& out, const json& candidates) {
   }
 }
 
-// Where the layer's output takes the bytes of its residual (kiln.FusedConv's input 3, run in place:
+// Where the layer's output takes the bytes of its residual (ops::residual_input, run in place:
 // engine/memory_layout.cc): the residual and the profiles, by index; null when in none.
 json residual_in_place(const engine::Plan& plan, const ir::Node& node) {
-  if (node.op_type != "FusedConv" || node.inputs.size() < 4 || node.inputs[3] == ir::kNoValue) {
-    return nullptr;
-  }
-  const auto r = static_cast<size_t>(node.inputs[3]), y = static_cast<size_t>(node.outputs[0]);
+  const int z = ops::residual_input(node);
+  if (z < 0) return nullptr;
+  const auto r = static_cast<size_t>(node.inputs[static_cast<size_t>(z)]);
+  const auto y = static_cast<size_t>(node.outputs[0]);
   std::vector<size_t> profiles;
   for (size_t p = 0; p < plan.profiles.size(); ++p) {
     const std::vector<int64_t>& offsets = plan.profiles[p].memory.offsets;
@@ -52,7 +53,7 @@ json residual_in_place(const engine::Plan& plan, const ir::Node& node) {
     }
   }
   if (profiles.empty()) return nullptr;
-  return {{"residual", plan.graph.value(node.inputs[3]).name}, {"profiles", profiles}};
+  return {{"residual", plan.graph.values[r].name}, {"profiles", profiles}};
 }
 
 json layer_json(const engine::Plan& plan, size_t n) {

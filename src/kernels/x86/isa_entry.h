@@ -17,6 +17,9 @@
   void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,              \
                     const Epilogue& ep, float* c, float* scratch, int64_t begin, int64_t end);   \
   void softmax_rows(int64_t rows, int64_t n, const float* x, float* y);                          \
+  void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* x, const float* packed_w,      \
+                        const float* bias, const float* residual, const Epilogue& ep, float* y,  \
+                        int64_t begin, int64_t end);                                             \
   }
 
 namespace kiln::kernels::x86 {

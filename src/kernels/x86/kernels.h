@@ -141,6 +141,41 @@ size_t depthwise_scratch_floats(const DepthwisePlan& plan);  // per thread
 void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w, const Epilogue& ep,
                    float* y, float* scratch, int64_t task_begin, int64_t task_end);
 
+// --- convolutions on the blocked nChw16c layout (kernels/ref/layout.h) -----------------------
+// X, Y and the residual are blocked: a block of 16 channels of one pixel is one AVX-512 vector (two
+// AVX2 ones), so neither kernel gathers or transposes. Pointwise: 1x1, group 1, no padding, any
+// stride; a register tile of px_tile pixels x co_tile blocks accumulates over every input channel
+// (one broadcast input value times a vector of 16 weights). Depthwise: group = in_c = out_c, any
+// window, stride, dilation and padding; runs of output pixels of one block, one input vector per
+// pixel and tap. The padding lanes of Y get act(0 + residual's padding).
+
+struct Nchw16cConvPlan {
+  Isa isa = Isa::kAvx512;
+  cpu::Conv2DParams p;
+  bool depthwise = false;
+  int64_t in_blocks = 0, out_blocks = 0;
+  // Pointwise: a task is one tile of co_tile blocks (the last may be narrower) over `chunk` output
+  // pixels (a multiple of px_tile; the last chunk may be shorter) of one image.
+  int64_t co_tile = 0, co_tiles = 0, px_tile = 0, chunk = 0, chunks = 0;
+  // Depthwise: output columns [ow_lo, ow_hi) have every tap inside the input row; a task is
+  // `rows` output rows (the last chunk may be shorter) of one block of one image.
+  int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
+  int64_t tasks = 0;
+};
+
+bool nchw16c_is_pointwise(const cpu::Conv2DParams& p);
+bool nchw16c_is_depthwise(const cpu::Conv2DParams& p);
+// w: [out_c, in_c / group, k_h, k_w]. Packed: pointwise [out_blocks][in_c][16], depthwise
+// [out_blocks][k_h * k_w][16], lanes past out_c zero; the same for every ISA and plan.
+size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p);
+void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);
+Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads);
+// bias: [out_c] or null; residual: Y's shape, blocked, or null (may be y itself); ep: the
+// activation fields only.
+void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* x, const float* packed_w,
+                      const float* bias, const float* residual, const Epilogue& ep, float* y,
+                      int64_t task_begin, int64_t task_end);
+
 // --- GEMM with constant B --------------------------------------------------------------------
 // C [m x n] (row stride ldc) = epilogue(A * B); A(i, p) = a[i * a_rs + p * a_cs]. B is packed once
 // into NR-column panels over its whole depth.

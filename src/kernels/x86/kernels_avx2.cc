@@ -5,6 +5,7 @@
 #include "kernels/x86/isa_entry.h"
 #include "kernels/x86/kernels_conv_impl.h"
 #include "kernels/x86/kernels_dw_impl.h"
+#include "kernels/x86/kernels_nchw16c_impl.h"
 #include "kernels/x86/kernels_softmax_impl.h"
 
 #define KILN_X86_ISA avx2

@@ -6,16 +6,46 @@
 #include <optional>
 #include <utility>
 
+#include "kernels/ref/layout.h"
+#include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
+
 namespace kiln::cli::compare {
+namespace {
+
+const ir::Node* producer(const runtime::Engine& e, ir::ValueId v) {
+  for (const ir::Node& n : e.graph().nodes) {
+    if (!n.outputs.empty() && n.outputs[0] == v) return &n;
+  }
+  return nullptr;
+}
+
+// The channels a blocked tensor holds (the kiln layer that wrote it: ConvNchw16c's output
+// channels, ToNchw16c's input's), or none for a tensor in NCHW.
+std::optional<int64_t> nchw16c_channels(const runtime::Engine& e, ir::ValueId v) {
+  const ir::Node* n = producer(e, v);
+  if (n == nullptr || n->domain != ops::kKilnDomain || n->inputs.empty()) return std::nullopt;
+  const ir::Graph& g = e.graph();
+  const ir::TensorDesc* plain = nullptr;
+  if (n->op_type == ops::kConvNchw16c && n->inputs.size() > 1) plain = &g.value(n->inputs[1]).desc;
+  if (n->op_type == ops::kToNchw16c) plain = &g.value(n->inputs[0]).desc;
+  const int axis = n->op_type == ops::kToNchw16c ? 1 : 0;
+  if (plain == nullptr || plain->rank() != 4 || !plain->dim(axis).is_known()) return std::nullopt;
+  return plain->dim(axis).value;
+}
+
+}  // namespace
 
 std::string reference_tensor_name(const runtime::Engine& e, ir::ValueId v,
                                   const std::function<bool(const std::string&)>& has) {
   const ir::Value& value = e.graph().value(v);
   if (has(value.name)) return value.name;
-  constexpr std::string_view kSuffix = "_u8";
   const std::string& n = value.name;
-  if (value.desc.dtype == DType::kU8 && n.size() > kSuffix.size() && n.ends_with(kSuffix)) {
-    std::string base = n.substr(0, n.size() - kSuffix.size());
+  const std::string_view suffix = value.desc.dtype == DType::kU8 ? "_u8"
+                                  : nchw16c_channels(e, v)       ? ".nchw16c"
+                                                                 : "";
+  if (!suffix.empty() && n.size() > suffix.size() && n.ends_with(suffix)) {
+    std::string base = n.substr(0, n.size() - suffix.size());
     if (has(base)) return base;
   }
   return "";
@@ -48,22 +78,31 @@ std::optional<std::pair<float, int32_t>> uint8_encoding(const runtime::Engine& e
 
 }  // namespace
 
-std::variant<std::vector<float>, NotComparable> engine_tensor_as_float(const runtime::Engine& e,
-                                                                       ir::ValueId v,
-                                                                       const TensorView& view) {
+std::variant<FloatTensor, NotComparable> engine_tensor_as_float(const runtime::Engine& e,
+                                                                ir::ValueId v,
+                                                                const TensorView& view) {
   const auto n = static_cast<size_t>(dims_numel(view.dims));
-  std::vector<float> out(n);
+  FloatTensor out{std::vector<float>(n), Dims(view.dims.begin(), view.dims.end())};
   if (view.dtype == DType::kU8) {
     const std::optional<std::pair<float, int32_t>> enc = uint8_encoding(e, v);
     if (!enc) return NotComparable{"not comparable (uint8 without a known scale)"};
     const auto* q = static_cast<const uint8_t*>(view.data);
-    for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(q[i] - enc->second) * enc->first;
+    for (size_t i = 0; i < n; ++i) {
+      out.values[i] = static_cast<float>(q[i] - enc->second) * enc->first;
+    }
     return out;
   }
   if (view.dtype != DType::kF32) {
     return NotComparable{fmt::format("not comparable ({})", dtype_name(view.dtype))};
   }
-  if (n) std::memcpy(out.data(), view.data, n * sizeof(float));
+  const auto* x = static_cast<const float*>(view.data);
+  if (const std::optional<int64_t> c = nchw16c_channels(e, v); c && view.dims.size() == 4) {
+    out.dims[1] = *c;
+    out.values.resize(static_cast<size_t>(dims_numel(out.dims)));
+    kernels::ref::from_nchw16c(x, out.dims[0], *c, out.dims[2] * out.dims[3], out.values.data());
+    return out;
+  }
+  if (n) std::memcpy(out.values.data(), x, n * sizeof(float));
   return out;
 }
 

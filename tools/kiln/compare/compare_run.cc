@@ -29,7 +29,7 @@ void compare_outputs(const runtime::Engine& engine, const std::vector<Tensor>& g
       r.not_comparable = nc->reason;
       continue;
     }
-    const auto& g = std::get<std::vector<float>>(values);
+    const std::vector<float>& g = std::get<FloatTensor>(values).values;
     if (ref[o].dtype() != DType::kF32 || ref[o].dims() != got[k].dims()) {
       r.not_comparable =
           fmt::format("not comparable (engine {}, reference {})", got[k].desc(), ref[o].desc());

@@ -99,17 +99,15 @@ void LayerComparer::compare_layer(runtime::ExecutionContext& ctx, size_t node,
       r.not_comparable = nc->reason;
       continue;
     }
-    const auto& got = std::get<std::vector<float>>(values);
+    const FloatTensor& got = std::get<FloatTensor>(values);
     // Equal dims, not only equal sizes: a pass that kept a name on a relaid-out tensor must not be
     // compared element by element.
-    const Dims& ref_dims = ref->second.dims();
-    if (ref->second.dtype() != DType::kF32 ||
-        !std::equal(ref_dims.begin(), ref_dims.end(), view->dims.begin(), view->dims.end())) {
+    if (ref->second.dtype() != DType::kF32 || ref->second.dims() != got.dims) {
       r.not_comparable = fmt::format("not comparable (engine {}, reference {})",
-                                     dims_to_string(view->dims), ref->second.desc());
+                                     dims_to_string(got.dims), ref->second.desc());
       continue;
     }
-    r.err.add(got, ref->second.span<float>(), tol);
+    r.err.add(got.values, ref->second.span<float>(), tol);
   }
 }
 

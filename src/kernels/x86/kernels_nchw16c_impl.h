@@ -1,0 +1,284 @@
+#pragma once
+// The nChw16c convolutions behind kernels.h over a vector-traits type T. Included after
+// kernels_impl.h by each ISA's translation unit; anonymous namespace as there.
+//
+// A channel block of one pixel is NV = 16 / lanes vectors. Both kernels keep their accumulators in
+// registers for a whole output tile and store it once, after the epilogue (bias, residual,
+// activation), so a residual in Y's own buffer is read before its place is written.
+
+#include <algorithm>
+#include <utility>
+
+#include "kernels/ref/layout.h"
+#include "kernels/x86/kernels_impl.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+constexpr int64_t kBlk = kernels::ref::kChannelBlock;
+
+template <class T>
+inline constexpr int kNv = static_cast<int>(kBlk) / T::kLanes;
+
+// The bias of `blocks` channel blocks from channel c0, zero past out_c: bias[out_c] may be null.
+inline void block_bias(const float* bias, int64_t out_c, int64_t c0, int64_t blocks, float* out) {
+  for (int64_t i = 0; i < blocks * kBlk; ++i) {
+    out[i] = bias != nullptr && c0 + i < out_c ? bias[c0 + i] : 0.0f;
+  }
+}
+
+// acc[i] + bias, + the residual at the same place, activated, stored. Vector i of a pixel's NB
+// blocks is at y + pixel * 16 + (i / NV) * block_stride + (i % NV) * lanes.
+template <class T, int P, int NB>
+inline __attribute__((always_inline)) void store_tile(typename T::V* acc, const float* bias,
+                                                      const float* z, float* y,
+                                                      int64_t block_stride, int64_t pixel_stride,
+                                                      const Epilogue& ep) {
+  constexpr int NV = kNv<T>;
+  constexpr int N = P * NB * NV;
+#pragma GCC unroll 48
+  for (int k = 0; k < N; ++k) {
+    const int p = k / (NB * NV), i = k % (NB * NV);
+    const int64_t at = p * pixel_stride + (i / NV) * block_stride + (i % NV) * T::kLanes;
+    acc[k] = T::add(acc[k], T::loadu(bias + i * T::kLanes));
+    if (z != nullptr) acc[k] = T::add(acc[k], T::loadu(z + at));
+  }
+  activate_n<T, N>(ep, acc);
+#pragma GCC unroll 48
+  for (int k = 0; k < N; ++k) {
+    const int p = k / (NB * NV), i = k % (NB * NV);
+    T::storeu(y + p * pixel_stride + (i / NV) * block_stride + (i % NV) * T::kLanes, acc[k]);
+  }
+}
+
+// --- pointwise ---------------------------------------------------------------------------------
+
+struct PwArgs {
+  const float* x;   // the tile's first input pixel, block 0
+  int64_t x_block;  // floats from one input block to the next
+  int64_t x_pixel;  // floats from one input pixel of the tile to the next
+  int64_t in_c;
+  const float* w;     // the tile's first block's packed weights: [in_c][16]
+  int64_t w_block;    // floats from one block's weights to the next (in_c x 16)
+  const float* bias;  // NB * 16 floats
+  const float* z;     // residual at the tile's first output pixel, or null
+  float* y;           // the tile's first output pixel, block 0
+  int64_t y_block;    // floats from one output block to the next
+};
+
+template <class T, int P, int NB>
+void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
+  using V = typename T::V;
+  constexpr int NW = NB * kNv<T>;
+  V acc[P * NW];
+#pragma GCC unroll 48
+  for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
+  const float* w = a.w;
+  for (int64_t c0 = 0; c0 < a.in_c; c0 += kBlk) {
+    const float* xb = a.x + (c0 / kBlk) * a.x_block;
+    const int lanes = static_cast<int>(std::min(kBlk, a.in_c - c0));
+    for (int l = 0; l < lanes; ++l, w += kBlk) {
+      V wv[NW];
+#pragma GCC unroll 8
+      for (int j = 0; j < NW; ++j) {
+        wv[j] = T::loadu(w + (j / kNv<T>)*a.w_block + (j % kNv<T>)*T::kLanes);
+      }
+#pragma GCC unroll 24
+      for (int p = 0; p < P; ++p) {
+        const V xv = T::set1(xb[p * a.x_pixel + l]);
+#pragma GCC unroll 8
+        for (int j = 0; j < NW; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
+      }
+    }
+  }
+  store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
+}
+
+template <class T, int NB, int... Ps>
+constexpr auto pointwise_table(std::integer_sequence<int, Ps...>) {
+  return std::array<void (*)(const PwArgs&, const Epilogue&), sizeof...(Ps)>{
+      &pointwise_tile<T, Ps + 1, NB>...};
+}
+
+// Tiles of up to 24 (AVX-512) or 12 (AVX2) accumulators: a plan's px_tile for nb blocks.
+template <class T>
+constexpr int max_tile_pixels(int nb) {
+  return std::min(12, (T::kLanes == 16 ? 24 : 12) / (nb * kNv<T>));
+}
+
+template <class T>
+void pointwise_tile_any(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
+  static constexpr auto t1 = pointwise_table<T, 1>(std::make_integer_sequence<int, 12>());
+  static constexpr auto t2 =
+      pointwise_table<T, 2>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
+  static constexpr auto t3 =
+      pointwise_table<T, 3>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
+  static constexpr auto t4 =
+      pointwise_table<T, 4>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
+  switch (nb) {
+    case 1:
+      return t1[static_cast<size_t>(pixels - 1)](a, ep);
+    case 2:
+      return t2[static_cast<size_t>(pixels - 1)](a, ep);
+    case 3:
+      return t3[static_cast<size_t>(pixels - 1)](a, ep);
+    default:
+      return t4[static_cast<size_t>(pixels - 1)](a, ep);
+  }
+}
+
+// Output pixels [q0, q1) of one image and co tile t: runs of a row (all of them at once when the
+// stride is 1: input and output pixels are then the same), split into register tiles.
+template <class T>
+void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* packed,
+                    const float* bias, const float* z, const Epilogue& ep, float* y, int64_t t,
+                    int64_t q0, int64_t q1) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t in_plane = p.in_h * p.in_w * kBlk, out_plane = p.out_h * p.out_w * kBlk;
+  const int64_t nb = std::min(pl.co_tile, pl.out_blocks - t * pl.co_tile);
+  alignas(64) float tile_bias[4 * kBlk];
+  block_bias(bias, p.out_c, t * pl.co_tile * kBlk, nb, tile_bias);
+  const bool unit = p.stride_h == 1 && p.stride_w == 1;
+  const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
+  PwArgs a{
+      nullptr,       in_plane,  p.stride_w * kBlk, p.in_c,  packed + t * pl.co_tile * p.in_c * kBlk,
+      p.in_c * kBlk, tile_bias, nullptr,           nullptr, out_plane};
+  for (int64_t q = q0; q < q1;) {
+    const int64_t oh = q / p.out_w, ow = q % p.out_w;
+    const int64_t run = unit ? q1 - q : std::min(q1 - q, p.out_w - ow);
+    const int64_t in_px = unit ? q : oh * p.stride_h * p.in_w + ow * p.stride_w;
+    for (int64_t i = 0; i < run;) {
+      const int n = static_cast<int>(std::min<int64_t>(max_px, run - i));
+      const int64_t out_at = t * pl.co_tile * out_plane + (q + i) * kBlk;
+      a.x = x + (in_px + i * p.stride_w) * kBlk;
+      a.y = y + out_at;
+      a.z = z == nullptr ? nullptr : z + out_at;
+      pointwise_tile_any<T>(n, static_cast<int>(nb), a, ep);
+      i += n;
+    }
+    q += run;
+  }
+}
+
+// --- depthwise ---------------------------------------------------------------------------------
+
+struct DwRow {
+  const float* x;     // the block's input plane
+  const float* w;     // the block's packed taps [k_h * k_w][16]
+  const float* bias;  // the block's 16 biases
+  int64_t kh0, kh1;   // the taps' rows inside the input for this output row
+  int64_t ih0;        // input row of tap row 0 (may be negative)
+};
+
+// U output pixels from column ow, taps [kw0, kw1) of each row inside the input.
+template <class T, int U>
+inline __attribute__((always_inline)) void depthwise_pixels(const Nchw16cConvPlan& pl,
+                                                            const DwRow& r, int64_t ow, int64_t kw0,
+                                                            int64_t kw1, const float* z, float* y,
+                                                            const Epilogue& ep) {
+  using V = typename T::V;
+  constexpr int NV = kNv<T>;
+  const cpu::Conv2DParams& p = pl.p;
+  V acc[U * NV];
+#pragma GCC unroll 16
+  for (int k = 0; k < U * NV; ++k) acc[k] = T::zero();
+  const int64_t step = p.stride_w * kBlk;
+  for (int64_t kh = r.kh0; kh < r.kh1; ++kh) {
+    const float* xr = r.x + (r.ih0 + kh * p.dil_h) * p.in_w * kBlk;
+    const float* wr = r.w + kh * p.k_w * kBlk;
+    for (int64_t kw = kw0; kw < kw1; ++kw) {
+      const float* xs = xr + (ow * p.stride_w - p.pad_left + kw * p.dil_w) * kBlk;
+      V wv[NV];
+#pragma GCC unroll 4
+      for (int j = 0; j < NV; ++j) wv[j] = T::loadu(wr + kw * kBlk + j * T::kLanes);
+#pragma GCC unroll 16
+      for (int u = 0; u < U; ++u) {
+#pragma GCC unroll 4
+        for (int j = 0; j < NV; ++j) {
+          acc[u * NV + j] =
+              T::fmadd(T::loadu(xs + u * step + j * T::kLanes), wv[j], acc[u * NV + j]);
+        }
+      }
+    }
+  }
+  store_tile<T, U, 1>(acc, r.bias, z, y, 0, kBlk, ep);
+}
+
+// The taps of output column ow inside the input row: [kw0, kw1).
+inline std::pair<int64_t, int64_t> inside_taps(const cpu::Conv2DParams& p, int64_t ow) {
+  const int64_t left = ow * p.stride_w - p.pad_left;  // input column of tap 0
+  const int64_t kw0 = left >= 0 ? 0 : (-left + p.dil_w - 1) / p.dil_w;
+  const int64_t last = p.in_w - 1 - left;  // tap columns up to last / dil_w are inside
+  const int64_t kw1 = last < 0 ? 0 : std::min(p.k_w, last / p.dil_w + 1);
+  return {kw0, std::max(kw0, kw1)};
+}
+
+template <class T>
+void depthwise_row(const Nchw16cConvPlan& pl, const DwRow& r, const float* z, float* y,
+                   const Epilogue& ep) {
+  constexpr int U = T::kLanes == 16 ? 8 : 4;
+  const cpu::Conv2DParams& p = pl.p;
+  const auto edge = [&](int64_t ow) {
+    const auto [kw0, kw1] = inside_taps(p, ow);
+    depthwise_pixels<T, 1>(pl, r, ow, kw0, kw1, z ? z + ow * kBlk : nullptr, y + ow * kBlk, ep);
+  };
+  for (int64_t ow = 0; ow < pl.ow_lo; ++ow) edge(ow);
+  int64_t ow = pl.ow_lo;
+  for (; ow + U <= pl.ow_hi; ow += U) {
+    depthwise_pixels<T, U>(pl, r, ow, 0, p.k_w, z ? z + ow * kBlk : nullptr, y + ow * kBlk, ep);
+  }
+  for (; ow < pl.ow_hi; ++ow) {
+    depthwise_pixels<T, 1>(pl, r, ow, 0, p.k_w, z ? z + ow * kBlk : nullptr, y + ow * kBlk, ep);
+  }
+  for (ow = std::max(pl.ow_hi, pl.ow_lo); ow < p.out_w; ++ow) edge(ow);
+}
+
+// Output rows [oh0, oh1) of block b of image n.
+template <class T>
+void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* packed,
+                    const float* bias, const float* z, const Epilogue& ep, float* y, int64_t n,
+                    int64_t b, int64_t oh0, int64_t oh1) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t plane = (n * pl.out_blocks + b);
+  alignas(64) float block_b[kBlk];
+  block_bias(bias, p.out_c, b * kBlk, 1, block_b);
+  DwRow r{x + plane * p.in_h * p.in_w * kBlk, packed + b * p.k_h * p.k_w * kBlk, block_b, 0, 0, 0};
+  const int64_t out_plane = p.out_h * p.out_w * kBlk;
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    r.ih0 = oh * p.stride_h - p.pad_top;
+    r.kh0 = r.ih0 >= 0 ? 0 : (-r.ih0 + p.dil_h - 1) / p.dil_h;
+    const int64_t last = p.in_h - 1 - r.ih0;
+    r.kh1 = last < 0 ? 0 : std::min(p.k_h, last / p.dil_h + 1);
+    r.kh1 = std::max(r.kh0, r.kh1);
+    const int64_t at = plane * out_plane + oh * p.out_w * kBlk;
+    depthwise_row<T>(pl, r, z ? z + at : nullptr, y + at, ep);
+  }
+}
+
+template <class T>
+void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* x, const float* packed,
+                        const float* bias, const float* z, const Epilogue& ep, float* y,
+                        int64_t begin, int64_t end) {
+  const FlushDenormals ftz;
+  const cpu::Conv2DParams& p = pl.p;
+  for (int64_t task = begin; task < end; ++task) {
+    if (pl.depthwise) {
+      const int64_t c = task % pl.row_chunks, nb = task / pl.row_chunks;
+      const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);
+      depthwise_task<T>(pl, x, packed, bias, z, ep, y, nb / pl.out_blocks, nb % pl.out_blocks, oh0,
+                        oh1);
+      continue;
+    }
+    // Consecutive tasks share a chunk of input pixels (it stays in cache) and differ in co tile.
+    const int64_t t = task % pl.co_tiles, rest = task / pl.co_tiles;
+    const int64_t c = rest % pl.chunks, n = rest / pl.chunks;
+    const int64_t q0 = c * pl.chunk, q1 = std::min(p.out_h * p.out_w, q0 + pl.chunk);
+    const int64_t in_image = pl.in_blocks * p.in_h * p.in_w * kBlk;
+    const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
+    pointwise_task<T>(pl, x + n * in_image, packed, bias, z ? z + n * out_image : nullptr, ep,
+                      y + n * out_image, t, q0, q1);
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86

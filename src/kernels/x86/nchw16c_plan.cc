@@ -1,0 +1,122 @@
+// The ISA-neutral half of the nChw16c convolutions (kernels.h): which convolutions they run, the
+// packed weights, the plans, and the dispatch to the ISA's instantiation (kernels_nchw16c_impl.h).
+#include <algorithm>
+
+#include "base/int_math.h"
+#include "kernels/ref/layout.h"
+#include "kernels/x86/isa_entry.h"
+#include "kernels/x86/kernels.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+constexpr int64_t kBlk = ref::kChannelBlock;
+
+// Register tiles: 24 of AVX-512's 32 registers, 12 of AVX2's 16, hold accumulators.
+int64_t max_co_tile(Isa isa) { return isa == Isa::kAvx512 ? 4 : 2; }
+int64_t tile_pixels(Isa isa, int64_t co_tile) {
+  const int64_t nv = isa == Isa::kAvx512 ? 1 : 2;
+  return std::min<int64_t>(12, (isa == Isa::kAvx512 ? 24 : 12) / (co_tile * nv));
+}
+
+// An input chunk of a pointwise task stays within 64 KiB (L2, ahead of the weights' tile).
+constexpr int64_t kChunkFloats = 16 * 1024;
+
+void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
+  const cpu::Conv2DParams& p = pl.p;
+  pl.co_tiles = ceil_div(pl.out_blocks, max_co_tile(pl.isa));
+  pl.co_tile = ceil_div(pl.out_blocks, pl.co_tiles);
+  pl.co_tiles = ceil_div(pl.out_blocks, pl.co_tile);
+  pl.px_tile = tile_pixels(pl.isa, pl.co_tile);
+  const int64_t pixels = p.out_h * p.out_w;
+  int64_t chunk =
+      std::max(pl.px_tile, kChunkFloats / std::max<int64_t>(p.in_c, 1) / pl.px_tile * pl.px_tile);
+  // At least two tasks per thread where the pixels allow, so no thread idles at the end.
+  const int64_t want = 2 * static_cast<int64_t>(threads);
+  const int64_t per_image = p.batch * pl.co_tiles;
+  if (threads > 1 && per_image * ceil_div(pixels, chunk) < want) {
+    chunk = round_up(ceil_div(pixels, ceil_div(want, per_image)), pl.px_tile);
+  }
+  pl.chunk = std::min(chunk, round_up(pixels, pl.px_tile));
+  pl.chunks = ceil_div(pixels, pl.chunk);
+  pl.tasks = p.batch * pl.chunks * pl.co_tiles;
+}
+
+void plan_depthwise(Nchw16cConvPlan& pl, int threads) {
+  const cpu::Conv2DParams& p = pl.p;
+  pl.ow_lo = std::min(p.out_w, ceil_div(p.pad_left, p.stride_w));
+  const int64_t reach = p.in_w - 1 + p.pad_left - (p.k_w - 1) * p.dil_w;
+  pl.ow_hi = reach < 0 ? 0 : std::min(p.out_w, reach / p.stride_w + 1);
+  const int64_t planes = p.batch * pl.out_blocks;
+  const int64_t chunks =
+      std::clamp<int64_t>(ceil_div(4 * static_cast<int64_t>(threads), planes), 1, p.out_h);
+  pl.rows = ceil_div(p.out_h, chunks);
+  pl.row_chunks = ceil_div(p.out_h, pl.rows);
+  pl.tasks = planes * pl.row_chunks;
+}
+
+}  // namespace
+
+bool nchw16c_is_pointwise(const cpu::Conv2DParams& p) {
+  return p.group == 1 && p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+         p.out_h == (p.in_h - 1) / p.stride_h + 1 && p.out_w == (p.in_w - 1) / p.stride_w + 1;
+}
+
+bool nchw16c_is_depthwise(const cpu::Conv2DParams& p) {
+  return p.group == p.in_c && p.out_c == p.in_c;
+}
+
+size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p) {
+  const int64_t out = ref::padded_channels(p.out_c);
+  return static_cast<size_t>(nchw16c_is_depthwise(p) ? out * p.k_h * p.k_w : out * p.in_c);
+}
+
+void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed) {
+  const int64_t out_blocks = ref::channel_blocks(p.out_c);
+  if (nchw16c_is_depthwise(p)) {
+    const int64_t taps = p.k_h * p.k_w;
+    for (int64_t b = 0; b < out_blocks; ++b) {
+      for (int64_t t = 0; t < taps; ++t) {
+        for (int64_t l = 0; l < kBlk; ++l) {
+          const int64_t c = b * kBlk + l;
+          packed[(b * taps + t) * kBlk + l] = c < p.out_c ? w[c * taps + t] : 0.0f;
+        }
+      }
+    }
+    return;
+  }
+  for (int64_t b = 0; b < out_blocks; ++b) {
+    for (int64_t ci = 0; ci < p.in_c; ++ci) {
+      for (int64_t l = 0; l < kBlk; ++l) {
+        const int64_t c = b * kBlk + l;
+        packed[(b * p.in_c + ci) * kBlk + l] = c < p.out_c ? w[c * p.in_c + ci] : 0.0f;
+      }
+    }
+  }
+}
+
+Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads) {
+  Nchw16cConvPlan pl;
+  pl.isa = isa;
+  pl.p = p;
+  pl.depthwise = nchw16c_is_depthwise(p);
+  pl.in_blocks = ref::channel_blocks(p.in_c);
+  pl.out_blocks = ref::channel_blocks(p.out_c);
+  if (pl.depthwise) {
+    plan_depthwise(pl, threads);
+  } else {
+    plan_pointwise(pl, threads);
+  }
+  return pl;
+}
+
+void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* x, const float* packed_w,
+                      const float* bias, const float* residual, const Epilogue& ep, float* y,
+                      int64_t task_begin, int64_t task_end) {
+  if (plan.isa == Isa::kAvx512) {
+    return avx512::nchw16c_conv_run(plan, x, packed_w, bias, residual, ep, y, task_begin, task_end);
+  }
+  return avx2::nchw16c_conv_run(plan, x, packed_w, bias, residual, ep, y, task_begin, task_end);
+}
+
+}  // namespace kiln::kernels::x86

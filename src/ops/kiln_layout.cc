@@ -1,0 +1,194 @@
+// kiln.ToNchw16c, kiln.FromNchw16c and kiln.ConvNchw16c: shape functions and reference kernels
+// (see ops/kiln_layout.h). The references convert to NCHW, run the NCHW reference and convert back.
+#include "ops/kiln_layout.h"
+
+#include "kernels/ref/layout.h"
+#include "ops/families.h"
+#include "ops/kiln_fused.h"
+#include "ops/nn_conv.h"
+#include "ops/nn_window.h"
+#include "ops/shape_util.h"
+
+namespace kiln::ops {
+namespace {
+
+namespace ref = kernels::ref;
+
+constexpr DType kF32Only[] = {DType::kF32};
+
+// A rank-4 desc with channel dim c (known) or the input's (unknown).
+ir::TensorDesc with_channels(const ir::TensorDesc& d, ir::Dim c) {
+  ir::TensorDesc out = d;
+  (*out.shape)[1] = std::move(c);
+  return out;
+}
+
+Status require_rank4(const NodeContext& ctx, const ir::TensorDesc& d, std::string_view what) {
+  if (d.has_rank() && d.rank() != 4) {
+    return ctx.unsupported("{} {} is not 4-D: the nChw16c layout is for [N, C, H, W] tensors", what,
+                           d.to_string());
+  }
+  return Status::ok();
+}
+
+Status check_padded(const NodeContext& ctx, const ir::TensorDesc& x, int64_t channels) {
+  if (x.has_rank() && x.dim(1).is_known() && x.dim(1).value != ref::padded_channels(channels)) {
+    return ctx.error("blocked input {} must have {} channels ({} rounded up to 16)", x.to_string(),
+                     ref::padded_channels(channels), channels);
+  }
+  return Status::ok();
+}
+
+// --- ToNchw16c / FromNchw16c
+// ---------------------------------------------------------------------------
+
+Status infer_to_nchw16c(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
+  if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  if (!x.dim(1).is_known()) {
+    return ctx.unsupported("input {} has no known channel count to block", x.to_string());
+  }
+  ctx.set_output(0, with_channels(x, ir::Dim::known(ref::padded_channels(x.dim(1).value))));
+  return Status::ok();
+}
+
+Status run_to_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Dims& d = x.dims();
+  Tensor& y = ctx.allocate_output(0);
+  ref::to_nchw16c(x.data<float>(), d[0], d[1], d[2] * d[3], y.data<float>());
+  return Status::ok();
+}
+
+Result<int64_t> channels_attr(const NodeContext& ctx) {
+  const int64_t c = ctx.attrs().get_int("channels", 0);
+  if (c <= 0) return ctx.error("attribute channels must be positive, got {}", c);
+  return c;
+}
+
+Status infer_from_nchw16c(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
+  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
+  if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  ctx.set_output(0, with_channels(x, ir::Dim::known(c)));
+  return Status::ok();
+}
+
+Status run_from_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Dims& d = x.dims();
+  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
+  Tensor& y = ctx.allocate_output(0);
+  ref::from_nchw16c(x.data<float>(), d[0], c, d[2] * d[3], y.data<float>());
+  return Status::ok();
+}
+
+// --- ConvNchw16c
+// ---------------------------------------------------------------------------------
+
+// The input channel count W implies (C = W's dim 1 x group).
+Result<int64_t> conv_in_channels(const NodeContext& ctx, const ir::TensorDesc& w) {
+  if (!w.has_rank() || w.rank() != 4 || !w.dim(1).is_known()) {
+    return ctx.unsupported("weights {} must be 4-D with a known dim 1", w.to_string());
+  }
+  return w.dim(1).value * ctx.attrs().get_int("group", 1);
+}
+
+Status infer_conv_nchw16c(InferContext& ctx) {
+  static constexpr size_t kSame[] = {1, 2, 3};
+  KILN_RETURN_IF_ERROR(require_input(ctx, 1, "W"));
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, kSame));
+  KILN_RETURN_IF_ERROR(read_activation(ctx).status());
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input X"));
+  if (!x.has_rank()) return ctx.unsupported("input X {} has no known rank", x.to_string());
+  KILN_ASSIGN_OR_RETURN(const int64_t c, conv_in_channels(ctx, ctx.input(1)));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
+  const ir::TensorDesc* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, with_channels(x, ir::Dim::known(c)),
+                                                           ctx.input(1), b, DType::kF32));
+  if (!y.has_rank() || !y.dim(1).is_known())
+    return ctx.unsupported("output {} has no known channel count", y.to_string());
+  y = with_channels(y, ir::Dim::known(ref::padded_channels(y.dim(1).value)));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(3), y));
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+// A blocked tensor as the NCHW tensor of c channels it holds.
+Tensor unblocked(const Tensor& x, int64_t c) {
+  const Dims& d = x.dims();
+  Tensor out(DType::kF32, {d[0], c, d[2], d[3]});
+  ref::from_nchw16c(x.data<float>(), d[0], c, d[2] * d[3], out.data<float>());
+  return out;
+}
+
+Status run_conv_nchw16c(RunContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(
+      const int64_t c,
+      conv_in_channels(ctx, ir::TensorDesc::of_dims(DType::kF32, ctx.input(1).dims())));
+  const int64_t m = ctx.input(1).dims()[0];
+  const Tensor x = unblocked(ctx.input(0), c);
+  Tensor z;
+  if (ctx.has_input(3)) z = unblocked(ctx.input(3), m);
+  KILN_ASSIGN_OR_RETURN(
+      const Tensor y,
+      fused_conv_reference(ctx, x, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr,
+                           z.defined() ? &z : nullptr));
+  const Dims& d = y.dims();
+  Tensor& out = ctx.allocate_output(0);
+  ref::to_nchw16c(y.data<float>(), d[0], m, d[2] * d[3], out.data<float>());
+  // The padding lanes hold act(0 + the residual's padding), as the optimized kernels leave them
+  // (their weights and bias are zero there).
+  KILN_ASSIGN_OR_RETURN(const ref::ActivationParams act, read_activation(ctx));
+  const float* zp = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+  float* o = out.data<float>();
+  const int64_t mp = ref::padded_channels(m), hw = d[2] * d[3];
+  for (int64_t n = 0; n < d[0]; ++n) {
+    for (int64_t ch = m; ch < mp; ++ch) {
+      const int64_t at = (n * mp + ch - ch % 16) * hw + ch % 16;
+      for (int64_t p = 0; p < hw; ++p) {
+        float v = zp != nullptr ? zp[at + p * 16] : 0.0f;
+        ref::apply_activation(act, &v, 1);
+        o[at + p * 16] = v;
+      }
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void register_kiln_layout_ops(OpRegistry& r) {
+  using ir::AttrType;
+  r.add({.op_type = kToNchw16c,
+         .since_versions = {1},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .infer = infer_to_nchw16c,
+         .run = run_to_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kFromNchw16c,
+         .since_versions = {1},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"channels", AttrType::kInt}},
+         .infer = infer_from_nchw16c,
+         .run = run_from_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kConvNchw16c,
+         .since_versions = {1},
+         .min_inputs = 2,
+         .max_inputs = 4,
+         .attrs = fused_conv_attrs(),
+         .infer = infer_conv_nchw16c,
+         .run = run_conv_nchw16c,
+         .domain = kKilnDomain});
+}
+
+}  // namespace kiln::ops

@@ -1,0 +1,25 @@
+#pragma once
+// kiln's blocked-layout operators (domain "kiln", version 1), placed by the nchw16c_layout pass
+// (passes/nchw16c_layout.h) around convolutions that run on the nChw16c layout
+// (kernels/ref/layout.h). A blocked tensor's shape is [N, Cp, H, W] with Cp the channel count
+// rounded up to 16; its bytes are in nChw16c order, not NCHW.
+//
+//   kiln.ToNchw16c(X) -> Y             X float32 NCHW [N, C, H, W]; Y blocked [N, Cp, H, W]
+//   kiln.FromNchw16c(X) -> Y           X blocked; Y NCHW [N, channels, H, W] (attribute channels)
+//   kiln.ConvNchw16c(X, W, B?, Z?) -> Y
+//     kiln.FusedConv on blocked X, Z and Y: X [N, Cp, H, W] with C = W's dim 1 x group, Y and Z
+//     [N, Mp, Ho, Wo] for W's M output channels. W and B are as in FusedConv.
+
+#include <string_view>
+
+#include "ops/op_def.h"
+
+namespace kiln::ops {
+
+inline constexpr std::string_view kToNchw16c = "ToNchw16c";
+inline constexpr std::string_view kFromNchw16c = "FromNchw16c";
+inline constexpr std::string_view kConvNchw16c = "ConvNchw16c";
+
+void register_kiln_layout_ops(OpRegistry& r);
+
+}  // namespace kiln::ops

@@ -1,0 +1,199 @@
+#include "passes/nchw16c_layout.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "base/cpu_features.h"
+#include "kernels/ref/layout.h"
+#include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
+#include "passes/fusion_util.h"
+
+namespace kiln::passes {
+namespace {
+
+constexpr std::string_view kName = "nchw16c_layout";
+constexpr size_t kResidualInput = 3;
+
+// The channels of a blockable convolution: C (input) and M (output), from its constant weights.
+struct Channels {
+  int64_t in = 0, out = 0;
+};
+
+bool is_f32_rank4(const ir::TensorDesc& d) {
+  return d.dtype == DType::kF32 && d.has_rank() && d.rank() == 4;
+}
+
+// A float32 Conv or kiln.FusedConv the nChw16c kernels run: 2-D, 1x1 with group 1 and no padding,
+// or depthwise.
+std::optional<Channels> blockable(const ir::Graph& g, const ir::Node& n) {
+  const bool conv = is_onnx_op(n, "Conv") || is_kiln_op(n, "FusedConv");
+  if (!conv || n.inputs.size() < 2 || n.outputs.size() != 1) return {};
+  const Tensor* w = g.value(n.inputs[1]).constant();
+  if (w == nullptr || w->dtype() != DType::kF32 || w->rank() != 4) return {};
+  if (!is_f32_rank4(g.value(n.inputs[0]).desc) || !is_f32_rank4(g.value(n.outputs[0]).desc)) {
+    return {};
+  }
+  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue &&
+      !is_f32_rank4(g.value(n.inputs[kResidualInput]).desc)) {
+    return {};
+  }
+  const Dims& wd = w->dims();
+  const int64_t group = n.attrs.get_int("group", 1);
+  const Channels c{wd[1] * group, wd[0]};
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads");
+  const bool unpadded = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+  const bool pointwise = group == 1 && wd[2] == 1 && wd[3] == 1 && unpadded;
+  const bool depthwise = group == c.in && c.out == c.in;
+  if (!pointwise && !depthwise) return {};
+  return c;
+}
+
+ir::TensorDesc blocked_desc(const ir::TensorDesc& plain, int64_t channels) {
+  ir::TensorDesc d = plain;
+  (*d.shape)[1] = ir::Dim::known(kernels::ref::padded_channels(channels));
+  return d;
+}
+
+bool host_runs_kernels() { return (host_cpu_features() & kIsaAvx2) == kIsaAvx2; }
+
+class Rewriter {
+ public:
+  Rewriter(ir::Graph& g, PassLog& log) : g_(g), log_(log), blocked_(g.values.size(), ir::kNoValue) {
+    for (const ir::Node& n : g.nodes) names_.insert(n.name);
+  }
+
+  // v's blocked twin, made by a ToNchw16c (appended to out_) the first time it is asked for.
+  ir::ValueId blocked_of(ir::ValueId v, int64_t channels, const std::string& reader) {
+    if (blocked_[static_cast<size_t>(v)] != ir::kNoValue) return blocked_[static_cast<size_t>(v)];
+    const std::string value_name = g_.value(v).name;
+    const ir::ValueId b = add_blocked_value(v, channels);
+    out_.push_back(reorder(value_name + ".to_nchw16c", ops::kToNchw16c, v, b));
+    log_.add(kName, fmt::format("reorder '{}' to nChw16c for '{}'", value_name, reader));
+    ++to_blocked_;
+    return b;
+  }
+
+  ir::ValueId add_blocked_value(ir::ValueId plain, int64_t channels) {
+    const ir::TensorDesc d = blocked_desc(g_.value(plain).desc, channels);
+    const ir::ValueId b =
+        g_.add_value(ir::unique_value_name(g_, g_.value(plain).name + ".nchw16c"), d);
+    blocked_.resize(g_.values.size(), ir::kNoValue);
+    blocked_[static_cast<size_t>(plain)] = b;
+    return b;
+  }
+
+  void convert(ir::Node node, const Channels& c, bool plain_readers) {
+    const ir::ValueId y = node.outputs[0];
+    node.inputs[0] = blocked_of(node.inputs[0], c.in, node.name);
+    if (node.inputs.size() > kResidualInput && node.inputs[kResidualInput] != ir::kNoValue) {
+      node.inputs[kResidualInput] = blocked_of(node.inputs[kResidualInput], c.out, node.name);
+    }
+    node.outputs[0] = add_blocked_value(y, c.out);
+    node.op_type = ops::kConvNchw16c;
+    node.domain = ops::kKilnDomain;
+    node.opset = ops::kKilnOpset;
+    const std::string name = node.name;
+    out_.push_back(std::move(node));
+    ++converted_;
+    if (!plain_readers) return;
+    ir::Node r =
+        reorder(name + ".from_nchw16c", ops::kFromNchw16c, blocked_[static_cast<size_t>(y)], y);
+    r.attrs.set("channels", c.out);
+    out_.push_back(std::move(r));
+    log_.add(kName, fmt::format("reorder the output of '{}' back to NCHW", name));
+    ++from_blocked_;
+  }
+
+  void keep(ir::Node node) { out_.push_back(std::move(node)); }
+
+  void finish() {
+    g_.nodes = std::move(out_);
+    ir::compact_values(g_);
+    log_.add(kName, fmt::format("{} convolutions run on nChw16c tensors; {} reorders in, {} out",
+                                converted_, to_blocked_, from_blocked_));
+  }
+
+ private:
+  ir::Node reorder(const std::string& name_hint, std::string_view op, ir::ValueId in,
+                   ir::ValueId out) {
+    ir::Node r;
+    r.name = unique_node_name(name_hint);
+    r.op_type = op;
+    r.domain = ops::kKilnDomain;
+    r.opset = ops::kKilnOpset;
+    r.inputs = {in};
+    r.outputs = {out};
+    return r;
+  }
+
+  std::string unique_node_name(const std::string& hint) {
+    std::string name = hint;
+    for (int i = 1; names_.count(name); ++i) name = fmt::format("{}__{}", hint, i);
+    names_.insert(name);
+    return name;
+  }
+
+  ir::Graph& g_;
+  PassLog& log_;
+  std::vector<ir::ValueId> blocked_;  // per plain value: its blocked twin, or kNoValue
+  std::set<std::string> names_;
+  std::vector<ir::Node> out_;
+  int converted_ = 0, to_blocked_ = 0, from_blocked_ = 0;
+};
+
+Status run(ir::Graph& g, PassContext& ctx) {
+  if (!host_runs_kernels()) return Status::ok();
+  const ir::GraphIndex index(g);
+  const size_t count = g.nodes.size();
+  std::vector<std::optional<Channels>> cand(count);
+  for (size_t i = 0; i < count; ++i) cand[i] = blockable(g, g.nodes[i]);
+  // A blocked reader reads the value as X or as the residual Z.
+  const auto blocked_use = [&](const ir::Use& u) {
+    return cand[static_cast<size_t>(u.node)] && (u.input == 0 || u.input == kResidualInput);
+  };
+  std::vector<bool> keep(count, false);
+  bool any = false;
+  for (size_t i = 0; i < count; ++i) {
+    if (!cand[i]) continue;
+    const ir::Node& n = g.nodes[i];
+    bool joined = false;
+    for (size_t k : {size_t{0}, kResidualInput}) {
+      if (k >= n.inputs.size() || n.inputs[k] == ir::kNoValue) continue;
+      const int p = index.producer(n.inputs[k]);
+      joined = joined || (p >= 0 && cand[static_cast<size_t>(p)]);
+    }
+    for (const ir::Use& u : index.uses(n.outputs[0])) joined = joined || blocked_use(u);
+    keep[i] = joined;
+    any = any || joined;
+  }
+  if (!any) return Status::ok();
+  Rewriter rw(g, ctx.log);
+  for (size_t i = 0; i < count; ++i) {
+    if (!keep[i]) {
+      rw.keep(g.nodes[i]);
+      continue;
+    }
+    const ir::ValueId y = g.nodes[i].outputs[0];
+    bool plain_readers = g.value(y).is_graph_output;
+    for (const ir::Use& u : index.uses(y)) {
+      const bool blocked_reader =
+          keep[static_cast<size_t>(u.node)] && (u.input == 0 || u.input == kResidualInput);
+      plain_readers = plain_readers || !blocked_reader;
+    }
+    rw.convert(g.nodes[i], *cand[i], plain_readers);
+  }
+  rw.finish();
+  return Status::ok();
+}
+
+}  // namespace
+
+const PassDef& nchw16c_layout_pass() {
+  static const PassDef def{
+      kName, "float32 1x1 and depthwise FusedConv chains -> ConvNchw16c on blocked tensors", run};
+  return def;
+}
+
+}  // namespace kiln::passes

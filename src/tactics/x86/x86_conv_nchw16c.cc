@@ -1,0 +1,164 @@
+// kiln.ConvNchw16c (ops/kiln_layout.h) on kiln's x86 nChw16c kernels: pointwise (1x1, group 1, no
+// padding) and depthwise convolutions with bias, residual and activation in the epilogue. The
+// weights are packed once, at engine build time, into 16-channel blocks.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "kernels/ref/layout.h"
+#include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
+#include "tactics/builtin_conv.h"
+#include "tactics/builtin_util.h"
+#include "tactics/x86/x86_common.h"
+
+namespace kiln::tactics::x86 {
+namespace {
+
+namespace cpu = kernels::cpu;
+namespace ref = kernels::ref;
+using builtin::input_f32;
+using builtin::layer_error;
+using builtin::optional_input;
+using builtin::same_dims;
+
+// The convolution's geometry with X's real channel count (W's dim 1 x group) in place of the
+// blocked tensor's padded one.
+Result<cpu::Conv2DParams> blocked_params(const ir::Node& node, int since_version,
+                                         const TensorView& x, const TensorView& w) {
+  if (x.rank() != 4 || w.rank() != 4) {
+    return layer_error(node, "X [{}] and W [{}] must be 4-D", dims_to_string(x.dims),
+                       dims_to_string(w.dims));
+  }
+  const int64_t c = w.dim(1) * node.attrs.get_int("group", 1);
+  if (x.dim(1) != ref::padded_channels(c)) {
+    return layer_error(node, "blocked X [{}] does not hold the {} channels W [{}] reads",
+                       dims_to_string(x.dims), c, dims_to_string(w.dims));
+  }
+  const std::array<int64_t, 4> dims{x.dim(0), c, x.dim(2), x.dim(3)};
+  return builtin::conv2d_params(node, since_version, TensorView{x.dtype, dims, x.data}, w);
+}
+
+cpu::Conv2DParams weight_params(const ir::Node& node, const Tensor& w) {
+  return builtin::conv_weight_params(w, node.attrs.get_int("group", 1));
+}
+
+Tensor pack_weights(const ir::Node& node, const Tensor& w) {
+  const cpu::Conv2DParams p = weight_params(node, w);
+  Tensor packed = packed_tensor(kx::nchw16c_conv_packed_weights_floats(p));
+  kx::nchw16c_conv_pack_weights(p, w.data<float>(), packed.data<float>());
+  return packed;
+}
+
+class Nchw16cConvKernel final : public LayerKernel {
+ public:
+  Nchw16cConvKernel(const LayerSpec& spec, kx::Isa isa)
+      : node_(*spec.node), since_version_(spec.since_version), isa_(isa) {
+    set_activation(node_, epilogue_);
+    const Tensor& w = *spec.constant(1);
+    packed_floats_ = kx::nchw16c_conv_packed_weights_floats(weight_params(node_, w));
+    packed_ = matching_prepacked(spec, packed_floats_);
+    if (packed_ != nullptr) return;
+    own_ = pack_weights(node_, w);
+    packed_ = own_.data<float>();
+  }
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
+                          blocked_params(node_, since_version_, in[0], in[1]));
+    const Dims y{p.batch, ref::padded_channels(p.out_c), p.out_h, p.out_w};
+    if (!same_dims(out[0], y)) {
+      return layer_error(node_, "output is [{}] but the blocked convolution gives [{}]",
+                         dims_to_string(out[0].dims), dims_to_string(y));
+    }
+    if (const TensorView* b = optional_input(in, 2); b && b->numel() != p.out_c) {
+      return layer_error(node_, "bias has {} values for {} output channels", b->numel(), p.out_c);
+    }
+    if (const TensorView* r = optional_input(in, 3); r && !same_dims(*r, y)) {
+      return layer_error(node_, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
+                         dims_to_string(y));
+    }
+    if (!kx::nchw16c_is_pointwise(p) && !kx::nchw16c_is_depthwise(p)) {
+      return layer_error(node_, "the nChw16c kernels run 1x1 and depthwise convolutions only");
+    }
+    if (kx::nchw16c_conv_packed_weights_floats(p) != packed_floats_) {
+      return layer_error(node_, "the packed weights hold {} floats; the weights [{}] need {}",
+                         packed_floats_, dims_to_string(in[1].dims),
+                         kx::nchw16c_conv_packed_weights_floats(p));
+    }
+    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()));
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const TensorView* r = optional_input(in, 3);
+    const float* residual = r ? static_cast<const float*>(r->data) : nullptr;
+    const float* x = input_f32(in, 0);
+    const float* bias = input_f32(in, 2);
+    auto* y = static_cast<float*>(out[0].data);
+    run_tasks(thread_pool(), plan_.tasks, [&](int64_t, int64_t b, int64_t e) {
+      kx::nchw16c_conv_run(plan_, x, packed_, bias, residual, epilogue_, y, b, e);
+    });
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  int since_version_;
+  kx::Isa isa_;
+  kx::Epilogue epilogue_;  // the activation
+  const float* packed_ = nullptr;
+  size_t packed_floats_ = 0;
+  Tensor own_;
+  kx::Nchw16cConvPlan plan_;
+};
+
+class Nchw16cConvTactic final : public X86Tactic {
+ public:
+  explicit Nchw16cConvTactic(kx::Isa isa)
+      : X86Tactic(fmt::format("conv.nchw16c.f32.{}", isa_suffix(isa)), ops::kKilnDomain,
+                  ops::kConvNchw16c, isa) {}
+
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = builtin::require_f32(spec);
+    if (why.empty()) why = activation_why_not(*spec.node);
+    if (!why.empty()) return why;
+    const Tensor* w = spec.constant(1);
+    if (w == nullptr || w->rank() != 4) {
+      return "input 1 (weights) is not a 4-D constant: this tactic packs them when the engine is "
+             "built";
+    }
+    const cpu::Conv2DParams p = weight_params(*spec.node, *w);
+    const bool one = p.k_h == 1 && p.k_w == 1 && p.group == 1;
+    if (!one && !kx::nchw16c_is_depthwise(p)) {
+      return fmt::format("a {}x{} kernel with group {}: only 1x1 and depthwise convolutions", p.k_h,
+                         p.k_w, p.group);
+    }
+    const std::vector<int64_t> pads = spec.node->attrs.get_ints("pads");
+    if (one && std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; })) {
+      return "a padded 1x1 convolution";
+    }
+    return "";
+  }
+  // Each output vector's residual is read in the epilogue, just before the vector is stored.
+  bool residual_in_place() const override { return true; }
+
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new Nchw16cConvKernel(spec, isa()));
+  }
+
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    return pack_weights(*spec.node, *spec.constant(1));
+  }
+};
+
+}  // namespace
+
+void append_x86_conv_nchw16c_tactics(std::vector<const Tactic*>& out) {
+  static const Nchw16cConvTactic tactics[] = {Nchw16cConvTactic(kx::Isa::kAvx512),
+                                              Nchw16cConvTactic(kx::Isa::kAvx2)};
+  for (const auto& t : tactics) out.push_back(&t);
+}
+
+}  // namespace kiln::tactics::x86

@@ -1,0 +1,156 @@
+// conv.nchw16c.f32.{avx512,avx2} against kiln.ConvNchw16c's reference (the NCHW reference between
+// reorders): pointwise over channel tails of the 16-lane block and of the register tile (1 to 4
+// blocks), pixel tails, strides; depthwise over windows, strides, pads (asymmetric too),
+// dilations and widths narrower than the window; every activation with and without bias and
+// residual, batches, threads, the prepacked (engine) path, and what the tactic refuses.
+#include <gtest/gtest.h>
+
+#include "kernels/conv_cases.h"
+#include "kernels/ref/layout.h"
+#include "kernels/x86_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using kernels::ref::padded_channels;
+
+constexpr Tolerance kBlockedTol{1e-4, 5e-5};
+constexpr Tolerance kBlockedActTol{1e-4, 1e-4};
+
+std::string nchw16c_tactic(const std::string& isa) { return "conv.nchw16c.f32." + isa; }
+
+// kiln.ConvNchw16c over g: X and the residual blocked and random (padding lanes too: no kernel may
+// read X's), W constant, an optional constant bias (an absent input before a residual).
+OpCase nchw16c_case(const ConvGeom& g, bool bias = true, bool residual = false,
+                    const ActCase& act = {}) {
+  const OpCase conv = conv_case(g, bias);
+  OpCase c;
+  c.op_type = "ConvNchw16c";
+  c.domain = "kiln";
+  c.opset = 1;
+  c.attrs = conv.attrs;
+  if (!act.name.empty()) c.attrs.set("activation", act.name);
+  if (!act.params.empty()) c.attrs.set("activation_params", act.params);
+  c.inputs.push_back(in(random_f32({g.batch, padded_channels(g.cin), g.h, g.w}, 3)));
+  c.inputs.push_back(conv.inputs[1]);
+  if (bias) c.inputs.push_back(conv.inputs[2]);
+  if (residual) {
+    if (!bias) c.inputs.push_back(absent());
+    c.inputs.push_back(in(random_f32(
+        {g.batch, padded_channels(g.cout), conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
+         conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil)},
+        9)));
+  }
+  return c;
+}
+
+ConvGeom blocked_pointwise(int64_t cin, int64_t cout, int64_t h, int64_t w, int64_t stride,
+                           int64_t batch = 1) {
+  return {
+      .batch = batch, .cin = cin, .cout = cout, .h = h, .w = w, .kh = 1, .kw = 1, .stride = stride};
+}
+
+TEST(X86ConvNchw16c, PointwiseOverChannelAndPixelTailsAndStrides) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    // 1 to 9 blocks of output channels: every tile width and a narrower last tile.
+    for (int64_t cin : {1, 3, 16, 17, 40, 300}) {
+      for (int64_t cout : {1, 7, 16, 33, 70, 130}) {
+        for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {7, 7}, {13, 29}}) {
+          for (int64_t stride : {1, 2}) {
+            SCOPED_TRACE(::testing::Message() << isa << " " << cin << "->" << cout << " " << h
+                                              << "x" << w << " s" << stride);
+            expect_matches_reference(nchw16c_tactic(isa),
+                                     nchw16c_case(blocked_pointwise(cin, cout, h, w, stride, 2)),
+                                     kBlockedTol);
+          }
+        }
+      }
+    }
+    expect_matches_reference(nchw16c_tactic(isa),
+                             nchw16c_case(blocked_pointwise(8, 24, 9, 10, 3), false), kBlockedTol);
+  }
+}
+
+TEST(X86ConvNchw16c, DepthwiseOverWindowsStridesPadsDilationsAndWidths) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : depthwise_sweep({{1, 1}, {16, 1}, {17, 1}, {40, 1}})) {
+      SCOPED_TRACE(::testing::Message() << isa << " c" << g.cin << " k" << g.kh << " s" << g.stride
+                                        << " p" << g.pad << " d" << g.dil << " w" << g.w);
+      expect_matches_reference(nchw16c_tactic(isa), nchw16c_case(g), kBlockedTol);
+    }
+  }
+}
+
+TEST(X86ConvNchw16c, DepthwiseWithAsymmetricPadsAndRectangularWindows) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    OpCase c = nchw16c_case(
+        {.cin = 20, .cout = 20, .group = 20, .h = 9, .w = 23, .kh = 3, .kw = 5, .stride = 2});
+    c.attrs.set("pads", Ints{0, 2, 1, 0});
+    expect_matches_reference(nchw16c_tactic(isa), c, kBlockedTol);
+    c.attrs.set("pads", Ints{2, 0, 0, 3});
+    c.attrs.set("strides", Ints{1, 3});
+    expect_matches_reference(nchw16c_tactic(isa), c, kBlockedTol);
+  }
+}
+
+TEST(X86ConvNchw16c, EveryActivationWithAndWithoutBiasAndResidual) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      blocked_pointwise(24, 40, 5, 9, 1, 2),
+      {.batch = 2, .cin = 24, .cout = 24, .group = 24, .h = 6, .w = 19, .stride = 1, .pad = 1}};
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : geoms) {
+      for (const ActCase& act : fused_activations()) {
+        for (bool bias : {false, true}) {
+          for (bool residual : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << isa << " " << act.name << " g" << g.group
+                                              << " bias " << bias << " residual " << residual);
+            expect_matches_reference(nchw16c_tactic(isa), nchw16c_case(g, bias, residual, act),
+                                     kBlockedActTol);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(X86ConvNchw16c, PrepackedWeightsOnThreads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      blocked_pointwise(96, 24, 14, 14, 1),
+      blocked_pointwise(64, 256, 7, 7, 2, 2),
+      {.cin = 144, .cout = 144, .group = 144, .h = 14, .w = 14, .stride = 2, .pad = 1}};
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : geoms) {
+      for (int threads : {1, 2, 3}) {
+        expect_matches_reference_prepacked(nchw16c_tactic(isa), nchw16c_case(g, true, true),
+                                           kBlockedTol, threads);
+      }
+    }
+  }
+}
+
+TEST(X86ConvNchw16c, RefusesDenseAndPaddedPointwiseConvolutions) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    expect_rejected(nchw16c_tactic(isa), nchw16c_case({.cin = 8, .cout = 8, .pad = 1}),
+                    "only 1x1 and depthwise");
+    expect_rejected(nchw16c_tactic(isa), nchw16c_case({.cin = 8, .cout = 8, .group = 2}),
+                    "only 1x1 and depthwise");
+    OpCase padded = nchw16c_case(blocked_pointwise(8, 8, 5, 5, 1));
+    padded.attrs.set("pads", Ints{1, 0, 0, 0});
+    expect_rejected(nchw16c_tactic(isa), padded, "padded 1x1");
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing

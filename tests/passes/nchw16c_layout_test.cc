@@ -1,0 +1,132 @@
+#include "passes/nchw16c_layout.h"
+
+#include <gtest/gtest.h>
+
+#include "base/cpu_features.h"
+#include "fusion_test_util.h"
+#include "passes/conv_residual_fusion.h"
+
+namespace kiln {
+namespace {
+
+using testing::OnnxBuilder;
+using testing::op_types;
+using testing::set_attr_int;
+using testing::set_attr_ints;
+using Ops = std::vector<std::string>;
+
+const passes::PassDef& layout() { return passes::nchw16c_layout_pass(); }
+
+// The pass leaves graphs alone where the kernels cannot run (KILN_MAX_ISA below AVX2).
+#define KILN_REQUIRE_BLOCKED_KERNELS()                                                 \
+  do {                                                                                 \
+    if ((host_cpu_features() & kIsaAvx2) != kIsaAvx2) GTEST_SKIP() << "no AVX2 + FMA"; \
+  } while (0)
+
+// x [1, 20, 6, 7] -> depthwise 3x3 "dw" -> d.
+OnnxBuilder depthwise_model() {
+  OnnxBuilder b;
+  b.input("x", 1, {1, 20, 6, 7});
+  b.initializer("wd", {20, 1, 3, 3}, testing::weights(180));
+  b.initializer("bd", {20}, testing::weights(20, 0.3f));
+  auto& dw = b.node("Conv", {"x", "wd", "bd"}, {"d"}, "dw");
+  set_attr_int(dw, "group", 20);
+  set_attr_ints(dw, "pads", {1, 1, 1, 1});
+  return b;
+}
+
+// A 1x1 convolution `from` -> `to` with cin -> cout channels.
+void pointwise(OnnxBuilder& b, const std::string& name, const std::string& from,
+               const std::string& to, int64_t cin, int64_t cout) {
+  b.initializer("w_" + name, {cout, cin, 1, 1}, testing::weights(cin * cout, 0.1f));
+  b.node("Conv", {from, "w_" + name}, {to}, name);
+}
+
+TEST(Nchw16cLayout, AChainRunsBlockedBetweenTwoReorders) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b = depthwise_model();
+  pointwise(b, "pw", "d", "y", 20, 24);
+  b.output("y");
+  const auto r = testing::run_pass(b, layout());
+  EXPECT_EQ(op_types(r.after),
+            (Ops{"kiln.ToNchw16c", "kiln.ConvNchw16c", "kiln.ConvNchw16c", "kiln.FromNchw16c"}));
+  // Node names stay (inspect, --layerPrecisions); the output keeps its name and shape.
+  EXPECT_EQ(r.after.nodes[1].name, "dw");
+  EXPECT_EQ(r.after.nodes[2].name, "pw");
+  const ir::Value& y = r.after.value(r.after.outputs[0]);
+  EXPECT_EQ(y.name, "y");
+  EXPECT_EQ(y.desc.to_string(), "float32[1,24,6,7]");
+  EXPECT_EQ(r.after.value(r.after.nodes[1].outputs[0]).desc.to_string(), "float32[1,32,6,7]");
+  EXPECT_EQ(r.after.nodes[3].attrs.get_int("channels", 0), 24);
+  EXPECT_EQ(r.log.entries().back().message,
+            "2 convolutions run on nChw16c tensors; 1 reorders in, 1 out");
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+TEST(Nchw16cLayout, ALoneConvolutionStaysNchw) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b;
+  b.input("x", 1, {1, 8, 5, 5});
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  pointwise(b, "pw", "r", "p", 8, 8);
+  b.node("Relu", {"p"}, {"y"}, "relu2");
+  b.output("y");
+  const auto r = testing::run_pass(b, layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"Relu", "Conv", "Relu"}));
+  EXPECT_TRUE(r.log.entries().empty());
+}
+
+TEST(Nchw16cLayout, APlainReaderGetsItsOwnReorderAndTheChainStaysBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b = depthwise_model();
+  pointwise(b, "pw", "d", "p", 20, 16);
+  b.node("Relu", {"d"}, {"r"}, "relu");  // reads dw's output in NCHW
+  b.output("p");
+  b.output("r");
+  const auto r = testing::run_pass(b, layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"kiln.ToNchw16c", "kiln.ConvNchw16c", "kiln.FromNchw16c",
+                                    "kiln.ConvNchw16c", "kiln.FromNchw16c", "Relu"}));
+  EXPECT_EQ(r.after.nodes[2].outputs[0], r.after.find_value("d"));
+  EXPECT_EQ(r.after.nodes[3].inputs[0], r.after.nodes[1].outputs[0]);  // pw reads blocked d
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+TEST(Nchw16cLayout, AResidualIsReadBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b;
+  b.input("x", 1, {2, 17, 4, 3});
+  pointwise(b, "pw1", "x", "a", 17, 17);
+  pointwise(b, "pw2", "a", "c", 17, 17);
+  b.node("Add", {"c", "a"}, {"y"}, "add");
+  b.output("y");
+  passes::PassLog log;
+  const ir::Graph before = testing::import_model(b);
+  const ir::Graph after =
+      testing::run_passes(before, {&passes::conv_residual_fusion_pass(), &layout()}, log);
+  ASSERT_EQ(op_types(after),
+            (Ops{"kiln.ToNchw16c", "kiln.ConvNchw16c", "kiln.ConvNchw16c", "kiln.FromNchw16c"}));
+  const ir::Node& pw2 = after.nodes[2];
+  ASSERT_EQ(pw2.inputs.size(), 4u);
+  EXPECT_EQ(pw2.inputs[0], after.nodes[1].outputs[0]);
+  EXPECT_EQ(pw2.inputs[3], after.nodes[1].outputs[0]);  // a, blocked, as X and as Z
+  EXPECT_EQ(after.find_value("a"), ir::kNoValue);       // nobody reads a in NCHW
+  testing::expect_same_outputs(before, after);
+}
+
+TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b;
+  b.input("x", 1, {1, 8, 5, 5});
+  b.initializer("w3", {8, 8, 3, 3}, testing::weights(576));
+  auto& dense = b.node("Conv", {"x", "w3"}, {"a"}, "dense");
+  set_attr_ints(dense, "pads", {1, 1, 1, 1});
+  b.initializer("w1", {8, 8, 1, 1}, testing::weights(64));
+  auto& padded = b.node("Conv", {"a", "w1"}, {"y"}, "padded");
+  set_attr_ints(padded, "pads", {1, 0, 0, 0});
+  b.output("y");
+  const auto r = testing::run_pass(b, layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"Conv", "Conv"}));
+}
+
+}  // namespace
+}  // namespace kiln
