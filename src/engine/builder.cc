@@ -161,6 +161,22 @@ Result<tuner::TunerOptions> tuner_options(const BuildOptions& options) {
   return t;
 }
 
+// Whether a tactic the tuner may use (its source enabled, its CPU features there) runs `conv` on
+// blocked tensors: what the layout pass asks before it makes a kiln.ConvNchw16c.
+passes::BlockedConvCheck blocked_conv_check(const tuner::TunerOptions& t) {
+  return [&t](const ir::Graph& g, const ir::Node& conv) {
+    const tactics::LayerSpec spec = tactics::make_layer_spec(g, conv);
+    for (const tactics::Tactic* tactic : tactics::tactics_for(conv.domain, conv.op_type)) {
+      if (tactic->source() == "ref" || t.disabled_sources.count(tactic->source()) != 0 ||
+          (tactic->required_features() & ~t.features) != 0) {
+        continue;
+      }
+      if (tactic->why_not(spec).empty()) return true;
+    }
+    return false;
+  };
+}
+
 // Chooses every run layer's tactic by timing the candidates at profile 0's opt shapes.
 Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions options,
                       std::vector<std::string>& log, const BuildOptions& build) {
@@ -224,15 +240,16 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
       const auto precision_notes,
       lower_precision(graph, options, explicit_scales.empty() ? nullptr : &explicit_scales,
                       plan.build_log));
+  KILN_ASSIGN_OR_RETURN(tuner::TunerOptions tuning, tuner_options(options));
   passes::PassLog layout_log;
-  KILN_RETURN_IF_ERROR(passes::run_layout_passes(graph, options.passes, layout_log));
+  KILN_RETURN_IF_ERROR(
+      passes::run_layout_passes(graph, options.passes, layout_log, blocked_conv_check(tuning)));
   for (const passes::PassLogEntry& e : layout_log.entries()) {
     plan.build_log.push_back(fmt::format("[{}] {}", e.pass, e.message));
   }
   plan.graph = std::move(graph);
   for (LayerKind kind : classify_layers(plan.graph)) plan.layers.push_back(Layer{kind});
   label_precisions(plan, precision_notes);
-  KILN_ASSIGN_OR_RETURN(tuner::TunerOptions tuning, tuner_options(options));
   KILN_ASSIGN_OR_RETURN(std::optional<tuner::TimingCache> cache,
                         open_timing_cache(options.timing_cache_path, plan.build_log));
   if (cache) tuning.cache = &*cache;

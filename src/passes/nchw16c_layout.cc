@@ -25,9 +25,28 @@ bool is_f32_rank4(const ir::TensorDesc& d) {
   return d.dtype == DType::kF32 && d.has_rank() && d.rank() == 4;
 }
 
-// A float32 Conv or kiln.FusedConv the nChw16c kernels run: 2-D, 1x1 with group 1 and no padding,
-// or depthwise.
-std::optional<Channels> blockable(const ir::Graph& g, const ir::Node& n) {
+// `n` as the kiln.ConvNchw16c this pass would make of it (inputs and outputs still plain).
+ir::Node as_blocked(const ir::Node& n) {
+  ir::Node b = n;
+  b.op_type = ops::kConvNchw16c;
+  b.domain = ops::kKilnDomain;
+  b.opset = ops::kKilnOpset;
+  return b;
+}
+
+// kiln's own blocked kernels' rule: 1x1 with group 1 and no padding, or depthwise.
+bool kiln_kernels_run(const ir::Node& n, const Dims& w, const Channels& c) {
+  const int64_t group = n.attrs.get_int("group", 1);
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads");
+  const bool unpadded = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+  const bool pointwise = group == 1 && w[2] == 1 && w[3] == 1 && unpadded;
+  const bool depthwise = group == c.in && c.out == c.in;
+  return pointwise || depthwise;
+}
+
+// A float32 2-D Conv or kiln.FusedConv with constant weights that runs on blocked tensors (as
+// ctx.runs_blocked says, or kiln's own kernels' rule).
+std::optional<Channels> blockable(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
   const bool conv = is_onnx_op(n, "Conv") || is_kiln_op(n, "FusedConv");
   if (!conv || n.inputs.size() < 2 || n.outputs.size() != 1) return {};
   const Tensor* w = g.value(n.inputs[1]).constant();
@@ -40,13 +59,10 @@ std::optional<Channels> blockable(const ir::Graph& g, const ir::Node& n) {
     return {};
   }
   const Dims& wd = w->dims();
-  const int64_t group = n.attrs.get_int("group", 1);
-  const Channels c{wd[1] * group, wd[0]};
-  const std::vector<int64_t> pads = n.attrs.get_ints("pads");
-  const bool unpadded = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
-  const bool pointwise = group == 1 && wd[2] == 1 && wd[3] == 1 && unpadded;
-  const bool depthwise = group == c.in && c.out == c.in;
-  if (!pointwise && !depthwise) return {};
+  const Channels c{wd[1] * n.attrs.get_int("group", 1), wd[0]};
+  const bool runs =
+      ctx.runs_blocked ? ctx.runs_blocked(g, as_blocked(n)) : kiln_kernels_run(n, wd, c);
+  if (!runs) return {};
   return c;
 }
 
@@ -56,6 +72,7 @@ ir::TensorDesc blocked_desc(const ir::TensorDesc& plain, int64_t channels) {
   return d;
 }
 
+// Without a runs_blocked check: kiln's kernels need AVX2 + FMA at least.
 bool host_runs_kernels() { return (host_cpu_features() & kIsaAvx2) == kIsaAvx2; }
 
 class Rewriter {
@@ -91,11 +108,8 @@ class Rewriter {
       node.inputs[kResidualInput] = blocked_of(node.inputs[kResidualInput], c.out, node.name);
     }
     node.outputs[0] = add_blocked_value(y, c.out);
-    node.op_type = ops::kConvNchw16c;
-    node.domain = ops::kKilnDomain;
-    node.opset = ops::kKilnOpset;
     const std::string name = node.name;
-    out_.push_back(std::move(node));
+    out_.push_back(as_blocked(node));
     ++converted_;
     if (!plain_readers) return;
     ir::Node r =
@@ -144,11 +158,11 @@ class Rewriter {
 };
 
 Status run(ir::Graph& g, PassContext& ctx) {
-  if (!host_runs_kernels()) return Status::ok();
+  if (!ctx.runs_blocked && !host_runs_kernels()) return Status::ok();
   const ir::GraphIndex index(g);
   const size_t count = g.nodes.size();
   std::vector<std::optional<Channels>> cand(count);
-  for (size_t i = 0; i < count; ++i) cand[i] = blockable(g, g.nodes[i]);
+  for (size_t i = 0; i < count; ++i) cand[i] = blockable(g, g.nodes[i], ctx);
   // A blocked reader reads the value as X or as the residual Z.
   const auto blocked_use = [&](const ir::Use& u) {
     return cand[static_cast<size_t>(u.node)] && (u.input == 0 || u.input == kResidualInput);

@@ -1,12 +1,14 @@
 #pragma once
 // The blocked activation layout between layers (ops/kiln_layout.h, kernels/ref/layout.h): float32
-// kiln.FusedConv layers that the nChw16c kernels run (1x1 with group 1 and no padding, depthwise)
-// become kiln.ConvNchw16c when their input or output joins another such layer, so chains of them
-// (MobileNet's and EfficientNet's blocks) pass blocked tensors from one to the next. Reorders go
-// only where a plain tensor meets a blocked one: kiln.ToNchw16c before the first blocked reader of
-// a plain tensor, kiln.FromNchw16c after a blocked output that plain layers (or the user) read,
-// which keeps the output's name and value. A lone candidate stays NCHW: two reorders for one layer
-// cost more than its blocked kernel saves.
+// 2-D Conv and kiln.FusedConv layers that a tactic runs on blocked tensors (PassContext::
+// runs_blocked: the builder asks the tactics; kiln's x86 kernels take 1x1 with group 1 and no
+// padding and depthwise, oneDNN's take dense ones of whole 16-channel blocks) become
+// kiln.ConvNchw16c when their input or output joins another such layer, so chains of them
+// (MobileNet's, EfficientNet's and ResNet's blocks) pass blocked tensors from one to the next.
+// Reorders go only where a plain tensor meets a blocked one: kiln.ToNchw16c before the first
+// blocked reader of a plain tensor, kiln.FromNchw16c after a blocked output that plain layers (or
+// the user) read, which keeps the output's name and value. A lone candidate stays NCHW: two
+// reorders for one layer cost more than its blocked kernel saves.
 //
 // Runs after precision lowering (passes/pipeline.h), so it sees which layers stay float; and only
 // when this CPU runs the kernels (AVX2 + FMA or AVX-512, under KILN_MAX_ISA).

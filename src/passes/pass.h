@@ -7,6 +7,7 @@
 // the log, naming the ONNX nodes involved (Node::origins()), so the verbose build log can say
 // "fused Conv_0 + BatchNormalization_1 + Relu_2".
 
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,10 +39,17 @@ class PassLog {
   std::vector<PassLogEntry> entries_;
 };
 
+// Whether some tactic runs `conv` on blocked tensors: a float32 2-D convolution the nchw16c_layout
+// pass would make, given as that kiln.ConvNchw16c node (its inputs still the plain values).
+using BlockedConvCheck = std::function<bool(const ir::Graph& graph, const ir::Node& conv)>;
+
 struct PassContext {
   PassLog& log;
   // Where qdq_extraction records a QDQ model's scales; nullptr leaves Q/DQ nodes in the graph.
   quant::RangeTable* explicit_scales = nullptr;
+  // The builder asks the tactics it may use (sources, CPU); null: kiln's own blocked kernels'
+  // rule (1x1 with group 1 and no padding, and depthwise).
+  BlockedConvCheck runs_blocked;
 };
 
 struct PassDef {

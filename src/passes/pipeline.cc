@@ -57,9 +57,8 @@ Status check_names(const std::vector<std::string>& disabled) {
 }
 
 Status run_passes(std::span<const PassDef> passes, ir::Graph& graph, const PipelineOptions& options,
-                  PassLog& log, quant::RangeTable* explicit_scales) {
+                  PassContext ctx) {
   KILN_RETURN_IF_ERROR(check_names(options.disabled));
-  PassContext ctx{log, explicit_scales};
   for (const PassDef& pass : passes) {
     if (std::find(options.disabled.begin(), options.disabled.end(), pass.name) !=
         options.disabled.end()) {
@@ -83,11 +82,13 @@ std::span<const PassDef> layout_passes() { return ordered_layout_passes(); }
 
 Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
                     quant::RangeTable* explicit_scales) {
-  return run_passes(ordered_passes(), graph, options, log, explicit_scales);
+  return run_passes(ordered_passes(), graph, options, PassContext{log, explicit_scales});
 }
 
-Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log) {
-  return run_passes(ordered_layout_passes(), graph, options, log, nullptr);
+Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
+                         BlockedConvCheck runs_blocked) {
+  return run_passes(ordered_layout_passes(), graph, options,
+                    PassContext{log, nullptr, std::move(runs_blocked)});
 }
 
 }  // namespace kiln::passes

@@ -29,7 +29,9 @@ std::span<const PassDef> layout_passes();
 Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
                     quant::RangeTable* explicit_scales = nullptr);
 
-// Runs the enabled layout passes in order (options.disabled may name passes of either list).
-Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log);
+// Runs the enabled layout passes in order (options.disabled may name passes of either list);
+// `runs_blocked` as in PassContext.
+Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
+                         BlockedConvCheck runs_blocked = nullptr);
 
 }  // namespace kiln::passes

@@ -194,6 +194,32 @@ TEST(Builder, ResidualThatDiesAtItsLayerHostsTheOutput) {
   }
 }
 
+// Dense 3x3 layers of whole 16-channel blocks run blocked only where a tactic takes them (oneDNN's
+// nChw16c primitives, on AVX-512): with the oneDNN source disabled the layout pass asks the
+// tactics, finds none, and leaves them NCHW.
+TEST(Builder, TheLayoutPassBlocksOnlyLayersAnEnabledTacticRuns) {
+  if ((host_cpu_features() & kIsaAvx512) != kIsaAvx512) GTEST_SKIP() << "no AVX-512";
+  testing::OnnxBuilder b;
+  b.input("x", 1, {1, 16, 6, 6});
+  b.initializer("w1", {16, 16, 3, 3}, residual_model_weights(2304, 0.1f));
+  b.initializer("w2", {16, 16, 3, 3}, residual_model_weights(2304, 0.2f));
+  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"a"}, "conv1"), "pads", {1, 1, 1, 1});
+  testing::set_attr_ints(b.node("Conv", {"a", "w2"}, {"y"}, "conv2"), "pads", {1, 1, 1, 1});
+  b.output("y");
+  const auto blocked_layers = [&](std::vector<std::string> sources) {
+    engine::BuildOptions options;
+    options.optimization_level = 0;
+    options.tactic_sources = std::move(sources);
+    auto plan = engine::build_plan(import_model(b), options);
+    EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+    int n = 0;
+    for (const ir::Node& node : plan->graph.nodes) n += node.op_type == "ConvNchw16c";
+    return n;
+  };
+  EXPECT_EQ(blocked_layers({}), 2);
+  EXPECT_EQ(blocked_layers({"-onednn"}), 0);
+}
+
 // A hand-built graph whose fused output value was created before its residual (passes may append
 // values): x -> conv0 -> r -> conv1 -> t -> conv2 -> a -> conv3 (+ r, in place) -> s -> pool -> y,
 // value ids s < t < a < r. The merged request must live from r's first step, not s's: t, made

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/ref/layout.h"
 #include "kernels/tactic_test_util.h"
 
 namespace kiln::testing {
@@ -92,6 +93,31 @@ struct ActCase {
   std::string name;  // "" for none
   std::vector<float> params;
 };
+
+// kiln.ConvNchw16c over g: X and the residual blocked and random (padding lanes too: no kernel may
+// read X's), W constant, an optional constant bias (an absent input before a residual).
+inline OpCase nchw16c_case(const ConvGeom& g, bool bias = true, bool residual = false,
+                           const ActCase& act = {}) {
+  const OpCase conv = conv_case(g, bias);
+  OpCase c;
+  c.op_type = "ConvNchw16c";
+  c.domain = "kiln";
+  c.opset = 1;
+  c.attrs = conv.attrs;
+  if (!act.name.empty()) c.attrs.set("activation", act.name);
+  if (!act.params.empty()) c.attrs.set("activation_params", act.params);
+  c.inputs.push_back(in(random_f32({g.batch, kernels::ref::padded_channels(g.cin), g.h, g.w}, 3)));
+  c.inputs.push_back(conv.inputs[1]);
+  if (bias) c.inputs.push_back(conv.inputs[2]);
+  if (residual) {
+    if (!bias) c.inputs.push_back(absent());
+    c.inputs.push_back(in(random_f32({g.batch, kernels::ref::padded_channels(g.cout),
+                                      conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
+                                      conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil)},
+                                     9)));
+  }
+  return c;
+}
 
 // Every activation kiln.FusedConv and kiln.FusedGemm fuse, Clip twice (ReLU6 and a window with a
 // negative floor).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <string>
 
+#include "base/cpu_features.h"
 #include "kernels/conv_cases.h"
 #include "kernels/tactic_test_util.h"
 #include "parallel/thread_pool.h"
@@ -21,6 +22,8 @@ constexpr const char* kWinograd = "onednn.conv_winograd.f32";
 constexpr const char* kFusedWinograd = "onednn.fused_conv_winograd.f32";
 constexpr const char* kWinogradSlices = "onednn.conv_winograd_slices.f32";
 constexpr const char* kFusedWinogradSlices = "onednn.fused_conv_winograd_slices.f32";
+constexpr const char* kBlocked = "onednn.conv_nchw16c.f32";
+constexpr const char* kBlockedWinograd = "onednn.conv_nchw16c_winograd.f32";
 constexpr const char* kMatMul = "onednn.matmul.f32";
 constexpr const char* kGemm = "onednn.gemm.f32";
 constexpr const char* kFusedGemm = "onednn.fused_gemm.f32";
@@ -174,6 +177,41 @@ TEST(OnednnWinogradTactic, FusedReluAndResidual) {
   const ConvGeom g{.cin = 8, .cout = 8, .h = 6, .w = 6, .pad = 1};
   expect_rejected(kFusedWinograd, fused_conv_case(g, true, false, "Clip", {0.0f, 6.0f}),
                   "ReLU only, not Clip");
+}
+
+// kiln.ConvNchw16c on oneDNN's nChw16c primitives: dense kernels, strides, pads, a 7x7 window,
+// batches, residual (copied to Y, or in place) and activations; Winograd with ReLU and residual;
+// refusals of channel counts with padding lanes and of the AVX-512-less host.
+TEST(OnednnBlockedConvTactic, DirectAndWinogradMatchTheReference) {
+  if ((host_cpu_features() & kIsaAvx512) != kIsaAvx512) GTEST_SKIP() << "no AVX-512";
+  const ConvGeom direct[] = {
+      {.batch = 2, .cin = 16, .cout = 32, .h = 9, .w = 11, .pad = 1},
+      {.cin = 32, .cout = 16, .h = 14, .w = 14, .stride = 2, .pad = 1},
+      {.cin = 16, .cout = 16, .h = 12, .w = 10, .kh = 7, .kw = 7, .stride = 2, .pad = 3},
+      {.cin = 64, .cout = 48, .h = 7, .w = 7, .kh = 1, .kw = 1, .stride = 2},
+      {.cin = 16, .cout = 16, .h = 9, .w = 9, .pad = 2, .dil = 2},
+  };
+  for (const ConvGeom& g : direct) {
+    for (const ActCase& act : {ActCase{}, ActCase{"Relu", {}}, ActCase{"Silu", {}}}) {
+      for (bool residual : {false, true}) {
+        SCOPED_TRACE(case_text(nchw16c_case(g, true, residual, act)));
+        expect_matches(kBlocked, nchw16c_case(g, true, residual, act), kActTol);
+      }
+    }
+    expect_matches(kBlocked, nchw16c_case(g, false), kActTol);
+  }
+  const ConvGeom wino{.batch = 2, .cin = 32, .cout = 48, .h = 10, .w = 9, .pad = 1};
+  for (const ActCase& act : {ActCase{}, ActCase{"Relu", {}}}) {
+    for (bool residual : {false, true}) {
+      expect_matches(kBlockedWinograd, nchw16c_case(wino, true, residual, act), kWinogradTol);
+    }
+  }
+  expect_rejected(kBlockedWinograd, nchw16c_case(wino, true, false, {"Clip", {0.0f, 6.0f}}),
+                  "ReLU only, not Clip");
+  expect_rejected(kBlocked, nchw16c_case({.cin = 24, .cout = 32, .h = 5, .w = 5}),
+                  "24 -> 32 channels: only whole 16-channel blocks");
+  expect_rejected(kBlocked, nchw16c_case({.cin = 16, .cout = 20, .h = 5, .w = 5}),
+                  "16 -> 20 channels");
 }
 
 // The tactic run on a pool of `threads` (none for 1) matches the reference.

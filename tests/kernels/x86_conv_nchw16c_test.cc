@@ -6,43 +6,15 @@
 #include <gtest/gtest.h>
 
 #include "kernels/conv_cases.h"
-#include "kernels/ref/layout.h"
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
 namespace {
 
-using kernels::ref::padded_channels;
-
 constexpr Tolerance kBlockedTol{1e-4, 5e-5};
 constexpr Tolerance kBlockedActTol{1e-4, 1e-4};
 
 std::string nchw16c_tactic(const std::string& isa) { return "conv.nchw16c.f32." + isa; }
-
-// kiln.ConvNchw16c over g: X and the residual blocked and random (padding lanes too: no kernel may
-// read X's), W constant, an optional constant bias (an absent input before a residual).
-OpCase nchw16c_case(const ConvGeom& g, bool bias = true, bool residual = false,
-                    const ActCase& act = {}) {
-  const OpCase conv = conv_case(g, bias);
-  OpCase c;
-  c.op_type = "ConvNchw16c";
-  c.domain = "kiln";
-  c.opset = 1;
-  c.attrs = conv.attrs;
-  if (!act.name.empty()) c.attrs.set("activation", act.name);
-  if (!act.params.empty()) c.attrs.set("activation_params", act.params);
-  c.inputs.push_back(in(random_f32({g.batch, padded_channels(g.cin), g.h, g.w}, 3)));
-  c.inputs.push_back(conv.inputs[1]);
-  if (bias) c.inputs.push_back(conv.inputs[2]);
-  if (residual) {
-    if (!bias) c.inputs.push_back(absent());
-    c.inputs.push_back(in(random_f32(
-        {g.batch, padded_channels(g.cout), conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
-         conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil)},
-        9)));
-  }
-  return c;
-}
 
 ConvGeom blocked_pointwise(int64_t cin, int64_t cout, int64_t h, int64_t w, int64_t stride,
                            int64_t batch = 1) {

@@ -8,6 +8,10 @@
 // (nChw16c), so those kernels reorder the source in and the result out around the primitive; the
 // tuner's timing includes both reorders.
 //
+// The nChw16c tactics run kiln.ConvNchw16c (ops/kiln_layout.h): the source, destination and
+// residual are already in oneDNN's nChw16c layout (kiln's blocked layout is the same), so the
+// direct and the Winograd primitive read and write them in place, with no reorders.
+//
 // The sliced Winograd tactics split the output channels over kiln's pool instead of OpenMP's: each
 // pool thread runs a primitive of its own (made for one OpenMP thread) on its slice, with its own
 // reorders, the source's included. On 2 threads oneDNN's own split of a Winograd layer ran
@@ -140,14 +144,24 @@ struct WinogradSlice {
   Status status;  // of its part of the last run
 };
 
+// X's dims with its real channel count when it is blocked ([N, C rounded up to 16, H, W]): W's
+// dim 1 x group.
+memory::dims unblocked_x(std::span<const int64_t> x, std::span<const int64_t> w, int64_t group,
+                         bool blocked) {
+  memory::dims d(x.begin(), x.end());
+  if (blocked && d.size() > 1 && w.size() > 1) d[1] = w[1] * group;
+  return d;
+}
+
 class ConvKernel final : public LayerKernel {
  public:
-  ConvKernel(const LayerSpec& spec, const ConvWiring& wiring, ConvAlgo algo)
+  ConvKernel(const LayerSpec& spec, const ConvWiring& wiring, ConvAlgo algo, bool blocked)
       : node_(*spec.node),
         since_version_(spec.since_version),
         wiring_(wiring),
         winograd_(algo != ConvAlgo::kDirect),
-        sliced_(algo == ConvAlgo::kWinogradSlices) {
+        sliced_(algo == ConvAlgo::kWinogradSlices),
+        blocked_(blocked) {
     if (const Tensor* w = spec.constant(1)) weights_ = *w;  // shares the engine's storage
   }
 
@@ -160,8 +174,8 @@ class ConvKernel final : public LayerKernel {
     for (int i = 0; i < x.rank(); ++i) {
       if (!x.dim(i).is_known()) return Status::ok();
     }
-    KILN_ASSIGN_OR_RETURN(ConvShapes s,
-                          conv_shapes(node_, since_version_, x.static_dims(), weights_.dims()));
+    KILN_ASSIGN_OR_RETURN(
+        ConvShapes s, conv_shapes(node_, since_version_, x_dims(x.static_dims()), weights_.dims()));
     OmpThreads threads(nullptr);
     try {
       const auto pd = primitive_desc(s);
@@ -172,7 +186,8 @@ class ConvKernel final : public LayerKernel {
   }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    KILN_ASSIGN_OR_RETURN(shapes_, conv_shapes(node_, since_version_, in[0].dims, in[1].dims));
+    KILN_ASSIGN_OR_RETURN(shapes_,
+                          conv_shapes(node_, since_version_, x_dims(in[0].dims), in[1].dims));
     const memory::dims y(out[0].dims.begin(), out[0].dims.end());
     if (y != shapes_.dst) {
       return internal_error("node '{}' ({}): output is [{}] but the convolution gives [{}]",
@@ -194,7 +209,7 @@ class ConvKernel final : public LayerKernel {
       if (has_bias()) bias_ = exec_.add(DNNL_ARG_BIAS, pd.bias_desc());
       dst_ = exec_.add(DNNL_ARG_DST, pd.dst_desc());
       if (weights_.defined()) exec_.bind(weights_slot_, packed_.data());
-      if (winograd_) {
+      if (winograd_ && !blocked_) {
         boundary_.init(plain_desc(shapes_.src), pd.src_desc(), plain_desc(shapes_.dst),
                        pd.dst_desc());
         exec_.bind(src_, boundary_.src());
@@ -209,7 +224,7 @@ class ConvKernel final : public LayerKernel {
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     if (!slices_.empty()) return run_slices(in, out);
     OmpThreads threads(thread_pool());
-    if (winograd_) return run_blocked(in, out);
+    if (winograd_ && !blocked_) return run_blocked(in, out);
     exec_.bind(src_, in[0].data);
     if (!weights_.defined()) exec_.bind(weights_slot_, in[1].data);
     if (has_bias()) exec_.bind(bias_, in[static_cast<size_t>(wiring_.bias_input)].data);
@@ -224,6 +239,10 @@ class ConvKernel final : public LayerKernel {
 
  private:
   bool has_bias() const { return wiring_.bias_input >= 0; }
+  memory::dims x_dims(std::span<const int64_t> x) const {
+    return unblocked_x(x, weights_.defined() ? weights_.dims() : Dims{},
+                       node_.attrs.get_int("group", 1), blocked_);
+  }
 
   Status run_blocked(std::span<const TensorView> in, std::span<const TensorView> out) {
     KILN_RETURN_IF_ERROR(boundary_.load_src(in[0].data));
@@ -312,8 +331,12 @@ class ConvKernel final : public LayerKernel {
     const auto kind = dnnl::prop_kind::forward_inference;
     const auto alg =
         winograd_ ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
-    const memory::desc src = winograd_ ? any_desc(s.src) : plain_desc(s.src);
-    const memory::desc dst = winograd_ ? any_desc(s.dst) : plain_desc(s.dst);
+    const auto layout = [&](const memory::dims& d) {
+      if (blocked_) return memory::desc(d, memory::data_type::f32, memory::format_tag::nChw16c);
+      return winograd_ ? any_desc(d) : plain_desc(d);
+    };
+    const memory::desc src = layout(s.src);
+    const memory::desc dst = layout(s.dst);
     const auto desc =
         has_bias() ? dnnl::convolution_forward::desc(kind, alg, src, weights_md, plain_desc(s.bias),
                                                      dst, s.strides, s.dilates, s.pad_l, s.pad_r)
@@ -332,6 +355,7 @@ class ConvKernel final : public LayerKernel {
   ConvWiring wiring_;
   bool winograd_ = false;
   bool sliced_ = false;
+  bool blocked_ = false;      // kiln.ConvNchw16c: X, Y and the residual are nChw16c
   Tensor weights_;            // the constant weights, or undefined
   BlockedBoundary boundary_;  // Winograd: the blocked source and destination
   PackedWeights packed_;
@@ -369,8 +393,9 @@ std::string winograd_why_not(const LayerSpec& spec) {
 }
 
 Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec,
-                                                      const ConvWiring& wiring, ConvAlgo algo) {
-  auto kernel = std::make_unique<ConvKernel>(spec, wiring, algo);
+                                                      const ConvWiring& wiring, ConvAlgo algo,
+                                                      bool blocked = false) {
+  auto kernel = std::make_unique<ConvKernel>(spec, wiring, algo, blocked);
   KILN_RETURN_IF_ERROR(kernel->prepare(spec));
   return std::unique_ptr<LayerKernel>(std::move(kernel));
 }
@@ -427,7 +452,56 @@ class FusedConvTactic final : public OnednnTactic {
   bool winograd_;
 };
 
+// kiln.ConvNchw16c, direct or Winograd, on 2-D layers whose channel counts are whole 16-channel
+// blocks (so no padding lanes: their content is kiln's contract, not oneDNN's) and constant
+// weights.
+class BlockedConvTactic final : public OnednnTactic {
+ public:
+  BlockedConvTactic(std::string_view name, ConvAlgo algo)
+      : OnednnTactic(name, "kiln", "ConvNchw16c"), algo_(algo) {}
+  uint64_t required_features() const override { return kIsaAvx512; }
+  // The sum post-op adds what Y holds (the residual, copied there unless it is Y).
+  bool residual_in_place() const override { return true; }
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = algo_ == ConvAlgo::kWinograd ? winograd_why_not(spec) : conv_why_not(spec);
+    if (!why.empty()) return why;
+    const Tensor* w = spec.constant(1);
+    if (w == nullptr || w->rank() != 4) return "needs constant 2-D weights";
+    const int64_t in = w->dims()[1] * spec.node->attrs.get_int("group", 1), out = w->dims()[0];
+    if (in % 16 != 0 || out % 16 != 0) {
+      return fmt::format("{} -> {} channels: only whole 16-channel blocks", in, out);
+    }
+    why = activation_why_not(*spec.node);
+    const ref::Activation act = activation_of(*spec.node).kind;
+    if (why.empty() && algo_ == ConvAlgo::kWinograd && act != ref::Activation::kNone &&
+        act != ref::Activation::kRelu) {
+      why = fmt::format("oneDNN's Winograd fuses ReLU only, not {}", ref::activation_name(act));
+    }
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    ConvWiring wiring;
+    wiring.bias_input = spec.has_input(2) ? 2 : -1;
+    wiring.residual_input = spec.has_input(3) ? 3 : -1;
+    wiring.activation = activation_of(*spec.node);
+    return make_conv_kernel(spec, wiring, algo_, /*blocked=*/true);
+  }
+
+ private:
+  ConvAlgo algo_;
+};
+
 }  // namespace
+
+const Tactic& conv_nchw16c_tactic() {
+  static const BlockedConvTactic tactic("onednn.conv_nchw16c.f32", ConvAlgo::kDirect);
+  return tactic;
+}
+
+const Tactic& conv_nchw16c_winograd_tactic() {
+  static const BlockedConvTactic tactic("onednn.conv_nchw16c_winograd.f32", ConvAlgo::kWinograd);
+  return tactic;
+}
 
 const Tactic& conv_tactic() {
   static const ConvTactic tactic("onednn.conv.f32", ConvAlgo::kDirect);

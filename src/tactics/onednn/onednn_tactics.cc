@@ -10,10 +10,12 @@ std::span<const Tactic* const> onednn_tactics() {
                                           &matmul_tactic(),
                                           &gemm_tactic(),
                                           &fused_gemm_tactic(),
+                                          &conv_nchw16c_tactic(),
                                           &conv_winograd_tactic(),
                                           &fused_conv_winograd_tactic(),
                                           &conv_winograd_slices_tactic(),
-                                          &fused_conv_winograd_slices_tactic()};
+                                          &fused_conv_winograd_slices_tactic(),
+                                          &conv_nchw16c_winograd_tactic()};
   return tactics;
 }
 
