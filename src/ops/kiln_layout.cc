@@ -162,6 +162,85 @@ Status run_conv_nchw16c(RunContext& ctx) {
   return Status::ok();
 }
 
+// --- GlobalAveragePoolNchw16c, MulNchw16c
+// ------------------------------------------------------------------------------
+
+Status infer_pool_nchw16c(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
+  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
+  if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  ir::TensorDesc y = x;
+  (*y.shape)[2] = (*y.shape)[3] = ir::Dim::known(1);
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+Status run_pool_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Dims& d = x.dims();
+  const int64_t planes = d[0] * d[1] / 16, hw = d[2] * d[3];
+  Tensor& y = ctx.allocate_output(0);
+  const float* xs = x.data<float>();
+  float* ys = y.data<float>();
+  for (int64_t b = 0; b < planes; ++b) {
+    for (int64_t l = 0; l < 16; ++l) {
+      double sum = 0;
+      for (int64_t p = 0; p < hw; ++p) sum += xs[(b * hw + p) * 16 + l];
+      ys[b * 16 + l] = static_cast<float>(sum / static_cast<double>(hw));
+    }
+  }
+  return Status::ok();
+}
+
+Status infer_mul_nchw16c(InferContext& ctx) {
+  static constexpr size_t kSame[] = {1};
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, kSame));
+  const ir::TensorDesc& x = ctx.input(0);
+  const ir::TensorDesc& s = ctx.input(1);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input X"));
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, s, "scale S"));
+  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, s, c));
+  if (!x.has_rank() || !s.has_rank()) return ctx.unsupported("X and S need known ranks");
+  const auto one = [](const ir::Dim& d) { return d.is_known() && d.value == 1; };
+  const ir::Dim &sn = s.dim(0), &xn = x.dim(0);
+  const bool same =
+      (sn.is_known() && xn.is_known() && sn.value == xn.value) ||
+      (!sn.is_known() && !xn.is_known() && !sn.symbol.empty() && sn.symbol == xn.symbol);
+  const bool images = one(sn) || same;
+  if (!images || !one(s.dim(2)) || !one(s.dim(3))) {
+    return ctx.error("scale S {} must be [1 or N, C, 1, 1] for X {}", s.to_string(), x.to_string());
+  }
+  ctx.set_output(0, x);
+  return Status::ok();
+}
+
+Status run_mul_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& s = ctx.input(1);
+  const Dims& d = x.dims();
+  const int64_t blocks = d[1] / 16, hw = d[2] * d[3];
+  Tensor& y = ctx.allocate_output(0);
+  const float* xs = x.data<float>();
+  float* ys = y.data<float>();
+  for (int64_t n = 0; n < d[0]; ++n) {
+    const float* scale = s.data<float>() + (s.dims()[0] == 1 ? 0 : n) * d[1];
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t plane = (n * blocks + b) * hw;
+      for (int64_t p = 0; p < hw; ++p) {
+        for (int64_t l = 0; l < 16; ++l) {
+          ys[(plane + p) * 16 + l] = xs[(plane + p) * 16 + l] * scale[b * 16 + l];
+        }
+      }
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_kiln_layout_ops(OpRegistry& r) {
@@ -188,6 +267,22 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .attrs = fused_conv_attrs(),
          .infer = infer_conv_nchw16c,
          .run = run_conv_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kGlobalAveragePoolNchw16c,
+         .since_versions = {1},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"channels", AttrType::kInt}},
+         .infer = infer_pool_nchw16c,
+         .run = run_pool_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kMulNchw16c,
+         .since_versions = {1},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"channels", AttrType::kInt}},
+         .infer = infer_mul_nchw16c,
+         .run = run_mul_nchw16c,
          .domain = kKilnDomain});
 }
 

@@ -9,6 +9,12 @@
 //   kiln.ConvNchw16c(X, W, B?, Z?) -> Y
 //     kiln.FusedConv on blocked X, Z and Y: X [N, Cp, H, W] with C = W's dim 1 x group, Y and Z
 //     [N, Mp, Ho, Wo] for W's M output channels. W and B are as in FusedConv.
+//   kiln.GlobalAveragePoolNchw16c(X) -> Y   X blocked [N, Cp, H, W]; Y blocked [N, Cp, 1, 1], every
+//     lane's mean over the pixels (padding lanes too)
+//   kiln.MulNchw16c(X, S) -> Y           X blocked [N, Cp, H, W], S blocked [N or 1, Cp, 1, 1]: Y =
+//     X times S's value of the same image and lane (a squeeze-and-excitation's channel scale)
+// The last two carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
+// tensor has the bytes of an NCHW one with Cp channels.
 
 #include <string_view>
 
@@ -19,6 +25,8 @@ namespace kiln::ops {
 inline constexpr std::string_view kToNchw16c = "ToNchw16c";
 inline constexpr std::string_view kFromNchw16c = "FromNchw16c";
 inline constexpr std::string_view kConvNchw16c = "ConvNchw16c";
+inline constexpr std::string_view kGlobalAveragePoolNchw16c = "GlobalAveragePoolNchw16c";
+inline constexpr std::string_view kMulNchw16c = "MulNchw16c";
 
 void register_kiln_layout_ops(OpRegistry& r);
 

@@ -16,7 +16,24 @@ namespace {
 constexpr std::string_view kName = "nchw16c_layout";
 constexpr size_t kResidualInput = 3;
 
-// The channels of a blockable convolution: C (input) and M (output), from its constant weights.
+// How a node runs blocked: the op it becomes, the inputs it then reads blocked (index and real
+// channel count; a Mul's are put in the order X, S), and its output's channel count.
+struct Blocking {
+  std::string_view op;
+  std::vector<std::pair<size_t, int64_t>> inputs;
+  int64_t out = 0;
+  bool swap_inputs = false;  // MulNchw16c(X, S) from Mul(S, X)
+  // Blocked only when its first blocked input (a pooling's or scale's big tensor) comes blocked:
+  // reordering a plain tensor for it costs more than the layer.
+  bool follows_only = false;
+
+  bool reads_blocked(size_t input) const {
+    return std::any_of(inputs.begin(), inputs.end(),
+                       [&](const auto& i) { return i.first == input; });
+  }
+};
+
+// The channels of a convolution: C (input) and M (output), from its constant weights.
 struct Channels {
   int64_t in = 0, out = 0;
 };
@@ -46,7 +63,8 @@ bool kiln_kernels_run(const ir::Node& n, const Dims& w, const Channels& c) {
 
 // A float32 2-D Conv or kiln.FusedConv with constant weights that runs on blocked tensors (as
 // ctx.runs_blocked says, or kiln's own kernels' rule).
-std::optional<Channels> blockable(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
+std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
+                                       const PassContext& ctx) {
   const bool conv = is_onnx_op(n, "Conv") || is_kiln_op(n, "FusedConv");
   if (!conv || n.inputs.size() < 2 || n.outputs.size() != 1) return {};
   const Tensor* w = g.value(n.inputs[1]).constant();
@@ -63,7 +81,62 @@ std::optional<Channels> blockable(const ir::Graph& g, const ir::Node& n, const P
   const bool runs =
       ctx.runs_blocked ? ctx.runs_blocked(g, as_blocked(n)) : kiln_kernels_run(n, wd, c);
   if (!runs) return {};
-  return c;
+  Blocking b{ops::kConvNchw16c, {{0, c.in}}, c.out};
+  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue) {
+    b.inputs.emplace_back(kResidualInput, c.out);
+  }
+  return b;
+}
+
+// The known channel count of a float32 4-D tensor, or -1.
+int64_t channels_of(const ir::TensorDesc& d) {
+  return is_f32_rank4(d) && d.dim(1).is_known() ? d.dim(1).value : -1;
+}
+
+bool is_one(const ir::Dim& d) { return d.is_known() && d.value == 1; }
+
+// The same number, or the same named symbol (a dynamic batch).
+bool same_dim(const ir::Dim& a, const ir::Dim& b) {
+  if (a.is_known() || b.is_known()) return a.is_known() && b.is_known() && a.value == b.value;
+  return !a.symbol.empty() && a.symbol == b.symbol;
+}
+
+// GlobalAveragePool of a float32 4-D tensor; Mul of a float32 4-D tensor by a [1 or N, C, 1, 1]
+// scale (a squeeze-and-excitation's), in either order. Both run on kiln's portable blocked loops.
+std::optional<Blocking> blockable_se(const ir::Graph& g, const ir::Node& n) {
+  if (n.outputs.size() != 1) return {};
+  if (is_onnx_op(n, "GlobalAveragePool") && n.inputs.size() == 1) {
+    const int64_t c = channels_of(g.value(n.inputs[0]).desc);
+    if (c < 0) return {};
+    return Blocking{ops::kGlobalAveragePoolNchw16c, {{0, c}}, c, false, true};
+  }
+  if (!is_onnx_op(n, "Mul") || n.inputs.size() != 2) return {};
+  for (size_t x : {size_t{0}, size_t{1}}) {
+    const ir::TensorDesc& xd = g.value(n.inputs[x]).desc;
+    const ir::TensorDesc& sd = g.value(n.inputs[1 - x]).desc;
+    const int64_t c = channels_of(xd);
+    if (c < 0 || channels_of(sd) != c || !is_one(sd.dim(2)) || !is_one(sd.dim(3))) continue;
+    if (!is_one(sd.dim(0)) && !same_dim(sd.dim(0), xd.dim(0))) continue;
+    if (is_one(xd.dim(2)) && is_one(xd.dim(3))) continue;  // both scales: nothing to gain
+    return Blocking{ops::kMulNchw16c, {{x, c}, {1 - x, c}}, c, x == 1, true};
+  }
+  return {};
+}
+
+// Fewer than 8 channels pad to at least twice their bytes: worth it only on a 1x1 plane (a
+// squeeze-and-excitation's reduced channels).
+bool worth_blocking(const ir::TensorDesc& d, int64_t channels) {
+  return channels >= 8 || (is_one(d.dim(2)) && is_one(d.dim(3)));
+}
+
+std::optional<Blocking> blockable(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
+  std::optional<Blocking> b = blockable_conv(g, n, ctx);
+  if (!b) b = blockable_se(g, n);
+  if (!b || !worth_blocking(g.value(n.outputs[0]).desc, b->out)) return {};
+  for (const auto& [input, channels] : b->inputs) {
+    if (!worth_blocking(g.value(n.inputs[input]).desc, channels)) return {};
+  }
+  return b;
 }
 
 ir::TensorDesc blocked_desc(const ir::TensorDesc& plain, int64_t channels) {
@@ -101,20 +174,23 @@ class Rewriter {
     return b;
   }
 
-  void convert(ir::Node node, const Channels& c, bool plain_readers) {
+  void convert(ir::Node node, const Blocking& b, bool plain_readers) {
     const ir::ValueId y = node.outputs[0];
-    node.inputs[0] = blocked_of(node.inputs[0], c.in, node.name);
-    if (node.inputs.size() > kResidualInput && node.inputs[kResidualInput] != ir::kNoValue) {
-      node.inputs[kResidualInput] = blocked_of(node.inputs[kResidualInput], c.out, node.name);
+    for (const auto& [input, channels] : b.inputs) {
+      node.inputs[input] = blocked_of(node.inputs[input], channels, node.name);
     }
-    node.outputs[0] = add_blocked_value(y, c.out);
+    if (b.swap_inputs) std::swap(node.inputs[0], node.inputs[1]);
+    node.outputs[0] = add_blocked_value(y, b.out);
     const std::string name = node.name;
-    out_.push_back(as_blocked(node));
+    ir::Node blocked = as_blocked(node);
+    blocked.op_type = b.op;
+    if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.out);
+    out_.push_back(std::move(blocked));
     ++converted_;
     if (!plain_readers) return;
     ir::Node r =
         reorder(name + ".from_nchw16c", ops::kFromNchw16c, blocked_[static_cast<size_t>(y)], y);
-    r.attrs.set("channels", c.out);
+    r.attrs.set("channels", b.out);
     out_.push_back(std::move(r));
     log_.add(kName, fmt::format("reorder the output of '{}' back to NCHW", name));
     ++from_blocked_;
@@ -125,7 +201,7 @@ class Rewriter {
   void finish() {
     g_.nodes = std::move(out_);
     ir::compact_values(g_);
-    log_.add(kName, fmt::format("{} convolutions run on nChw16c tensors; {} reorders in, {} out",
+    log_.add(kName, fmt::format("{} layers run on nChw16c tensors; {} reorders in, {} out",
                                 converted_, to_blocked_, from_blocked_));
   }
 
@@ -161,24 +237,32 @@ Status run(ir::Graph& g, PassContext& ctx) {
   if (!ctx.runs_blocked && !host_runs_kernels()) return Status::ok();
   const ir::GraphIndex index(g);
   const size_t count = g.nodes.size();
-  std::vector<std::optional<Channels>> cand(count);
+  std::vector<std::optional<Blocking>> cand(count);
   for (size_t i = 0; i < count; ++i) cand[i] = blockable(g, g.nodes[i], ctx);
-  // A blocked reader reads the value as X or as the residual Z.
   const auto blocked_use = [&](const ir::Use& u) {
-    return cand[static_cast<size_t>(u.node)] && (u.input == 0 || u.input == kResidualInput);
+    const std::optional<Blocking>& b = cand[static_cast<size_t>(u.node)];
+    return b && b->reads_blocked(static_cast<size_t>(u.input));
   };
   std::vector<bool> keep(count, false);
   bool any = false;
   for (size_t i = 0; i < count; ++i) {
     if (!cand[i]) continue;
     const ir::Node& n = g.nodes[i];
-    bool joined = false;
-    for (size_t k : {size_t{0}, kResidualInput}) {
-      if (k >= n.inputs.size() || n.inputs[k] == ir::kNoValue) continue;
+    // A pooling or scale joins only a blocked convolution's output; a convolution any neighbor.
+    const auto blocked_producer = [&](size_t k, bool conv_only) {
       const int p = index.producer(n.inputs[k]);
-      joined = joined || (p >= 0 && cand[static_cast<size_t>(p)]);
+      if (p < 0 || !cand[static_cast<size_t>(p)]) return false;
+      return !conv_only || cand[static_cast<size_t>(p)]->op == ops::kConvNchw16c;
+    };
+    bool joined = false;
+    if (cand[i]->follows_only) {
+      joined = blocked_producer(cand[i]->inputs.front().first, true);
+    } else {
+      for (const auto& input : cand[i]->inputs) {
+        joined = joined || blocked_producer(input.first, false);
+      }
+      for (const ir::Use& u : index.uses(n.outputs[0])) joined = joined || blocked_use(u);
     }
-    for (const ir::Use& u : index.uses(n.outputs[0])) joined = joined || blocked_use(u);
     keep[i] = joined;
     any = any || joined;
   }
@@ -193,7 +277,8 @@ Status run(ir::Graph& g, PassContext& ctx) {
     bool plain_readers = g.value(y).is_graph_output;
     for (const ir::Use& u : index.uses(y)) {
       const bool blocked_reader =
-          keep[static_cast<size_t>(u.node)] && (u.input == 0 || u.input == kResidualInput);
+          keep[static_cast<size_t>(u.node)] &&
+          cand[static_cast<size_t>(u.node)]->reads_blocked(static_cast<size_t>(u.input));
       plain_readers = plain_readers || !blocked_reader;
     }
     rw.convert(g.nodes[i], *cand[i], plain_readers);

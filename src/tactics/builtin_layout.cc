@@ -1,7 +1,9 @@
-// The nChw16c reorders kiln.ToNchw16c and kiln.FromNchw16c (ops/kiln_layout.h), split over the
-// context's pool one channel block of one image at a time.
+// The nChw16c reorders kiln.ToNchw16c and kiln.FromNchw16c, and the blocked pooling and channel
+// scale kiln.GlobalAveragePoolNchw16c and kiln.MulNchw16c (ops/kiln_layout.h), split over the
+// context's pool one channel block of one image (a plane) at a time.
 #include <algorithm>
 
+#include "kernels/cpu/nchw16c.h"
 #include "kernels/ref/layout.h"
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
@@ -73,12 +75,75 @@ class ReorderTactic final : public BuiltinTactic {
   bool to_blocked_;
 };
 
+// kiln.GlobalAveragePoolNchw16c (Y [N, Cp, 1, 1]) or kiln.MulNchw16c (Y of X's shape).
+class BlockedPlaneKernel final : public LayerKernel {
+ public:
+  BlockedPlaneKernel(const ir::Node& node, bool pool) : node_(node), pool_(pool) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const TensorView& x = in[0];
+    const bool pool_ok =
+        !pool_ || (out[0].rank() == 4 && out[0].dim(0) == x.dim(0) && out[0].dim(1) == x.dim(1) &&
+                   out[0].numel() == x.dim(0) * x.dim(1));
+    const bool mul_ok = pool_ || (in[1].rank() == 4 && in[1].dim(1) == x.dim(1) &&
+                                  (in[1].dim(0) == 1 || in[1].dim(0) == x.dim(0)) &&
+                                  in[1].dim(2) * in[1].dim(3) == 1 && same_dims(out[0], x.dims));
+    if (x.rank() != 4 || x.dim(1) % ref::kChannelBlock != 0 || !pool_ok || !mul_ok) {
+      return layer_error(node_, "unexpected blocked shapes: X [{}], Y [{}]", dims_to_string(x.dims),
+                         dims_to_string(out[0].dims));
+    }
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const TensorView& x = in[0];
+    const int64_t blocks = x.dim(1) / ref::kChannelBlock, hw = x.dim(2) * x.dim(3);
+    const auto* xs = static_cast<const float*>(x.data);
+    auto* y = static_cast<float*>(out[0].data);
+    const float* s = pool_ ? nullptr : static_cast<const float*>(in[1].data);
+    const bool per_image = !pool_ && in[1].dim(0) != 1;
+    parallel::parallel_for(thread_pool(), x.dim(0) * blocks, 1, [&](int64_t b, int64_t e) {
+      if (pool_) {
+        kernels::cpu::global_avg_pool_nchw16c(xs, hw, y, b, e);
+      } else {
+        kernels::cpu::mul_nchw16c(xs, s, per_image, blocks, hw, y, b, e);
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  bool pool_;
+};
+
+class BlockedPlaneTactic final : public BuiltinTactic {
+ public:
+  BlockedPlaneTactic(std::string_view name, std::string_view op, bool pool)
+      : BuiltinTactic(name, op), pool_(pool) {}
+  std::string_view domain() const override { return ops::kKilnDomain; }
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_f32(spec);
+    if (why.empty()) why = require_rank(spec, 0, 4, 4);
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new BlockedPlaneKernel(*spec.node, pool_));
+  }
+
+ private:
+  bool pool_;
+};
+
 }  // namespace
 
 void append_layout_tactics(std::vector<const Tactic*>& out) {
   static const ReorderTactic to("reorder.to_nchw16c", ops::kToNchw16c, true);
   static const ReorderTactic from("reorder.from_nchw16c", ops::kFromNchw16c, false);
-  out.insert(out.end(), {&to, &from});
+  static const BlockedPlaneTactic pool("pool.global_avg_nchw16c.f32",
+                                       ops::kGlobalAveragePoolNchw16c, true);
+  static const BlockedPlaneTactic mul("eltwise.mul_nchw16c.f32", ops::kMulNchw16c, false);
+  out.insert(out.end(), {&to, &from, &pool, &mul});
 }
 
 }  // namespace kiln::tactics::builtin

@@ -4,6 +4,8 @@
 
 #include "base/cpu_features.h"
 #include "fusion_test_util.h"
+#include "io/random_input.h"
+#include "passes/conv_activation_fusion.h"
 #include "passes/conv_residual_fusion.h"
 
 namespace kiln {
@@ -59,7 +61,7 @@ TEST(Nchw16cLayout, AChainRunsBlockedBetweenTwoReorders) {
   EXPECT_EQ(r.after.value(r.after.nodes[1].outputs[0]).desc.to_string(), "float32[1,32,6,7]");
   EXPECT_EQ(r.after.nodes[3].attrs.get_int("channels", 0), 24);
   EXPECT_EQ(r.log.entries().back().message,
-            "2 convolutions run on nChw16c tensors; 1 reorders in, 1 out");
+            "2 layers run on nChw16c tensors; 1 reorders in, 1 out");
   testing::expect_same_outputs(r.before, r.after);
 }
 
@@ -113,6 +115,21 @@ TEST(Nchw16cLayout, AResidualIsReadBlocked) {
   testing::expect_same_outputs(before, after);
 }
 
+// Fewer than 8 channels would pad to at least twice their bytes: such a chain stays NCHW, unless
+// its plane is one pixel.
+TEST(Nchw16cLayout, FewChannelsStayNchwExceptOnOnePixel) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  for (const int64_t side : {5, 1}) {
+    OnnxBuilder b;
+    b.input("x", 1, {1, 4, side, side});
+    pointwise(b, "pw1", "x", "a", 4, 6);
+    pointwise(b, "pw2", "a", "y", 6, 4);
+    b.output("y");
+    const auto r = testing::run_pass(b, layout());
+    EXPECT_EQ(op_types(r.after)[1], side == 1 ? "kiln.ConvNchw16c" : "Conv") << side;
+  }
+}
+
 TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
   KILN_REQUIRE_BLOCKED_KERNELS();
   OnnxBuilder b;
@@ -126,6 +143,44 @@ TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
   b.output("y");
   const auto r = testing::run_pass(b, layout());
   EXPECT_EQ(op_types(r.after), (Ops{"Conv", "Conv"}));
+}
+
+}  // namespace
+}  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// A squeeze-and-excitation between blocked convolutions (EfficientNet's): x -> depthwise "dw" -> d;
+// GlobalAveragePool(d) -> 1x1 "fc1" -> Relu -> 1x1 "fc2" -> Sigmoid -> s; Mul(s, d) -> 1x1 "pw".
+// The batch is dynamic, as exporters write it.
+TEST(Nchw16cLayout, ASqueezeAndExcitationStaysBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b;
+  b.input("x", 1, {-1, 20, 6, 7}, {"batch", "", "", ""});
+  b.initializer("wd", {20, 1, 3, 3}, testing::weights(180));
+  auto& dw = b.node("Conv", {"x", "wd"}, {"d"}, "dw");
+  set_attr_int(dw, "group", 20);
+  set_attr_ints(dw, "pads", {1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"d"}, {"g"}, "pool");
+  pointwise(b, "fc1", "g", "f1", 20, 8);
+  b.node("Relu", {"f1"}, {"r1"}, "relu");
+  pointwise(b, "fc2", "r1", "f2", 8, 20);
+  b.node("Sigmoid", {"f2"}, {"s"}, "sigmoid");
+  b.node("Mul", {"s", "d"}, {"m"}, "scale");
+  pointwise(b, "pw", "m", "y", 20, 24);
+  b.output("y");
+  passes::PassLog log;
+  const ir::Graph before = testing::import_model(b);
+  const ir::Graph after =
+      testing::run_passes(before, {&passes::conv_activation_fusion_pass(), &layout()}, log);
+  const Ops ops = op_types(after);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.GlobalAveragePoolNchw16c"), 1) << after.dump();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.MulNchw16c"), 1) << after.dump();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.ToNchw16c"), 1) << after.dump();  // x only
+  // Two images: each scales by its own squeeze.
+  testing::expect_same_outputs(before, after,
+                               {{"x", *io::random_tensor(DType::kF32, {2, 20, 6, 7}, 5)}});
 }
 
 }  // namespace

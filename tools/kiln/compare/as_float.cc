@@ -21,7 +21,7 @@ const ir::Node* producer(const runtime::Engine& e, ir::ValueId v) {
 }
 
 // The channels a blocked tensor holds (the kiln layer that wrote it: ConvNchw16c's output
-// channels, ToNchw16c's input's), or none for a tensor in NCHW.
+// channels, ToNchw16c's input's, the others' `channels`), or none for a tensor in NCHW.
 std::optional<int64_t> nchw16c_channels(const runtime::Engine& e, ir::ValueId v) {
   const ir::Node* n = producer(e, v);
   if (n == nullptr || n->domain != ops::kKilnDomain || n->inputs.empty()) return std::nullopt;
@@ -29,6 +29,10 @@ std::optional<int64_t> nchw16c_channels(const runtime::Engine& e, ir::ValueId v)
   const ir::TensorDesc* plain = nullptr;
   if (n->op_type == ops::kConvNchw16c && n->inputs.size() > 1) plain = &g.value(n->inputs[1]).desc;
   if (n->op_type == ops::kToNchw16c) plain = &g.value(n->inputs[0]).desc;
+  if (n->op_type == ops::kGlobalAveragePoolNchw16c || n->op_type == ops::kMulNchw16c) {
+    const int64_t c = n->attrs.get_int("channels", 0);
+    return c > 0 ? std::optional<int64_t>(c) : std::nullopt;
+  }
   const int axis = n->op_type == ops::kToNchw16c ? 1 : 0;
   if (plain == nullptr || plain->rank() != 4 || !plain->dim(axis).is_known()) return std::nullopt;
   return plain->dim(axis).value;

@@ -1,0 +1,33 @@
+#include "kernels/cpu/nchw16c.h"
+
+namespace kiln::kernels::cpu {
+namespace {
+constexpr int64_t kBlockLanes = 16;
+}
+
+void global_avg_pool_nchw16c(const float* x, int64_t hw, float* y, int64_t begin, int64_t end) {
+  const float inv = hw > 0 ? 1.0f / static_cast<float>(hw) : 0.0f;
+  for (int64_t b = begin; b < end; ++b) {
+    float sum[kBlockLanes] = {};
+    const float* src = x + b * hw * kBlockLanes;
+    for (int64_t p = 0; p < hw; ++p) {
+      for (int64_t l = 0; l < kBlockLanes; ++l) sum[l] += src[p * kBlockLanes + l];
+    }
+    for (int64_t l = 0; l < kBlockLanes; ++l) y[b * kBlockLanes + l] = sum[l] * inv;
+  }
+}
+
+void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t blocks, int64_t hw,
+                 float* y, int64_t begin, int64_t end) {
+  for (int64_t b = begin; b < end; ++b) {
+    const float* scale = s + ((s_per_image ? b / blocks : 0) * blocks + b % blocks) * kBlockLanes;
+    const float* src = x + b * hw * kBlockLanes;
+    float* dst = y + b * hw * kBlockLanes;
+    for (int64_t p = 0; p < hw; ++p) {
+      for (int64_t l = 0; l < kBlockLanes; ++l)
+        dst[p * kBlockLanes + l] = src[p * kBlockLanes + l] * scale[l];
+    }
+  }
+}
+
+}  // namespace kiln::kernels::cpu

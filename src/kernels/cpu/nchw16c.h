@@ -1,0 +1,18 @@
+#pragma once
+// Portable kernels on the blocked nChw16c layout (kernels/ref/layout.h) for the layers between
+// blocked convolutions: a squeeze-and-excitation's pooling and channel scale. Loops over whole
+// 16-lane blocks, which the compiler vectorizes; ranges of planes (one image's channel block) so
+// that callers split them over threads.
+#include <cstdint>
+
+namespace kiln::kernels::cpu {
+
+// y[plane][16] = the mean over hw pixels of x[plane][pixel][16], planes [begin, end).
+void global_avg_pool_nchw16c(const float* x, int64_t hw, float* y, int64_t begin, int64_t end);
+
+// y[plane][pixel][16] = x[plane][pixel][16] * s[plane'][16] for planes [begin, end), where plane
+// = image * blocks + block and plane' = (s_per_image ? image : 0) * blocks + block.
+void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t blocks, int64_t hw,
+                 float* y, int64_t begin, int64_t end);
+
+}  // namespace kiln::kernels::cpu

@@ -1,0 +1,66 @@
+// The nChw16c layout's portable tactics against their references: the reorders both ways
+// (channel counts with and without padding lanes, batches), the blocked global average pool and
+// the blocked channel scale (a scale per image or one for all), on 1 to 3 threads.
+#include <gtest/gtest.h>
+
+#include "kernels/ref/layout.h"
+#include "kernels/tactic_test_util.h"
+#include "kernels/x86_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+using kernels::ref::padded_channels;
+
+OpCase layout_case(const std::string& op, std::vector<OpInput> inputs, int64_t channels = 0) {
+  OpCase c;
+  c.op_type = op;
+  c.domain = "kiln";
+  c.opset = 1;
+  c.inputs = std::move(inputs);
+  if (channels > 0) c.attrs.set("channels", channels);
+  return c;
+}
+
+TEST(LayoutTactics, ReordersBothWays) {
+  for (int64_t c : {1, 16, 17, 40}) {
+    for (int threads : {1, 2, 3}) {
+      const Dims plain{2, c, 5, 7};
+      expect_matches_reference_prepacked("reorder.to_nchw16c",
+                                         layout_case("ToNchw16c", {in(random_f32(plain, 1))}),
+                                         kPointTol, threads);
+      const Dims blocked{2, padded_channels(c), 5, 7};
+      expect_matches_reference_prepacked(
+          "reorder.from_nchw16c", layout_case("FromNchw16c", {in(random_f32(blocked, 2))}, c),
+          kPointTol, threads);
+    }
+  }
+}
+
+TEST(LayoutTactics, BlockedPoolAndChannelScale) {
+  for (int64_t c : {5, 16, 40}) {
+    const Dims x{2, padded_channels(c), 9, 11};
+    for (int threads : {1, 2, 3}) {
+      expect_matches_reference_prepacked(
+          "pool.global_avg_nchw16c.f32",
+          layout_case("GlobalAveragePoolNchw16c", {in(random_f32(x, 3))}, c), kSumTol, threads);
+      for (int64_t scales : {1, 2}) {
+        const Dims s{scales, padded_channels(c), 1, 1};
+        expect_matches_reference_prepacked(
+            "eltwise.mul_nchw16c.f32",
+            layout_case("MulNchw16c", {in(random_f32(x, 4)), in(random_f32(s, 5))}, c), kPointTol,
+            threads);
+      }
+    }
+  }
+}
+
+TEST(LayoutTactics, AScaleOfAnotherShapeIsAnError) {
+  expect_error(
+      layout_case("MulNchw16c",
+                  {in(random_f32({1, 16, 3, 3}, 1)), in(random_f32({1, 16, 3, 1}, 2))}, 16),
+      StatusCode::kInvalidModel, "must be [1 or N, C, 1, 1]");
+}
+
+}  // namespace
+}  // namespace kiln::testing
