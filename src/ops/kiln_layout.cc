@@ -91,6 +91,16 @@ Status run_from_nchw16c(RunContext& ctx) {
 // --- ConvNchw16c
 // ---------------------------------------------------------------------------------
 
+// True when ConvNchw16c's X is NCHW (attribute x_layout "nchw": a first layer of few channels,
+// whose output alone is blocked); else X is blocked ("nchw16c", the default).
+Result<bool> plain_x(const NodeContext& ctx) {
+  const std::string layout = ctx.attrs().get_string("x_layout", "nchw16c");
+  if (layout != "nchw16c" && layout != "nchw") {
+    return ctx.error("x_layout must be \"nchw16c\" or \"nchw\", got \"{}\"", layout);
+  }
+  return layout == "nchw";
+}
+
 // The input channel count W implies (C = W's dim 1 x group).
 Result<int64_t> conv_in_channels(const NodeContext& ctx, const ir::TensorDesc& w) {
   if (!w.has_rank() || w.rank() != 4 || !w.dim(1).is_known()) {
@@ -108,7 +118,8 @@ Status infer_conv_nchw16c(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input X"));
   if (!x.has_rank()) return ctx.unsupported("input X {} has no known rank", x.to_string());
   KILN_ASSIGN_OR_RETURN(const int64_t c, conv_in_channels(ctx, ctx.input(1)));
-  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
+  KILN_ASSIGN_OR_RETURN(const bool plain, plain_x(ctx));
+  if (!plain) KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
   const ir::TensorDesc* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, with_channels(x, ir::Dim::known(c)),
                                                            ctx.input(1), b, DType::kF32));
@@ -133,7 +144,8 @@ Status run_conv_nchw16c(RunContext& ctx) {
       const int64_t c,
       conv_in_channels(ctx, ir::TensorDesc::of_dims(DType::kF32, ctx.input(1).dims())));
   const int64_t m = ctx.input(1).dims()[0];
-  const Tensor x = unblocked(ctx.input(0), c);
+  KILN_ASSIGN_OR_RETURN(const bool plain, plain_x(ctx));
+  const Tensor x = plain ? ctx.input(0) : unblocked(ctx.input(0), c);
   Tensor z;
   if (ctx.has_input(3)) z = unblocked(ctx.input(3), m);
   KILN_ASSIGN_OR_RETURN(
@@ -260,11 +272,13 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .infer = infer_from_nchw16c,
          .run = run_from_nchw16c,
          .domain = kKilnDomain});
+  std::vector<AttrSpec> conv_attrs = fused_conv_attrs();
+  conv_attrs.push_back({"x_layout", AttrType::kString});
   r.add({.op_type = kConvNchw16c,
          .since_versions = {1},
          .min_inputs = 2,
          .max_inputs = 4,
-         .attrs = fused_conv_attrs(),
+         .attrs = std::move(conv_attrs),
          .infer = infer_conv_nchw16c,
          .run = run_conv_nchw16c,
          .domain = kKilnDomain});

@@ -8,7 +8,8 @@
 //   kiln.FromNchw16c(X) -> Y           X blocked; Y NCHW [N, channels, H, W] (attribute channels)
 //   kiln.ConvNchw16c(X, W, B?, Z?) -> Y
 //     kiln.FusedConv on blocked X, Z and Y: X [N, Cp, H, W] with C = W's dim 1 x group, Y and Z
-//     [N, Mp, Ho, Wo] for W's M output channels. W and B are as in FusedConv.
+//     [N, Mp, Ho, Wo] for W's M output channels. W and B are as in FusedConv. With attribute
+//     x_layout "nchw" (a first layer of few channels) X is NCHW [N, C, H, W] and only Y blocked.
 //   kiln.GlobalAveragePoolNchw16c(X) -> Y   X blocked [N, Cp, H, W]; Y blocked [N, Cp, 1, 1], every
 //     lane's mean over the pixels (padding lanes too)
 //   kiln.MulNchw16c(X, S) -> Y           X blocked [N, Cp, H, W], S blocked [N or 1, Cp, 1, 1]: Y =

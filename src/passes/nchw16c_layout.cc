@@ -26,6 +26,7 @@ struct Blocking {
   // Blocked only when its first blocked input (a pooling's or scale's big tensor) comes blocked:
   // reordering a plain tensor for it costs more than the layer.
   bool follows_only = false;
+  bool plain_x = false;  // a convolution reading X as NCHW (x_layout "nchw")
 
   bool reads_blocked(size_t input) const {
     return std::any_of(inputs.begin(), inputs.end(),
@@ -40,6 +41,20 @@ struct Channels {
 
 bool is_f32_rank4(const ir::TensorDesc& d) {
   return d.dtype == DType::kF32 && d.has_rank() && d.rank() == 4;
+}
+
+bool is_one(const ir::Dim& d) { return d.is_known() && d.value == 1; }
+
+// The same number, or the same named symbol (a dynamic batch).
+bool same_dim(const ir::Dim& a, const ir::Dim& b) {
+  if (a.is_known() || b.is_known()) return a.is_known() && b.is_known() && a.value == b.value;
+  return !a.symbol.empty() && a.symbol == b.symbol;
+}
+
+// Fewer than 8 channels pad to at least twice their bytes: worth it only on a 1x1 plane (a
+// squeeze-and-excitation's reduced channels).
+bool worth_blocking(const ir::TensorDesc& d, int64_t channels) {
+  return channels >= 8 || (is_one(d.dim(2)) && is_one(d.dim(3)));
 }
 
 // `n` as the kiln.ConvNchw16c this pass would make of it (inputs and outputs still plain).
@@ -78,27 +93,26 @@ std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
   }
   const Dims& wd = w->dims();
   const Channels c{wd[1] * n.attrs.get_int("group", 1), wd[0]};
+  const bool residual =
+      n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue;
+  // A first layer of few channels (an image's 3): only its output is blocked, if a tactic reads
+  // X as it is (kiln's own kernels do not).
+  const bool plain_x = !residual && !worth_blocking(g.value(n.inputs[0]).desc, c.in);
+  ir::Node blocked = as_blocked(n);
+  if (plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
   const bool runs =
-      ctx.runs_blocked ? ctx.runs_blocked(g, as_blocked(n)) : kiln_kernels_run(n, wd, c);
+      ctx.runs_blocked ? ctx.runs_blocked(g, blocked) : !plain_x && kiln_kernels_run(n, wd, c);
   if (!runs) return {};
-  Blocking b{ops::kConvNchw16c, {{0, c.in}}, c.out};
-  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue) {
-    b.inputs.emplace_back(kResidualInput, c.out);
-  }
+  Blocking b{ops::kConvNchw16c, {}, c.out};
+  b.plain_x = plain_x;
+  if (!plain_x) b.inputs.emplace_back(0, c.in);
+  if (residual) b.inputs.emplace_back(kResidualInput, c.out);
   return b;
 }
 
 // The known channel count of a float32 4-D tensor, or -1.
 int64_t channels_of(const ir::TensorDesc& d) {
   return is_f32_rank4(d) && d.dim(1).is_known() ? d.dim(1).value : -1;
-}
-
-bool is_one(const ir::Dim& d) { return d.is_known() && d.value == 1; }
-
-// The same number, or the same named symbol (a dynamic batch).
-bool same_dim(const ir::Dim& a, const ir::Dim& b) {
-  if (a.is_known() || b.is_known()) return a.is_known() && b.is_known() && a.value == b.value;
-  return !a.symbol.empty() && a.symbol == b.symbol;
 }
 
 // GlobalAveragePool of a float32 4-D tensor; Mul of a float32 4-D tensor by a [1 or N, C, 1, 1]
@@ -121,12 +135,6 @@ std::optional<Blocking> blockable_se(const ir::Graph& g, const ir::Node& n) {
     return Blocking{ops::kMulNchw16c, {{x, c}, {1 - x, c}}, c, x == 1, true};
   }
   return {};
-}
-
-// Fewer than 8 channels pad to at least twice their bytes: worth it only on a 1x1 plane (a
-// squeeze-and-excitation's reduced channels).
-bool worth_blocking(const ir::TensorDesc& d, int64_t channels) {
-  return channels >= 8 || (is_one(d.dim(2)) && is_one(d.dim(3)));
 }
 
 std::optional<Blocking> blockable(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
@@ -185,6 +193,7 @@ class Rewriter {
     ir::Node blocked = as_blocked(node);
     blocked.op_type = b.op;
     if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.out);
+    if (b.plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
     out_.push_back(std::move(blocked));
     ++converted_;
     if (!plain_readers) return;

@@ -43,9 +43,9 @@ class ReorderKernel final : public LayerKernel {
         const int64_t lanes = std::min(ref::kChannelBlock, c - c0);
         const int64_t plain_at = (i * c + c0) * hw, blocked_at = u * hw * ref::kChannelBlock;
         if (to_blocked_) {
-          ref::to_nchw16c(x + plain_at, 1, lanes, hw, y + blocked_at);
+          kernels::cpu::to_nchw16c_block(x + plain_at, lanes, hw, y + blocked_at);
         } else {
-          ref::from_nchw16c(x + blocked_at, 1, lanes, hw, y + plain_at);
+          kernels::cpu::from_nchw16c_block(x + blocked_at, lanes, hw, y + plain_at);
         }
       }
     });

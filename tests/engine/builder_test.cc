@@ -220,6 +220,38 @@ TEST(Builder, TheLayoutPassBlocksOnlyLayersAnEnabledTacticRuns) {
   EXPECT_EQ(blocked_layers({"-onednn"}), 0);
 }
 
+// An image's first layer (3 channels) reads its input as NCHW and writes a blocked output for the
+// layers after it: no reorder in, and the engine computes what the model does.
+TEST(Builder, AFirstLayerOfFewChannelsWritesTheBlockedLayoutItself) {
+  if ((host_cpu_features() & kIsaAvx512) != kIsaAvx512) GTEST_SKIP() << "no AVX-512";
+  testing::OnnxBuilder b;
+  b.input("x", 1, {1, 3, 12, 12});
+  b.initializer("w1", {16, 3, 3, 3}, residual_model_weights(432, 0.3f));
+  b.initializer("w2", {16, 1, 3, 3}, residual_model_weights(144, 0.5f));
+  auto& stem = b.node("Conv", {"x", "w1"}, {"a"}, "stem");
+  testing::set_attr_ints(stem, "pads", {1, 1, 1, 1});
+  testing::set_attr_ints(stem, "strides", {2, 2});
+  auto& dw = b.node("Conv", {"a", "w2"}, {"y"}, "dw");
+  testing::set_attr_ints(dw, "pads", {1, 1, 1, 1});
+  testing::set_attr_int(dw, "group", 16);
+  b.output("y");
+  engine::BuildOptions options;
+  options.optimization_level = 0;
+  auto plan = engine::build_plan(import_model(b), options);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  std::vector<std::string> ops;
+  for (const ir::Node& n : plan->graph.nodes) ops.push_back(n.op_type);
+  EXPECT_EQ(ops, (std::vector<std::string>{"ConvNchw16c", "ConvNchw16c", "FromNchw16c"}));
+  EXPECT_EQ(plan->graph.nodes[0].attrs.get_string("x_layout", ""), "nchw");
+  auto engine = testing::build_engine(b, options);
+  ASSERT_NE(engine, nullptr);
+  const Tensor x = testing::random_f32({1, 3, 12, 12}, 8);
+  const std::vector<Tensor> got = testing::run_engine(*engine, {{"x", x}});
+  const auto want = testing::reference_outputs(b, {{"x", x}});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(testing::compare_tensors(got[0], want[0], {1e-4, 1e-5}), "");
+}
+
 // A hand-built graph whose fused output value was created before its residual (passes may append
 // values): x -> conv0 -> r -> conv1 -> t -> conv2 -> a -> conv3 (+ r, in place) -> s -> pool -> y,
 // value ids s < t < a < r. The merged request must live from r's first step, not s's: t, made

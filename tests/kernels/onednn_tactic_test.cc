@@ -214,6 +214,20 @@ TEST(OnednnBlockedConvTactic, DirectAndWinogradMatchTheReference) {
                   "16 -> 20 channels");
 }
 
+// A first layer: X NCHW with 3 channels (x_layout "nchw"), Y blocked; a stem's stride and ReLU6.
+TEST(OnednnBlockedConvTactic, AnNchwInputOfFewChannels) {
+  if ((host_cpu_features() & kIsaAvx512) != kIsaAvx512) GTEST_SKIP() << "no AVX-512";
+  const ConvGeom g{.batch = 2, .cin = 3, .cout = 32, .h = 15, .w = 12, .stride = 2, .pad = 1};
+  OpCase c = nchw16c_case(g, true, false, {"Clip", {0.0f, 6.0f}});
+  c.inputs[0] = in(random_f32({2, 3, 15, 12}, 6));
+  c.attrs.set("x_layout", std::string("nchw"));
+  expect_matches(kBlocked, c, kActTol);
+  expect_rejected(kBlockedWinograd, c, "strides");
+  c.attrs.set("strides", Ints{1, 1});
+  expect_rejected(kBlockedWinograd, c, "Winograd needs a blocked X");
+  expect_rejected("conv.nchw16c.f32.avx512", c, "X is NCHW");
+}
+
 // The tactic run on a pool of `threads` (none for 1) matches the reference.
 void expect_matches_on_pool(const std::string& tactic, const OpCase& c, int threads) {
   SCOPED_TRACE(tactic + " on " + std::to_string(threads) + " thread(s), " + case_text(c));

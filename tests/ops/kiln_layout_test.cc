@@ -70,6 +70,18 @@ TEST(KilnLayout, ConvNchw16cIsConvBetweenReorders) {
   EXPECT_EQ(testing::compare_tensors(y[0], relu, {1e-6, 1e-6}), "");
 }
 
+TEST(KilnLayout, ConvNchw16cWithAnNchwInputBlocksOnlyItsOutput) {
+  const Tensor x = testing::random_f32({1, 3, 6, 5}, 3);
+  const Tensor w = testing::random_f32({20, 3, 3, 3}, 4);
+  ir::Attributes a = attrs({{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}});
+  const auto plain = run_ok(OpCase{.op_type = "Conv", .attrs = a, .inputs = {in(x), constant(w)}});
+  a.set("x_layout", std::string("nchw"));
+  const auto yb = run_ok(layout_op("ConvNchw16c", {in(x), constant(w)}, a));
+  ASSERT_EQ(yb[0].dims(), (Dims{1, 32, 3, 3}));
+  const auto y = run_ok(layout_op("FromNchw16c", {in(yb[0])}, attrs({{"channels", 20}})));
+  EXPECT_EQ(testing::compare_tensors(y[0], plain[0], {1e-6, 1e-6}), "");
+}
+
 TEST(KilnLayout, ErrorsNameTheProblem) {
   expect_error(layout_op("ToNchw16c", {in(f32({1, 4}, {1, 2, 3, 4}))}), StatusCode::kUnsupported,
                "is not 4-D");
@@ -81,6 +93,9 @@ TEST(KilnLayout, ErrorsNameTheProblem) {
   expect_error(
       layout_op("ConvNchw16c", {in(blocked), constant(Tensor(DType::kF32, {4, 17, 1, 1}))}),
       StatusCode::kInvalidModel, "must have 32 channels (17 rounded up to 16)");
+  expect_error(layout_op("ConvNchw16c", {in(blocked), constant(Tensor(DType::kF32, {4, 16, 1, 1}))},
+                         attrs({{"x_layout", std::string("nhwc")}})),
+               StatusCode::kInvalidModel, "x_layout must be \"nchw16c\" or \"nchw\", got \"nhwc\"");
 }
 
 }  // namespace

@@ -5,6 +5,34 @@ namespace {
 constexpr int64_t kBlockLanes = 16;
 }
 
+void to_nchw16c_block(const float* x, int64_t lanes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kBlockLanes) {
+    const int64_t n = hw - p0 < kBlockLanes ? hw - p0 : kBlockLanes;
+    float tile[kBlockLanes][kBlockLanes] = {};
+    for (int64_t l = 0; l < lanes; ++l) {
+      for (int64_t j = 0; j < n; ++j) tile[j][l] = x[l * hw + p0 + j];
+    }
+    float* dst = y + p0 * kBlockLanes;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t l = 0; l < kBlockLanes; ++l) dst[j * kBlockLanes + l] = tile[j][l];
+    }
+  }
+}
+
+void from_nchw16c_block(const float* x, int64_t lanes, int64_t hw, float* y) {
+  for (int64_t p0 = 0; p0 < hw; p0 += kBlockLanes) {
+    const int64_t n = hw - p0 < kBlockLanes ? hw - p0 : kBlockLanes;
+    float tile[kBlockLanes][kBlockLanes];
+    const float* src = x + p0 * kBlockLanes;
+    for (int64_t j = 0; j < n; ++j) {
+      for (int64_t l = 0; l < kBlockLanes; ++l) tile[l][j] = src[j * kBlockLanes + l];
+    }
+    for (int64_t l = 0; l < lanes; ++l) {
+      for (int64_t j = 0; j < n; ++j) y[l * hw + p0 + j] = tile[l][j];
+    }
+  }
+}
+
 void global_avg_pool_nchw16c(const float* x, int64_t hw, float* y, int64_t begin, int64_t end) {
   const float inv = hw > 0 ? 1.0f / static_cast<float>(hw) : 0.0f;
   for (int64_t b = begin; b < end; ++b) {

@@ -1,11 +1,17 @@
 #pragma once
-// Portable kernels on the blocked nChw16c layout (kernels/ref/layout.h) for the layers between
-// blocked convolutions: a squeeze-and-excitation's pooling and channel scale. Loops over whole
+// Portable kernels on the blocked nChw16c layout (kernels/ref/layout.h): the reorders at the
+// layout's boundaries, and for the layers between blocked convolutions a squeeze-and-excitation's
+// pooling and channel scale. Loops over whole
 // 16-lane blocks, which the compiler vectorizes; ranges of planes (one image's channel block) so
 // that callers split them over threads.
 #include <cstdint>
 
 namespace kiln::kernels::cpu {
+
+// One channel block: x, `lanes` (<= 16) NCHW planes of hw pixels -> y [hw][16], the lanes past
+// `lanes` zero; and back. In tiles of 16 pixels, so that each output line is written whole.
+void to_nchw16c_block(const float* x, int64_t lanes, int64_t hw, float* y);
+void from_nchw16c_block(const float* x, int64_t lanes, int64_t hw, float* y);
 
 // y[plane][16] = the mean over hw pixels of x[plane][pixel][16], planes [begin, end).
 void global_avg_pool_nchw16c(const float* x, int64_t hw, float* y, int64_t begin, int64_t end);

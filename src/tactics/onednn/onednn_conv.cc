@@ -161,7 +161,8 @@ class ConvKernel final : public LayerKernel {
         wiring_(wiring),
         winograd_(algo != ConvAlgo::kDirect),
         sliced_(algo == ConvAlgo::kWinogradSlices),
-        blocked_(blocked) {
+        blocked_(blocked),
+        plain_src_(blocked && node_.attrs.get_string("x_layout", "") == "nchw") {
     if (const Tensor* w = spec.constant(1)) weights_ = *w;  // shares the engine's storage
   }
 
@@ -335,7 +336,7 @@ class ConvKernel final : public LayerKernel {
       if (blocked_) return memory::desc(d, memory::data_type::f32, memory::format_tag::nChw16c);
       return winograd_ ? any_desc(d) : plain_desc(d);
     };
-    const memory::desc src = layout(s.src);
+    const memory::desc src = plain_src_ ? plain_desc(s.src) : layout(s.src);
     const memory::desc dst = layout(s.dst);
     const auto desc =
         has_bias() ? dnnl::convolution_forward::desc(kind, alg, src, weights_md, plain_desc(s.bias),
@@ -356,6 +357,7 @@ class ConvKernel final : public LayerKernel {
   bool winograd_ = false;
   bool sliced_ = false;
   bool blocked_ = false;      // kiln.ConvNchw16c: X, Y and the residual are nChw16c
+  bool plain_src_ = false;    // ... but X is NCHW (x_layout "nchw")
   Tensor weights_;            // the constant weights, or undefined
   BlockedBoundary boundary_;  // Winograd: the blocked source and destination
   PackedWeights packed_;
@@ -454,7 +456,7 @@ class FusedConvTactic final : public OnednnTactic {
 
 // kiln.ConvNchw16c, direct or Winograd, on 2-D layers whose channel counts are whole 16-channel
 // blocks (so no padding lanes: their content is kiln's contract, not oneDNN's) and constant
-// weights.
+// weights. Direct also takes an NCHW X of any channel count (x_layout "nchw": a first layer).
 class BlockedConvTactic final : public OnednnTactic {
  public:
   BlockedConvTactic(std::string_view name, ConvAlgo algo)
@@ -468,9 +470,11 @@ class BlockedConvTactic final : public OnednnTactic {
     const Tensor* w = spec.constant(1);
     if (w == nullptr || w->rank() != 4) return "needs constant 2-D weights";
     const int64_t in = w->dims()[1] * spec.node->attrs.get_int("group", 1), out = w->dims()[0];
-    if (in % 16 != 0 || out % 16 != 0) {
+    const bool plain_x = spec.node->attrs.get_string("x_layout", "") == "nchw";
+    if ((!plain_x && in % 16 != 0) || out % 16 != 0) {
       return fmt::format("{} -> {} channels: only whole 16-channel blocks", in, out);
     }
+    if (plain_x && algo_ == ConvAlgo::kWinograd) return "Winograd needs a blocked X";
     why = activation_why_not(*spec.node);
     const ref::Activation act = activation_of(*spec.node).kind;
     if (why.empty() && algo_ == ConvAlgo::kWinograd && act != ref::Activation::kNone &&

@@ -129,6 +129,9 @@ class Nchw16cConvTactic final : public X86Tactic {
       return "input 1 (weights) is not a 4-D constant: this tactic packs them when the engine is "
              "built";
     }
+    if (spec.node->attrs.get_string("x_layout", "") == "nchw") {
+      return "X is NCHW (x_layout \"nchw\"): these kernels read blocked inputs only";
+    }
     const cpu::Conv2DParams p = weight_params(*spec.node, *w);
     const bool one = p.k_h == 1 && p.k_w == 1 && p.group == 1;
     if (!one && !kx::nchw16c_is_depthwise(p)) {
