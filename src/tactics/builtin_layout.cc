@@ -57,24 +57,6 @@ class ReorderKernel final : public LayerKernel {
   bool to_blocked_;
 };
 
-class ReorderTactic final : public BuiltinTactic {
- public:
-  ReorderTactic(std::string_view name, std::string_view op, bool to_blocked)
-      : BuiltinTactic(name, op), to_blocked_(to_blocked) {}
-  std::string_view domain() const override { return ops::kKilnDomain; }
-  std::string why_not(const LayerSpec& spec) const override {
-    std::string why = require_f32(spec);
-    if (why.empty()) why = require_rank(spec, 0, 4, 4);
-    return why;
-  }
-  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new ReorderKernel(*spec.node, to_blocked_));
-  }
-
- private:
-  bool to_blocked_;
-};
-
 // kiln.GlobalAveragePoolNchw16c (Y [N, Cp, 1, 1]) or kiln.MulNchw16c (Y of X's shape).
 class BlockedPlaneKernel final : public LayerKernel {
  public:
@@ -117,10 +99,13 @@ class BlockedPlaneKernel final : public LayerKernel {
   bool pool_;
 };
 
-class BlockedPlaneTactic final : public BuiltinTactic {
+// A tactic for one of the layout ops (float32, 4-D): kernel K made with the node and `mode` (the
+// reorder's direction, or pooling rather than scaling).
+template <class K>
+class LayoutTactic final : public BuiltinTactic {
  public:
-  BlockedPlaneTactic(std::string_view name, std::string_view op, bool pool)
-      : BuiltinTactic(name, op), pool_(pool) {}
+  LayoutTactic(std::string_view name, std::string_view op, bool mode)
+      : BuiltinTactic(name, op), mode_(mode) {}
   std::string_view domain() const override { return ops::kKilnDomain; }
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = require_f32(spec);
@@ -128,21 +113,22 @@ class BlockedPlaneTactic final : public BuiltinTactic {
     return why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new BlockedPlaneKernel(*spec.node, pool_));
+    return std::unique_ptr<LayerKernel>(new K(*spec.node, mode_));
   }
 
  private:
-  bool pool_;
+  bool mode_;
 };
 
 }  // namespace
 
 void append_layout_tactics(std::vector<const Tactic*>& out) {
-  static const ReorderTactic to("reorder.to_nchw16c", ops::kToNchw16c, true);
-  static const ReorderTactic from("reorder.from_nchw16c", ops::kFromNchw16c, false);
-  static const BlockedPlaneTactic pool("pool.global_avg_nchw16c.f32",
-                                       ops::kGlobalAveragePoolNchw16c, true);
-  static const BlockedPlaneTactic mul("eltwise.mul_nchw16c.f32", ops::kMulNchw16c, false);
+  static const LayoutTactic<ReorderKernel> to("reorder.to_nchw16c", ops::kToNchw16c, true);
+  static const LayoutTactic<ReorderKernel> from("reorder.from_nchw16c", ops::kFromNchw16c, false);
+  static const LayoutTactic<BlockedPlaneKernel> pool("pool.global_avg_nchw16c.f32",
+                                                     ops::kGlobalAveragePoolNchw16c, true);
+  static const LayoutTactic<BlockedPlaneKernel> mul("eltwise.mul_nchw16c.f32", ops::kMulNchw16c,
+                                                    false);
   out.insert(out.end(), {&to, &from, &pool, &mul});
 }
 
