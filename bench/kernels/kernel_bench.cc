@@ -22,6 +22,7 @@
 #include "base/cpu_features.h"
 #include "common/fma_peak.h"
 #include "kernels/layers.h"
+#include "ops/kiln_fused.h"
 #include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
 #include "tuner/cold_cache.h"
@@ -38,8 +39,8 @@ struct Buffers {
   std::vector<TensorView> in, out;
 };
 
-// A residual (kiln.FusedConv's input 3) is the output's own buffer when the tactic runs it in
-// place, as the engine then lays them out (engine/memory_layout.cc).
+// A residual (kiln.FusedConv's and kiln.ConvNchw16c's input 3) is the output's own buffer when the
+// tactic runs it in place, as the engine then lays them out (engine/memory_layout.cc).
 Buffers make_buffers(const ir::Graph& g, bool residual_in_place) {
   Buffers b;
   const ir::Node& node = g.nodes.front();
@@ -65,7 +66,7 @@ Buffers make_buffers(const ir::Graph& g, bool residual_in_place) {
     b.owned.emplace_back(g.value(v).desc.dtype, g.value(v).desc.static_dims());
     b.out.push_back(TensorView::of(b.owned.back()));
   }
-  if (residual_in_place && node.op_type == "FusedConv" && b.in.size() > 3) {
+  if (residual_in_place && ops::residual_input(node) == 3 && b.in.size() > 3) {
     std::memcpy(b.out[0].data, b.in[3].data, b.out[0].nbytes());
     b.in[3] = b.out[0];
   }

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <span>
 
+#include "kernels/ref/layout.h"
 #include "ops/infer_graph.h"
 
 namespace kiln::bench {
@@ -65,19 +67,21 @@ Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Gr
   return BenchLayer{std::move(name), flops, int8, 1, std::move(g)};
 }
 
-// kiln.FusedConv (conv + bias + ReLU): what a Conv + BN + ReLU of an exported model becomes.
-Result<BenchLayer> fused_conv(const ConvShape& s) {
+// kiln.FusedConv (conv + bias + ReLU): what a Conv + BN + ReLU of an exported model becomes; with
+// `blocked`, the kiln.ConvNchw16c the layout pass makes of it (X, Y and the residual nChw16c).
+Result<BenchLayer> fused_conv(const ConvShape& s, bool blocked = false) {
   auto g = std::make_unique<ir::Graph>();
   const int64_t pad = s.kernel / 2;
   const int64_t out_hw = (s.hw + 2 * pad - s.kernel) / s.stride + 1;
-  const ir::ValueId x = input(*g, "x", {1, s.c, s.hw, s.hw});
+  const auto channels = [&](int64_t c) { return blocked ? kernels::ref::padded_channels(c) : c; };
+  const ir::ValueId x = input(*g, "x", {1, channels(s.c), s.hw, s.hw});
   const ir::ValueId w = constant(*g, "w", ramp({s.k, s.c / s.group, s.kernel, s.kernel}, 0.05f));
   const ir::ValueId b = constant(*g, "b", ramp({s.k}, 0.1f));
   const ir::ValueId y = g->add_value("y");
   std::vector<ir::ValueId> inputs = {x, w, b};
-  if (s.residual) inputs.push_back(input(*g, "r", {1, s.k, out_hw, out_hw}));
+  if (s.residual) inputs.push_back(input(*g, "r", {1, channels(s.k), out_hw, out_hw}));
   ir::Node n{.name = "conv",
-             .op_type = "FusedConv",
+             .op_type = blocked ? "ConvNchw16c" : "FusedConv",
              .domain = "kiln",
              .inputs = std::move(inputs),
              .outputs = {y}};
@@ -94,7 +98,7 @@ Result<BenchLayer> fused_conv(const ConvShape& s) {
                                  s.stride, s.c, s.k, s.hw, s.residual ? "_residual" : "")
                    : fmt::format("{}.dwconv{}x{}_s{}_{}_{}", s.model, s.kernel, s.kernel, s.stride,
                                  s.c, s.hw);
-  return finish(name, flops, std::move(g));
+  return finish(blocked ? name + "_nchw16c" : name, flops, std::move(g));
 }
 
 // The INT8 attributes of a layer between two uint8 tensors (ReLU outputs: zero point 0).
@@ -257,6 +261,16 @@ Result<std::vector<BenchLayer>> bench_layers() {
   for (const ConvShape& s : kDepthwise) {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, fused_conv(s));
     out.push_back(std::move(l));
+  }
+  // The same layers on the blocked layout (names ending _nchw16c), where the layout pass would
+  // block them: 8 channels or more in.
+  for (std::span<const ConvShape> set :
+       {std::span<const ConvShape>(kConvs), std::span<const ConvShape>(kDepthwise)}) {
+    for (const ConvShape& s : set) {
+      if (s.c < 8) continue;
+      KILN_ASSIGN_OR_RETURN(BenchLayer l, fused_conv(s, true));
+      out.push_back(std::move(l));
+    }
   }
   KILN_ASSIGN_OR_RETURN(BenchLayer qkv, matmul("vit.matmul_197x192x576", 197, 192, 576));
   out.push_back(std::move(qkv));
