@@ -10,8 +10,15 @@
 // the user) read, which keeps the output's name and value. A lone candidate stays NCHW: two
 // reorders for one layer cost more than its blocked kernel saves.
 //
-// Runs after precision lowering (passes/pipeline.h), so it sees which layers stay float; and only
-// when this CPU runs the kernels (AVX2 + FMA or AVX-512, under KILN_MAX_ISA).
+// Also blocked: a squeeze-and-excitation after a blocked convolution (GlobalAveragePool, and Mul
+// by a [1 or N, C, 1, 1] scale, as kiln.GlobalAveragePoolNchw16c and kiln.MulNchw16c), and an
+// image's first layer, which reads its few-channel input as NCHW and writes the blocked layout
+// itself (x_layout "nchw") when a tactic takes that. Tensors of fewer than 8 channels otherwise
+// stay NCHW unless their plane is one pixel: padding would at least double them.
+//
+// Runs after precision lowering (passes/pipeline.h), so it sees which layers stay float. Without
+// a runs_blocked check (tests, tools), only where kiln's kernels run (AVX2 + FMA or AVX-512,
+// under KILN_MAX_ISA).
 
 #include "passes/pass.h"
 
