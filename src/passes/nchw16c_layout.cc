@@ -43,6 +43,11 @@ bool is_f32_rank4(const ir::TensorDesc& d) {
   return d.dtype == DType::kF32 && d.has_rank() && d.rank() == 4;
 }
 
+// The known channel count of a float32 4-D tensor, or -1.
+int64_t channels_of(const ir::TensorDesc& d) {
+  return is_f32_rank4(d) && d.dim(1).is_known() ? d.dim(1).value : -1;
+}
+
 bool is_one(const ir::Dim& d) { return d.is_known() && d.value == 1; }
 
 // The same number, or the same named symbol (a dynamic batch).
@@ -88,11 +93,16 @@ std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
     return {};
   }
   if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue &&
-      !is_f32_rank4(g.value(n.inputs[kResidualInput]).desc)) {
+      channels_of(g.value(n.inputs[kResidualInput]).desc) < 0) {
     return {};
   }
   const Dims& wd = w->dims();
   const Channels c{wd[1] * n.attrs.get_int("group", 1), wd[0]};
+  // A reorder needs the channel count in the desc (a Concat's output may not say it).
+  if (channels_of(g.value(n.inputs[0]).desc) != c.in ||
+      channels_of(g.value(n.outputs[0]).desc) != c.out) {
+    return {};
+  }
   const bool residual =
       n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue;
   // A first layer of few channels (an image's 3): only its output is blocked, if a tactic reads
@@ -108,11 +118,6 @@ std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
   if (!plain_x) b.inputs.emplace_back(0, c.in);
   if (residual) b.inputs.emplace_back(kResidualInput, c.out);
   return b;
-}
-
-// The known channel count of a float32 4-D tensor, or -1.
-int64_t channels_of(const ir::TensorDesc& d) {
-  return is_f32_rank4(d) && d.dim(1).is_known() ? d.dim(1).value : -1;
 }
 
 // GlobalAveragePool of a float32 4-D tensor; Mul of a float32 4-D tensor by a [1 or N, C, 1, 1]

@@ -130,6 +130,21 @@ TEST(Nchw16cLayout, FewChannelsStayNchwExceptOnOnePixel) {
   }
 }
 
+// A reorder needs the channel count: a layer whose input desc does not say it (a Concat's output
+// in DeepLabV3) stays NCHW, the layers after it are blocked.
+TEST(Nchw16cLayout, AnInputOfUnknownChannelsStaysNchw) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b;
+  b.input("x", 1, {1, -1, 5, 5});
+  pointwise(b, "pw1", "x", "a", 8, 16);
+  pointwise(b, "pw2", "a", "c", 16, 16);
+  pointwise(b, "pw3", "c", "y", 16, 16);
+  b.output("y");
+  const auto r = testing::run_pass(b, layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"Conv", "kiln.ToNchw16c", "kiln.ConvNchw16c",
+                                    "kiln.ConvNchw16c", "kiln.FromNchw16c"}));
+}
+
 TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
   KILN_REQUIRE_BLOCKED_KERNELS();
   OnnxBuilder b;

@@ -7,6 +7,8 @@
 #include <set>
 
 #include "compare/as_float.h"
+#include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
 
 namespace kiln::cli::compare {
 
@@ -35,6 +37,10 @@ LayerComparer::LayerComparer(const runtime::Engine& engine, const ir::Graph& mod
     return mv != ir::kNoValue && !model.value(mv).initializer;
   };
   for (const ir::Node& node : g.nodes) {
+    // A layout reorder's output holds the values its input does, compared where they were made.
+    const bool reorder = node.domain == ops::kKilnDomain &&
+                         (node.op_type == ops::kToNchw16c || node.op_type == ops::kFromNchw16c);
+    if (reorder) continue;
     for (ir::ValueId v : node.outputs) {
       if (v == ir::kNoValue) continue;
       const std::string name = reference_tensor_name(engine, v, in_model);
