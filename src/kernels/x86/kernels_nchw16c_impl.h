@@ -108,7 +108,8 @@ constexpr int max_tile_pixels(int nb) {
 
 template <class T>
 void pointwise_tile_any(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
-  static constexpr auto t1 = pointwise_table<T, 1>(std::make_integer_sequence<int, 12>());
+  static constexpr auto t1 =
+      pointwise_table<T, 1>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
   static constexpr auto t2 =
       pointwise_table<T, 2>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
   static constexpr auto t3 =

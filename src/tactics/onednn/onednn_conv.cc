@@ -402,6 +402,25 @@ Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec,
   return std::unique_ptr<LayerKernel>(std::move(kernel));
 }
 
+// A FusedConv-shaped node's inputs (X, W, B?, residual?) and its fused activation.
+ConvWiring fused_wiring(const LayerSpec& spec) {
+  ConvWiring wiring;
+  wiring.bias_input = spec.has_input(2) ? 2 : -1;
+  wiring.residual_input = spec.has_input(3) ? 3 : -1;
+  wiring.activation = activation_of(*spec.node);
+  return wiring;
+}
+
+// "" when oneDNN can fuse the node's activation; its Winograd primitive takes ReLU only.
+std::string fused_activation_why_not(const LayerSpec& spec, bool winograd) {
+  std::string why = activation_why_not(*spec.node);
+  const ref::Activation act = activation_of(*spec.node).kind;
+  if (why.empty() && winograd && act != ref::Activation::kNone && act != ref::Activation::kRelu) {
+    why = fmt::format("oneDNN's Winograd fuses ReLU only, not {}", ref::activation_name(act));
+  }
+  return why;
+}
+
 class ConvTactic final : public OnednnTactic {
  public:
   ConvTactic(std::string_view name, ConvAlgo algo)
@@ -433,20 +452,10 @@ class FusedConvTactic final : public OnednnTactic {
   bool residual_in_place() const override { return true; }
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = winograd_ ? winograd_why_not(spec) : conv_why_not(spec);
-    if (why.empty()) why = activation_why_not(*spec.node);
-    const ref::Activation act = activation_of(*spec.node).kind;
-    if (why.empty() && winograd_ && act != ref::Activation::kNone &&
-        act != ref::Activation::kRelu) {
-      why = fmt::format("oneDNN's Winograd fuses ReLU only, not {}", ref::activation_name(act));
-    }
-    return why;
+    return why.empty() ? fused_activation_why_not(spec, winograd_) : why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    ConvWiring wiring;
-    wiring.bias_input = spec.has_input(2) ? 2 : -1;
-    wiring.residual_input = spec.has_input(3) ? 3 : -1;
-    wiring.activation = activation_of(*spec.node);
-    return make_conv_kernel(spec, wiring, algo_);
+    return make_conv_kernel(spec, fused_wiring(spec), algo_);
   }
 
  private:
@@ -475,20 +484,10 @@ class BlockedConvTactic final : public OnednnTactic {
       return fmt::format("{} -> {} channels: only whole 16-channel blocks", in, out);
     }
     if (plain_x && algo_ == ConvAlgo::kWinograd) return "Winograd needs a blocked X";
-    why = activation_why_not(*spec.node);
-    const ref::Activation act = activation_of(*spec.node).kind;
-    if (why.empty() && algo_ == ConvAlgo::kWinograd && act != ref::Activation::kNone &&
-        act != ref::Activation::kRelu) {
-      why = fmt::format("oneDNN's Winograd fuses ReLU only, not {}", ref::activation_name(act));
-    }
-    return why;
+    return fused_activation_why_not(spec, algo_ == ConvAlgo::kWinograd);
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    ConvWiring wiring;
-    wiring.bias_input = spec.has_input(2) ? 2 : -1;
-    wiring.residual_input = spec.has_input(3) ? 3 : -1;
-    wiring.activation = activation_of(*spec.node);
-    return make_conv_kernel(spec, wiring, algo_, /*blocked=*/true);
+    return make_conv_kernel(spec, fused_wiring(spec), algo_, /*blocked=*/true);
   }
 
  private:
