@@ -1,6 +1,8 @@
-// kiln.ToNchw16c, kiln.FromNchw16c and kiln.ConvNchw16c: shape functions and reference kernels
-// (see ops/kiln_layout.h). The references convert to NCHW, run the NCHW reference and convert back.
+// kiln's blocked-layout ops (ops/kiln_layout.h): shape functions and reference kernels. The
+// convolution's reference converts to NCHW, runs the NCHW reference and converts back.
 #include "ops/kiln_layout.h"
+
+#include <algorithm>
 
 #include "kernels/ref/layout.h"
 #include "ops/families.h"
@@ -37,6 +39,45 @@ Status check_padded(const NodeContext& ctx, const ir::TensorDesc& x, int64_t cha
                      ref::padded_channels(channels), channels);
   }
   return Status::ok();
+}
+
+// S scales blocked X's c channels: [1 or N, Cp, 1, 1], blocked.
+Status check_channel_scale(const NodeContext& ctx, const ir::TensorDesc& x, const ir::TensorDesc& s,
+                           int64_t c) {
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, s, "scale S"));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, s, c));
+  if (!x.has_rank() || !s.has_rank()) return ctx.unsupported("X and S need known ranks");
+  const auto one = [](const ir::Dim& d) { return d.is_known() && d.value == 1; };
+  const ir::Dim &sn = s.dim(0), &xn = x.dim(0);
+  const bool same =
+      (sn.is_known() && xn.is_known() && sn.value == xn.value) ||
+      (!sn.is_known() && !xn.is_known() && !sn.symbol.empty() && sn.symbol == xn.symbol);
+  const bool images = one(sn) || same;
+  if (!images || !one(s.dim(2)) || !one(s.dim(3))) {
+    return ctx.error("scale S {} must be [1 or N, C, 1, 1] for X {}", s.to_string(), x.to_string());
+  }
+  return Status::ok();
+}
+
+// X (blocked [N, Cp, H, W]) times S's value of the same image and lane.
+Tensor scaled_blocked(const Tensor& x, const Tensor& s) {
+  const Dims& d = x.dims();
+  const int64_t blocks = d[1] / 16, hw = d[2] * d[3];
+  Tensor y(DType::kF32, d);
+  const float* xs = x.data<float>();
+  float* ys = y.data<float>();
+  for (int64_t n = 0; n < d[0]; ++n) {
+    const float* scale = s.data<float>() + (s.dims()[0] == 1 ? 0 : n) * d[1];
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t plane = (n * blocks + b) * hw;
+      for (int64_t p = 0; p < hw; ++p) {
+        for (int64_t l = 0; l < 16; ++l) {
+          ys[(plane + p) * 16 + l] = xs[(plane + p) * 16 + l] * scale[b * 16 + l];
+        }
+      }
+    }
+  }
+  return y;
 }
 
 // --- ToNchw16c / FromNchw16c
@@ -110,7 +151,7 @@ Result<int64_t> conv_in_channels(const NodeContext& ctx, const ir::TensorDesc& w
 }
 
 Status infer_conv_nchw16c(InferContext& ctx) {
-  static constexpr size_t kSame[] = {1, 2, 3};
+  static constexpr size_t kSame[] = {1, 2, 3, 4};
   KILN_RETURN_IF_ERROR(require_input(ctx, 1, "W"));
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, kSame));
   KILN_RETURN_IF_ERROR(read_activation(ctx).status());
@@ -127,6 +168,10 @@ Status infer_conv_nchw16c(InferContext& ctx) {
     return ctx.unsupported("output {} has no known channel count", y.to_string());
   y = with_channels(y, ir::Dim::known(ref::padded_channels(y.dim(1).value)));
   if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(3), y));
+  if (ctx.has_input(kConvNchw16cScaleInput)) {
+    if (plain) return ctx.error("a channel scale S needs a blocked X, not x_layout \"nchw\"");
+    KILN_RETURN_IF_ERROR(check_channel_scale(ctx, x, ctx.input(kConvNchw16cScaleInput), c));
+  }
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }
@@ -145,7 +190,12 @@ Status run_conv_nchw16c(RunContext& ctx) {
       conv_in_channels(ctx, ir::TensorDesc::of_dims(DType::kF32, ctx.input(1).dims())));
   const int64_t m = ctx.input(1).dims()[0];
   KILN_ASSIGN_OR_RETURN(const bool plain, plain_x(ctx));
-  const Tensor x = plain ? ctx.input(0) : unblocked(ctx.input(0), c);
+  const Tensor x =
+      plain ? ctx.input(0)
+            : unblocked(ctx.has_input(kConvNchw16cScaleInput)
+                            ? scaled_blocked(ctx.input(0), ctx.input(kConvNchw16cScaleInput))
+                            : ctx.input(0),
+                        c);
   Tensor z;
   if (ctx.has_input(3)) z = unblocked(ctx.input(3), m);
   KILN_ASSIGN_OR_RETURN(
@@ -213,43 +263,17 @@ Status infer_mul_nchw16c(InferContext& ctx) {
   const ir::TensorDesc& x = ctx.input(0);
   const ir::TensorDesc& s = ctx.input(1);
   KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input X"));
-  KILN_RETURN_IF_ERROR(require_rank4(ctx, s, "scale S"));
   KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
   KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
-  KILN_RETURN_IF_ERROR(check_padded(ctx, s, c));
-  if (!x.has_rank() || !s.has_rank()) return ctx.unsupported("X and S need known ranks");
-  const auto one = [](const ir::Dim& d) { return d.is_known() && d.value == 1; };
-  const ir::Dim &sn = s.dim(0), &xn = x.dim(0);
-  const bool same =
-      (sn.is_known() && xn.is_known() && sn.value == xn.value) ||
-      (!sn.is_known() && !xn.is_known() && !sn.symbol.empty() && sn.symbol == xn.symbol);
-  const bool images = one(sn) || same;
-  if (!images || !one(s.dim(2)) || !one(s.dim(3))) {
-    return ctx.error("scale S {} must be [1 or N, C, 1, 1] for X {}", s.to_string(), x.to_string());
-  }
+  KILN_RETURN_IF_ERROR(check_channel_scale(ctx, x, s, c));
   ctx.set_output(0, x);
   return Status::ok();
 }
 
 Status run_mul_nchw16c(RunContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& s = ctx.input(1);
-  const Dims& d = x.dims();
-  const int64_t blocks = d[1] / 16, hw = d[2] * d[3];
-  Tensor& y = ctx.allocate_output(0);
-  const float* xs = x.data<float>();
-  float* ys = y.data<float>();
-  for (int64_t n = 0; n < d[0]; ++n) {
-    const float* scale = s.data<float>() + (s.dims()[0] == 1 ? 0 : n) * d[1];
-    for (int64_t b = 0; b < blocks; ++b) {
-      const int64_t plane = (n * blocks + b) * hw;
-      for (int64_t p = 0; p < hw; ++p) {
-        for (int64_t l = 0; l < 16; ++l) {
-          ys[(plane + p) * 16 + l] = xs[(plane + p) * 16 + l] * scale[b * 16 + l];
-        }
-      }
-    }
-  }
+  const Tensor y = scaled_blocked(ctx.input(0), ctx.input(1));
+  Tensor& out = ctx.allocate_output(0);
+  std::copy_n(y.data<float>(), y.numel(), out.data<float>());
   return Status::ok();
 }
 
@@ -277,7 +301,7 @@ void register_kiln_layout_ops(OpRegistry& r) {
   r.add({.op_type = kConvNchw16c,
          .since_versions = {1},
          .min_inputs = 2,
-         .max_inputs = 4,
+         .max_inputs = 5,
          .attrs = std::move(conv_attrs),
          .infer = infer_conv_nchw16c,
          .run = run_conv_nchw16c,

@@ -6,10 +6,12 @@
 //
 //   kiln.ToNchw16c(X) -> Y             X float32 NCHW [N, C, H, W]; Y blocked [N, Cp, H, W]
 //   kiln.FromNchw16c(X) -> Y           X blocked; Y NCHW [N, channels, H, W] (attribute channels)
-//   kiln.ConvNchw16c(X, W, B?, Z?) -> Y
+//   kiln.ConvNchw16c(X, W, B?, Z?, S?) -> Y
 //     kiln.FusedConv on blocked X, Z and Y: X [N, Cp, H, W] with C = W's dim 1 x group, Y and Z
 //     [N, Mp, Ho, Wo] for W's M output channels. W and B are as in FusedConv. With attribute
 //     x_layout "nchw" (a first layer of few channels) X is NCHW [N, C, H, W] and only Y blocked.
+//     S, blocked [1 or N, Cp, 1, 1], scales X's channels first: the convolution of MulNchw16c(X,
+//     S) (a squeeze-and-excitation's scale, fused by passes/nchw16c_scale_fusion.h).
 //   kiln.GlobalAveragePoolNchw16c(X) -> Y   X blocked [N, Cp, H, W]; Y blocked [N, Cp, 1, 1], every
 //     lane's mean over the pixels (padding lanes too)
 //   kiln.MulNchw16c(X, S) -> Y           X blocked [N, Cp, H, W], S blocked [N or 1, Cp, 1, 1]: Y =
@@ -17,6 +19,7 @@
 // The last two carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
 // tensor has the bytes of an NCHW one with Cp channels.
 
+#include <cstddef>
 #include <string_view>
 
 #include "ops/op_def.h"
@@ -28,6 +31,8 @@ inline constexpr std::string_view kFromNchw16c = "FromNchw16c";
 inline constexpr std::string_view kConvNchw16c = "ConvNchw16c";
 inline constexpr std::string_view kGlobalAveragePoolNchw16c = "GlobalAveragePoolNchw16c";
 inline constexpr std::string_view kMulNchw16c = "MulNchw16c";
+// ConvNchw16c's input S, X's channel scale.
+inline constexpr size_t kConvNchw16cScaleInput = 4;
 
 void register_kiln_layout_ops(OpRegistry& r);
 

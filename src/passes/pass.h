@@ -39,8 +39,8 @@ class PassLog {
   std::vector<PassLogEntry> entries_;
 };
 
-// Whether some tactic runs `conv` on blocked tensors: a float32 2-D convolution the nchw16c_layout
-// pass would make, given as that kiln.ConvNchw16c node (its inputs still the plain values).
+// Whether some tactic runs `conv` on blocked tensors: a float32 2-D convolution a layout pass
+// would make, given as that kiln.ConvNchw16c node (nchw16c_layout's inputs still the plain values).
 using BlockedConvCheck = std::function<bool(const ir::Graph& graph, const ir::Node& conv)>;
 
 struct PassContext {

@@ -15,6 +15,7 @@
 #include "passes/identity_elimination.h"
 #include "passes/matmul_add_fusion.h"
 #include "passes/nchw16c_layout.h"
+#include "passes/nchw16c_scale_fusion.h"
 #include "passes/qdq_extraction.h"
 #include "passes/transpose_reshape_elimination.h"
 
@@ -40,7 +41,7 @@ const std::vector<PassDef>& ordered_passes() {
 }
 
 const std::vector<PassDef>& ordered_layout_passes() {
-  static const std::vector<PassDef> passes = {nchw16c_layout_pass()};
+  static const std::vector<PassDef> passes = {nchw16c_layout_pass(), nchw16c_scale_fusion_pass()};
   return passes;
 }
 

@@ -119,6 +119,14 @@ inline OpCase nchw16c_case(const ConvGeom& g, bool bias = true, bool residual = 
   return c;
 }
 
+// c (an nchw16c_case of g) with input S, a channel scale on X: [batch or 1, Cp, 1, 1].
+inline OpCase with_channel_scale(OpCase c, const ConvGeom& g, bool per_image) {
+  while (c.inputs.size() < 4) c.inputs.push_back(absent());
+  c.inputs.push_back(
+      in(random_f32({per_image ? g.batch : 1, kernels::ref::padded_channels(g.cin), 1, 1}, 11)));
+  return c;
+}
+
 // Every activation kiln.FusedConv and kiln.FusedGemm fuse, Clip twice (ReLU6 and a window with a
 // negative floor).
 inline const std::vector<ActCase>& fused_activations() {

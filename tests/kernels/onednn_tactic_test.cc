@@ -212,6 +212,9 @@ TEST(OnednnBlockedConvTactic, DirectAndWinogradMatchTheReference) {
                   "24 -> 32 channels: only whole 16-channel blocks");
   expect_rejected(kBlocked, nchw16c_case({.cin = 16, .cout = 20, .h = 5, .w = 5}),
                   "16 -> 20 channels");
+  const ConvGeom pw{.cin = 16, .cout = 32, .h = 5, .w = 5, .kh = 1, .kw = 1};
+  expect_rejected(kBlocked, with_channel_scale(nchw16c_case(pw), pw, false),
+                  "no channel scale on X");
 }
 
 // A first layer: X NCHW with 3 channels (x_layout "nchw"), Y blocked; a stem's stride and ReLU6.

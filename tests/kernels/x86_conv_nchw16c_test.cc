@@ -2,7 +2,8 @@
 // reorders): pointwise over channel tails of the 16-lane block and of the register tile (1 to 4
 // blocks), pixel tails, strides; depthwise over windows, strides, pads (asymmetric too),
 // dilations and widths narrower than the window; every activation with and without bias and
-// residual, batches, threads, the prepacked (engine) path, and what the tactic refuses.
+// residual, batches, threads, the prepacked (engine) path, a channel scale on X (input S), and
+// what the tactic refuses.
 #include <gtest/gtest.h>
 
 #include "kernels/conv_cases.h"
@@ -110,6 +111,35 @@ TEST(X86ConvNchw16c, PrepackedWeightsOnThreads) {
   }
 }
 
+// A squeeze-and-excitation's scale fused into the 1x1 (input S): shared by the images or one per
+// image, over channel tails, the narrower last co tile (its tiles take more pixels), strides,
+// residual and activation, and threads.
+TEST(X86ConvNchw16c, PointwiseWithAChannelScaleOnX) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (int64_t cin : {3, 16, 40, 300}) {
+      for (int64_t cout : {7, 33, 70}) {
+        for (int64_t stride : {1, 2}) {
+          for (bool per_image : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << isa << " " << cin << "->" << cout << " s" << stride
+                                              << " per image " << per_image);
+            const ConvGeom g = blocked_pointwise(cin, cout, 13, 29, stride, 2);
+            expect_matches_reference(nchw16c_tactic(isa),
+                                     with_channel_scale(nchw16c_case(g), g, per_image),
+                                     kBlockedTol);
+          }
+        }
+      }
+    }
+    const ConvGeom g = blocked_pointwise(96, 40, 14, 14, 1, 2);
+    const OpCase fused = with_channel_scale(nchw16c_case(g, true, true, {"Silu", {}}), g, true);
+    for (int threads : {1, 2, 3}) {
+      expect_matches_reference_prepacked(nchw16c_tactic(isa), fused, kBlockedActTol, threads);
+    }
+  }
+}
+
 TEST(X86ConvNchw16c, RefusesDenseAndPaddedPointwiseConvolutions) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -121,6 +151,9 @@ TEST(X86ConvNchw16c, RefusesDenseAndPaddedPointwiseConvolutions) {
     OpCase padded = nchw16c_case(blocked_pointwise(8, 8, 5, 5, 1));
     padded.attrs.set("pads", Ints{1, 0, 0, 0});
     expect_rejected(nchw16c_tactic(isa), padded, "padded 1x1");
+    const ConvGeom dw{.cin = 16, .cout = 16, .group = 16, .h = 5, .w = 5, .pad = 1};
+    expect_rejected(nchw16c_tactic(isa), with_channel_scale(nchw16c_case(dw), dw, false),
+                    "into 1x1 convolutions only");
   }
 }
 

@@ -1,6 +1,6 @@
 // kiln.ToNchw16c, kiln.FromNchw16c and kiln.ConvNchw16c: the blocked layout's element order by
-// hand, the padding lanes, a round trip, a blocked convolution against Conv, and a negative test
-// for each validation.
+// hand, the padding lanes, a round trip, a blocked convolution against Conv (with a channel scale
+// on X too), and a negative test for each validation.
 #include "ops/kiln_layout.h"
 
 #include "nn_test_util.h"
@@ -82,6 +82,20 @@ TEST(KilnLayout, ConvNchw16cWithAnNchwInputBlocksOnlyItsOutput) {
   EXPECT_EQ(testing::compare_tensors(y[0], plain[0], {1e-6, 1e-6}), "");
 }
 
+TEST(KilnLayout, ConvNchw16cWithAChannelScaleConvolvesTheScaledInput) {
+  const Tensor x = testing::random_f32({2, 18, 3, 4}, 5);
+  const Tensor s = testing::random_f32({2, 18, 1, 1}, 6);
+  const Tensor w = testing::random_f32({5, 18, 1, 1}, 7);
+  const auto scaled = run_ok(OpCase{.op_type = "Mul", .inputs = {in(x), in(s)}});
+  const auto plain = run_ok(OpCase{.op_type = "Conv", .inputs = {in(scaled[0]), constant(w)}});
+  const auto xb = run_ok(layout_op("ToNchw16c", {in(x)}));
+  const auto sb = run_ok(layout_op("ToNchw16c", {in(s)}));
+  const auto yb =
+      run_ok(layout_op("ConvNchw16c", {in(xb[0]), constant(w), absent(), absent(), in(sb[0])}));
+  const auto y = run_ok(layout_op("FromNchw16c", {in(yb[0])}, attrs({{"channels", 5}})));
+  EXPECT_EQ(testing::compare_tensors(y[0], plain[0], {1e-5, 1e-5}), "");
+}
+
 TEST(KilnLayout, ErrorsNameTheProblem) {
   expect_error(layout_op("ToNchw16c", {in(f32({1, 4}, {1, 2, 3, 4}))}), StatusCode::kUnsupported,
                "is not 4-D");
@@ -96,6 +110,16 @@ TEST(KilnLayout, ErrorsNameTheProblem) {
   expect_error(layout_op("ConvNchw16c", {in(blocked), constant(Tensor(DType::kF32, {4, 16, 1, 1}))},
                          attrs({{"x_layout", std::string("nhwc")}})),
                StatusCode::kInvalidModel, "x_layout must be \"nchw16c\" or \"nchw\", got \"nhwc\"");
+  const OpInput w16 = constant(Tensor(DType::kF32, {4, 16, 1, 1}));
+  expect_error(layout_op("ConvNchw16c", {in(blocked), w16, absent(), absent(),
+                                         in(Tensor(DType::kF32, {1, 16, 2, 1}))}),
+               StatusCode::kInvalidModel, "must be [1 or N, C, 1, 1]");
+  expect_error(
+      layout_op("ConvNchw16c",
+                {in(Tensor(DType::kF32, {1, 3, 2, 2})), constant(Tensor(DType::kF32, {4, 3, 1, 1})),
+                 absent(), absent(), in(Tensor(DType::kF32, {1, 16, 1, 1}))},
+                attrs({{"x_layout", std::string("nchw")}})),
+      StatusCode::kInvalidModel, "needs a blocked X");
 }
 
 }  // namespace

@@ -76,12 +76,12 @@ inline std::string log_text(const passes::PassLog& log) {
 namespace kiln::testing {
 
 // Runs `pass_list` in order on a copy of `before`; each must succeed and leave a graph that
-// verifies and passes shape inference.
+// verifies and passes shape inference. runs_blocked: PassContext's (null: the layout passes' rule).
 inline ir::Graph run_passes(const ir::Graph& before,
                             std::initializer_list<const passes::PassDef*> pass_list,
-                            passes::PassLog& log) {
+                            passes::PassLog& log, passes::BlockedConvCheck runs_blocked = {}) {
   ir::Graph g = before;
-  passes::PassContext ctx{log};
+  passes::PassContext ctx{log, nullptr, std::move(runs_blocked)};
   for (const passes::PassDef* pass : pass_list) {
     Status st = pass->run(g, ctx);
     EXPECT_TRUE(st.is_ok()) << pass->name << ": " << st.to_string();

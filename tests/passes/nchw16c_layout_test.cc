@@ -5,6 +5,7 @@
 #include "base/cpu_features.h"
 #include "fusion_test_util.h"
 #include "io/random_input.h"
+#include "nchw16c_models.h"
 #include "passes/conv_activation_fusion.h"
 #include "passes/conv_residual_fusion.h"
 
@@ -13,17 +14,12 @@ namespace {
 
 using testing::OnnxBuilder;
 using testing::op_types;
+using testing::pointwise;
 using testing::set_attr_int;
 using testing::set_attr_ints;
 using Ops = std::vector<std::string>;
 
 const passes::PassDef& layout() { return passes::nchw16c_layout_pass(); }
-
-// The pass leaves graphs alone where the kernels cannot run (KILN_MAX_ISA below AVX2).
-#define KILN_REQUIRE_BLOCKED_KERNELS()                                                 \
-  do {                                                                                 \
-    if ((host_cpu_features() & kIsaAvx2) != kIsaAvx2) GTEST_SKIP() << "no AVX2 + FMA"; \
-  } while (0)
 
 // x [1, 20, 6, 7] -> depthwise 3x3 "dw" -> d.
 OnnxBuilder depthwise_model() {
@@ -35,13 +31,6 @@ OnnxBuilder depthwise_model() {
   set_attr_int(dw, "group", 20);
   set_attr_ints(dw, "pads", {1, 1, 1, 1});
   return b;
-}
-
-// A 1x1 convolution `from` -> `to` with cin -> cout channels.
-void pointwise(OnnxBuilder& b, const std::string& name, const std::string& from,
-               const std::string& to, int64_t cin, int64_t cout) {
-  b.initializer("w_" + name, {cout, cin, 1, 1}, testing::weights(cin * cout, 0.1f));
-  b.node("Conv", {from, "w_" + name}, {to}, name);
 }
 
 TEST(Nchw16cLayout, AChainRunsBlockedBetweenTwoReorders) {
@@ -166,24 +155,11 @@ TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
 namespace kiln {
 namespace {
 
-// A squeeze-and-excitation between blocked convolutions (EfficientNet's): x -> depthwise "dw" -> d;
-// GlobalAveragePool(d) -> 1x1 "fc1" -> Relu -> 1x1 "fc2" -> Sigmoid -> s; Mul(s, d) -> 1x1 "pw".
-// The batch is dynamic, as exporters write it.
+// A squeeze-and-excitation between blocked convolutions (EfficientNet's), then a 1x1 "pw".
 TEST(Nchw16cLayout, ASqueezeAndExcitationStaysBlocked) {
   KILN_REQUIRE_BLOCKED_KERNELS();
-  OnnxBuilder b;
-  b.input("x", 1, {-1, 20, 6, 7}, {"batch", "", "", ""});
-  b.initializer("wd", {20, 1, 3, 3}, testing::weights(180));
-  auto& dw = b.node("Conv", {"x", "wd"}, {"d"}, "dw");
-  set_attr_int(dw, "group", 20);
-  set_attr_ints(dw, "pads", {1, 1, 1, 1});
-  b.node("GlobalAveragePool", {"d"}, {"g"}, "pool");
-  pointwise(b, "fc1", "g", "f1", 20, 8);
-  b.node("Relu", {"f1"}, {"r1"}, "relu");
-  pointwise(b, "fc2", "r1", "f2", 8, 20);
-  b.node("Sigmoid", {"f2"}, {"s"}, "sigmoid");
-  b.node("Mul", {"s", "d"}, {"m"}, "scale");
-  pointwise(b, "pw", "m", "y", 20, 24);
+  OnnxBuilder b = testing::squeeze_excitation_model();
+  testing::pointwise(b, "pw", "m", "y", 20, 24);
   b.output("y");
   passes::PassLog log;
   const ir::Graph before = testing::import_model(b);

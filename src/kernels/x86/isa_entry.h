@@ -4,22 +4,21 @@
 
 #include "kernels/x86/kernels.h"
 
-#define KILN_X86_DECLARE_ISA(ns)                                                                 \
-  namespace ns {                                                                                 \
-  void conv_gemm_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);        \
-  void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed_w,            \
-                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end);  \
-  void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w,                  \
-                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end);  \
-  void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* packed); \
-  void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep, \
-                float* c, float* scratch, int64_t begin, int64_t end);                           \
-  void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,              \
-                    const Epilogue& ep, float* c, float* scratch, int64_t begin, int64_t end);   \
-  void softmax_rows(int64_t rows, int64_t n, const float* x, float* y);                          \
-  void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* x, const float* packed_w,      \
-                        const float* bias, const float* residual, const Epilogue& ep, float* y,  \
-                        int64_t begin, int64_t end);                                             \
+#define KILN_X86_DECLARE_ISA(ns)                                                                  \
+  namespace ns {                                                                                  \
+  void conv_gemm_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);         \
+  void conv_gemm_run(const ConvGemmPlan& plan, const float* x, const float* packed_w,             \
+                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end);   \
+  void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w,                   \
+                     const Epilogue& ep, float* y, float* scratch, int64_t begin, int64_t end);   \
+  void gemm_pack_b(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* packed);  \
+  void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep,  \
+                float* c, float* scratch, int64_t begin, int64_t end);                            \
+  void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,               \
+                    const Epilogue& ep, float* c, float* scratch, int64_t begin, int64_t end);    \
+  void softmax_rows(int64_t rows, int64_t n, const float* x, float* y);                           \
+  void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w,                       \
+                        const Nchw16cConvIo& io, const Epilogue& ep, int64_t begin, int64_t end); \
   }
 
 namespace kiln::kernels::x86 {

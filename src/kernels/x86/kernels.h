@@ -170,11 +170,23 @@ bool nchw16c_is_depthwise(const cpu::Conv2DParams& p);
 size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p);
 void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);
 Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads);
-// bias: [out_c] or null; residual: Y's shape, blocked, or null (may be y itself); ep: the
-// activation fields only.
-void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* x, const float* packed_w,
-                      const float* bias, const float* residual, const Epilogue& ep, float* y,
-                      int64_t task_begin, int64_t task_end);
+// A run's tensors, all blocked but the bias.
+struct Nchw16cConvIo {
+  const float* x = nullptr;
+  // Pointwise only: X's channels times these before the convolution (a squeeze-and-excitation's
+  // scale, fused): Cp floats, for every image or (x_scale_per_image) one set per image. Null: none.
+  const float* x_scale = nullptr;
+  bool x_scale_per_image = false;
+  const float* bias = nullptr;      // [out_c] or null
+  const float* residual = nullptr;  // Y's shape, or null; may be y itself
+  float* y = nullptr;
+  float* scratch =
+      nullptr;  // nchw16c_conv_scratch_floats(plan) floats of this thread's, for x_scale
+};
+size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan);
+// ep: the activation fields only.
+void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const Nchw16cConvIo& io,
+                      const Epilogue& ep, int64_t task_begin, int64_t task_end);
 
 // --- GEMM with constant B --------------------------------------------------------------------
 // C [m x n] (row stride ldc) = epilogue(A * B); A(i, p) = a[i * a_rs + p * a_cs]. B is packed once

@@ -128,12 +128,33 @@ void pointwise_tile_any(int pixels, int nb, const PwArgs& a, const Epilogue& ep)
   }
 }
 
-// Output pixels [q0, q1) of one image and co tile t: runs of a row (all of them at once when the
-// stride is 1: input and output pixels are then the same), split into register tiles.
+// n input pixels (x_pixel floats apart; blocks in_plane apart) times the channel scale s, into
+// out as [in_blocks][n][16]: the tile then reads them from L1, and the unscaled X is read once.
 template <class T>
-void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* packed,
-                    const float* bias, const float* z, const Epilogue& ep, float* y, int64_t t,
-                    int64_t q0, int64_t q1) {
+void scale_tile(const float* x, int64_t in_plane, int64_t x_pixel, int n, int64_t in_blocks,
+                const float* s, float* out) {
+  constexpr int NV = kNv<T>;
+  for (int64_t cb = 0; cb < in_blocks; ++cb) {
+    typename T::V sv[NV];
+    for (int v = 0; v < NV; ++v) sv[v] = T::loadu(s + cb * kBlk + v * T::kLanes);
+    const float* src = x + cb * in_plane;
+    float* dst = out + cb * n * kBlk;
+    for (int p = 0; p < n; ++p) {
+      for (int v = 0; v < NV; ++v) {
+        T::storeu(dst + p * kBlk + v * T::kLanes,
+                  T::mul(T::loadu(src + p * x_pixel + v * T::kLanes), sv[v]));
+      }
+    }
+  }
+}
+
+// Output pixels [q0, q1) of one image and co tile t: runs of a row (all of them at once when the
+// stride is 1: input and output pixels are then the same), split into register tiles. With a
+// channel scale s, each tile's input pixels are scaled into scratch first.
+template <class T>
+void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, float* scratch,
+                    const float* packed, const float* bias, const float* z, const Epilogue& ep,
+                    float* y, int64_t t, int64_t q0, int64_t q1) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t in_plane = p.in_h * p.in_w * kBlk, out_plane = p.out_h * p.out_w * kBlk;
   const int64_t nb = std::min(pl.co_tile, pl.out_blocks - t * pl.co_tile);
@@ -152,6 +173,12 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* pack
       const int n = static_cast<int>(std::min<int64_t>(max_px, run - i));
       const int64_t out_at = t * pl.co_tile * out_plane + (q + i) * kBlk;
       a.x = x + (in_px + i * p.stride_w) * kBlk;
+      if (s != nullptr) {
+        scale_tile<T>(a.x, in_plane, p.stride_w * kBlk, n, pl.in_blocks, s, scratch);
+        a.x = scratch;
+        a.x_block = n * kBlk;
+        a.x_pixel = kBlk;
+      }
       a.y = y + out_at;
       a.z = z == nullptr ? nullptr : z + out_at;
       pointwise_tile_any<T>(n, static_cast<int>(nb), a, ep);
@@ -257,10 +284,11 @@ void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* pack
 }
 
 template <class T>
-void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* x, const float* packed,
-                        const float* bias, const float* z, const Epilogue& ep, float* y,
-                        int64_t begin, int64_t end) {
+void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nchw16cConvIo& io,
+                        const Epilogue& ep, int64_t begin, int64_t end) {
   const FlushDenormals ftz;
+  const float *x = io.x, *bias = io.bias, *z = io.residual;
+  float* y = io.y;
   const cpu::Conv2DParams& p = pl.p;
   for (int64_t task = begin; task < end; ++task) {
     if (pl.depthwise) {
@@ -276,8 +304,10 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* x, const float* 
     const int64_t q0 = c * pl.chunk, q1 = std::min(p.out_h * p.out_w, q0 + pl.chunk);
     const int64_t in_image = pl.in_blocks * p.in_h * p.in_w * kBlk;
     const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
-    pointwise_task<T>(pl, x + n * in_image, packed, bias, z ? z + n * out_image : nullptr, ep,
-                      y + n * out_image, t, q0, q1);
+    const float* s = io.x_scale;
+    if (s != nullptr && io.x_scale_per_image) s += n * pl.in_blocks * kBlk;
+    pointwise_task<T>(pl, x + n * in_image, s, io.scratch, packed, bias,
+                      z ? z + n * out_image : nullptr, ep, y + n * out_image, t, q0, q1);
   }
 }
 

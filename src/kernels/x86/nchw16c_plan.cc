@@ -110,13 +110,19 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   return pl;
 }
 
-void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* x, const float* packed_w,
-                      const float* bias, const float* residual, const Epilogue& ep, float* y,
-                      int64_t task_begin, int64_t task_end) {
+// A pointwise tile's scaled input pixels: [in_blocks][pixels][16], for the widest tile (a last,
+// narrower co tile takes more pixels than px_tile).
+size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
+  if (plan.depthwise) return 0;
+  return static_cast<size_t>(plan.in_blocks * tile_pixels(plan.isa, 1) * kBlk);
+}
+
+void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const Nchw16cConvIo& io,
+                      const Epilogue& ep, int64_t task_begin, int64_t task_end) {
   if (plan.isa == Isa::kAvx512) {
-    return avx512::nchw16c_conv_run(plan, x, packed_w, bias, residual, ep, y, task_begin, task_end);
+    return avx512::nchw16c_conv_run(plan, packed_w, io, ep, task_begin, task_end);
   }
-  return avx2::nchw16c_conv_run(plan, x, packed_w, bias, residual, ep, y, task_begin, task_end);
+  return avx2::nchw16c_conv_run(plan, packed_w, io, ep, task_begin, task_end);
 }
 
 }  // namespace kiln::kernels::x86

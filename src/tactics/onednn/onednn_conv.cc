@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "base/cpu_features.h"
+#include "ops/kiln_layout.h"
 #include "ops/nn_conv.h"
 #include "tactics/onednn/onednn_common.h"
 #include "tactics/onednn/onednn_tactics.h"
@@ -484,6 +485,9 @@ class BlockedConvTactic final : public OnednnTactic {
       return fmt::format("{} -> {} channels: only whole 16-channel blocks", in, out);
     }
     if (plain_x && algo_ == ConvAlgo::kWinograd) return "Winograd needs a blocked X";
+    if (spec.has_input(ops::kConvNchw16cScaleInput)) {
+      return "oneDNN's convolution takes no channel scale on X (input 4)";
+    }
     return fused_activation_why_not(spec, algo_ == ConvAlgo::kWinograd);
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {

@@ -51,6 +51,16 @@ Tensor pack_weights(const ir::Node& node, const Tensor& w) {
   return packed;
 }
 
+// A channel scale S for X is [1 or N, Cp, 1, 1] (ops/kiln_layout.h), Cp = Y's.
+Status check_scale_dims(const ir::Node& node, const TensorView& s, const TensorView& x) {
+  const bool images = s.dim(0) == 1 || s.dim(0) == x.dim(0);
+  if (s.rank() != 4 || !images || s.dim(1) != x.dim(1) || s.dim(2) != 1 || s.dim(3) != 1) {
+    return layer_error(node, "channel scale S [{}] must be [1 or {}, {}, 1, 1] for X [{}]",
+                       dims_to_string(s.dims), x.dim(0), x.dim(1), dims_to_string(x.dims));
+  }
+  return Status::ok();
+}
+
 class Nchw16cConvKernel final : public LayerKernel {
  public:
   Nchw16cConvKernel(const LayerSpec& spec, kx::Isa isa)
@@ -82,23 +92,39 @@ class Nchw16cConvKernel final : public LayerKernel {
     if (!kx::nchw16c_is_pointwise(p) && !kx::nchw16c_is_depthwise(p)) {
       return layer_error(node_, "the nChw16c kernels run 1x1 and depthwise convolutions only");
     }
+    if (const TensorView* s = optional_input(in, ops::kConvNchw16cScaleInput)) {
+      KILN_RETURN_IF_ERROR(check_scale_dims(node_, *s, in[0]));
+      scale_per_image_ = s->dim(0) != 1;
+    }
     if (kx::nchw16c_conv_packed_weights_floats(p) != packed_floats_) {
       return layer_error(node_, "the packed weights hold {} floats; the weights [{}] need {}",
                          packed_floats_, dims_to_string(in[1].dims),
                          kx::nchw16c_conv_packed_weights_floats(p));
     }
     plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()));
+    if (optional_input(in, ops::kConvNchw16cScaleInput) != nullptr) {
+      if (plan_.depthwise)
+        return layer_error(node_, "a channel scale on X needs a 1x1 convolution");
+      scratch_.resize(kx::nchw16c_conv_scratch_floats(plan_), pool_threads(thread_pool()));
+    }
     return Status::ok();
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    const TensorView* r = optional_input(in, 3);
-    const float* residual = r ? static_cast<const float*>(r->data) : nullptr;
-    const float* x = input_f32(in, 0);
-    const float* bias = input_f32(in, 2);
-    auto* y = static_cast<float*>(out[0].data);
-    run_tasks(thread_pool(), plan_.tasks, [&](int64_t, int64_t b, int64_t e) {
-      kx::nchw16c_conv_run(plan_, x, packed_, bias, residual, epilogue_, y, b, e);
+    kx::Nchw16cConvIo io;
+    io.x = input_f32(in, 0);
+    if (const TensorView* s = optional_input(in, ops::kConvNchw16cScaleInput)) {
+      io.x_scale = static_cast<const float*>(s->data);
+      io.x_scale_per_image = scale_per_image_;
+    }
+    io.bias = input_f32(in, 2);
+    if (const TensorView* r = optional_input(in, 3))
+      io.residual = static_cast<const float*>(r->data);
+    io.y = static_cast<float*>(out[0].data);
+    run_tasks(thread_pool(), plan_.tasks, [&](int64_t slot, int64_t b, int64_t e) {
+      kx::Nchw16cConvIo part = io;
+      if (part.x_scale != nullptr) part.scratch = scratch_.slot(slot);
+      kx::nchw16c_conv_run(plan_, packed_, part, epilogue_, b, e);
     });
     return Status::ok();
   }
@@ -112,6 +138,8 @@ class Nchw16cConvKernel final : public LayerKernel {
   size_t packed_floats_ = 0;
   Tensor own_;
   kx::Nchw16cConvPlan plan_;
+  bool scale_per_image_ = false;
+  ThreadScratch scratch_;  // a tile's scaled input pixels, per thread, with a channel scale
 };
 
 class Nchw16cConvTactic final : public X86Tactic {
@@ -141,6 +169,9 @@ class Nchw16cConvTactic final : public X86Tactic {
     const std::vector<int64_t> pads = spec.node->attrs.get_ints("pads");
     if (one && std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; })) {
       return "a padded 1x1 convolution";
+    }
+    if (!one && spec.has_input(ops::kConvNchw16cScaleInput)) {
+      return "a channel scale on X (input 4) fuses into 1x1 convolutions only";
     }
     return "";
   }
