@@ -15,6 +15,12 @@ namespace {
 
 namespace ref = kernels::ref;
 
+// Planes of hw pixels x 16 channels per parallel chunk: at least 32K floats, as pooling's, so a
+// small layer (a 7x7 squeeze) runs on the calling thread without waking a sleeping worker.
+int64_t block_grain(int64_t hw) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, hw * ref::kChannelBlock));
+}
+
 class ReorderKernel final : public LayerKernel {
  public:
   ReorderKernel(const ir::Node& node, bool to_blocked) : node_(node), to_blocked_(to_blocked) {}
@@ -37,7 +43,7 @@ class ReorderKernel final : public LayerKernel {
     const int64_t blocks = ref::channel_blocks(c);
     const auto* x = static_cast<const float*>(in[0].data);
     auto* y = static_cast<float*>(out[0].data);
-    parallel::parallel_for(thread_pool(), n * blocks, 1, [&](int64_t b0, int64_t b1) {
+    parallel::parallel_for(thread_pool(), n * blocks, block_grain(hw), [&](int64_t b0, int64_t b1) {
       for (int64_t u = b0; u < b1; ++u) {
         const int64_t i = u / blocks, b = u % blocks, c0 = b * ref::kChannelBlock;
         const int64_t lanes = std::min(ref::kChannelBlock, c - c0);
@@ -84,13 +90,14 @@ class BlockedPlaneKernel final : public LayerKernel {
     auto* y = static_cast<float*>(out[0].data);
     const float* s = pool_ ? nullptr : static_cast<const float*>(in[1].data);
     const bool per_image = !pool_ && in[1].dim(0) != 1;
-    parallel::parallel_for(thread_pool(), x.dim(0) * blocks, 1, [&](int64_t b, int64_t e) {
-      if (pool_) {
-        kernels::cpu::global_avg_pool_nchw16c(xs, hw, y, b, e);
-      } else {
-        kernels::cpu::mul_nchw16c(xs, s, per_image, blocks, hw, y, b, e);
-      }
-    });
+    parallel::parallel_for(thread_pool(), x.dim(0) * blocks, block_grain(hw),
+                           [&](int64_t b, int64_t e) {
+                             if (pool_) {
+                               kernels::cpu::global_avg_pool_nchw16c(xs, hw, y, b, e);
+                             } else {
+                               kernels::cpu::mul_nchw16c(xs, s, per_image, blocks, hw, y, b, e);
+                             }
+                           });
     return Status::ok();
   }
 

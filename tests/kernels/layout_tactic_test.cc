@@ -22,34 +22,39 @@ OpCase layout_case(const std::string& op, std::vector<OpInput> inputs, int64_t c
   return c;
 }
 
+// Planes small enough to run on one thread (5x7, 9x11) and large enough to split (45x47).
 TEST(LayoutTactics, ReordersBothWays) {
   for (int64_t c : {1, 16, 17, 40}) {
-    for (int threads : {1, 2, 3}) {
-      const Dims plain{2, c, 5, 7};
-      expect_matches_reference_prepacked("reorder.to_nchw16c",
-                                         layout_case("ToNchw16c", {in(random_f32(plain, 1))}),
-                                         kPointTol, threads);
-      const Dims blocked{2, padded_channels(c), 5, 7};
-      expect_matches_reference_prepacked(
-          "reorder.from_nchw16c", layout_case("FromNchw16c", {in(random_f32(blocked, 2))}, c),
-          kPointTol, threads);
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{5, 7}, {45, 47}}) {
+      for (int threads : {1, 2, 3}) {
+        const Dims plain{2, c, h, w};
+        expect_matches_reference_prepacked("reorder.to_nchw16c",
+                                           layout_case("ToNchw16c", {in(random_f32(plain, 1))}),
+                                           kPointTol, threads);
+        const Dims blocked{2, padded_channels(c), h, w};
+        expect_matches_reference_prepacked(
+            "reorder.from_nchw16c", layout_case("FromNchw16c", {in(random_f32(blocked, 2))}, c),
+            kPointTol, threads);
+      }
     }
   }
 }
 
 TEST(LayoutTactics, BlockedPoolAndChannelScale) {
   for (int64_t c : {5, 16, 40}) {
-    const Dims x{2, padded_channels(c), 9, 11};
-    for (int threads : {1, 2, 3}) {
-      expect_matches_reference_prepacked(
-          "pool.global_avg_nchw16c.f32",
-          layout_case("GlobalAveragePoolNchw16c", {in(random_f32(x, 3))}, c), kSumTol, threads);
-      for (int64_t scales : {1, 2}) {
-        const Dims s{scales, padded_channels(c), 1, 1};
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{9, 11}, {45, 47}}) {
+      const Dims x{2, padded_channels(c), h, w};
+      for (int threads : {1, 2, 3}) {
         expect_matches_reference_prepacked(
-            "eltwise.mul_nchw16c.f32",
-            layout_case("MulNchw16c", {in(random_f32(x, 4)), in(random_f32(s, 5))}, c), kPointTol,
-            threads);
+            "pool.global_avg_nchw16c.f32",
+            layout_case("GlobalAveragePoolNchw16c", {in(random_f32(x, 3))}, c), kSumTol, threads);
+        for (int64_t scales : {1, 2}) {
+          const Dims s{scales, padded_channels(c), 1, 1};
+          expect_matches_reference_prepacked(
+              "eltwise.mul_nchw16c.f32",
+              layout_case("MulNchw16c", {in(random_f32(x, 4)), in(random_f32(s, 5))}, c), kPointTol,
+              threads);
+        }
       }
     }
   }
