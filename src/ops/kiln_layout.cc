@@ -2,8 +2,6 @@
 // convolution's reference converts to NCHW, runs the NCHW reference and converts back.
 #include "ops/kiln_layout.h"
 
-#include <algorithm>
-
 #include "kernels/ref/layout.h"
 #include "ops/families.h"
 #include "ops/kiln_fused.h"
@@ -59,13 +57,11 @@ Status check_channel_scale(const NodeContext& ctx, const ir::TensorDesc& x, cons
   return Status::ok();
 }
 
-// X (blocked [N, Cp, H, W]) times S's value of the same image and lane.
-Tensor scaled_blocked(const Tensor& x, const Tensor& s) {
+// X (blocked [N, Cp, H, W]) times S's value of the same image and lane, into ys (X's shape).
+void scale_blocked(const Tensor& x, const Tensor& s, float* ys) {
   const Dims& d = x.dims();
   const int64_t blocks = d[1] / 16, hw = d[2] * d[3];
-  Tensor y(DType::kF32, d);
   const float* xs = x.data<float>();
-  float* ys = y.data<float>();
   for (int64_t n = 0; n < d[0]; ++n) {
     const float* scale = s.data<float>() + (s.dims()[0] == 1 ? 0 : n) * d[1];
     for (int64_t b = 0; b < blocks; ++b) {
@@ -77,6 +73,11 @@ Tensor scaled_blocked(const Tensor& x, const Tensor& s) {
       }
     }
   }
+}
+
+Tensor scaled_blocked(const Tensor& x, const Tensor& s) {
+  Tensor y(DType::kF32, x.dims());
+  scale_blocked(x, s, y.data<float>());
   return y;
 }
 
@@ -271,9 +272,8 @@ Status infer_mul_nchw16c(InferContext& ctx) {
 }
 
 Status run_mul_nchw16c(RunContext& ctx) {
-  const Tensor y = scaled_blocked(ctx.input(0), ctx.input(1));
-  Tensor& out = ctx.allocate_output(0);
-  std::copy_n(y.data<float>(), y.numel(), out.data<float>());
+  Tensor& y = ctx.allocate_output(0);
+  scale_blocked(ctx.input(0), ctx.input(1), y.data<float>());
   return Status::ok();
 }
 

@@ -180,8 +180,8 @@ struct Nchw16cConvIo {
   const float* bias = nullptr;      // [out_c] or null
   const float* residual = nullptr;  // Y's shape, or null; may be y itself
   float* y = nullptr;
-  float* scratch =
-      nullptr;  // nchw16c_conv_scratch_floats(plan) floats of this thread's, for x_scale
+  // With x_scale: this thread's nchw16c_conv_scratch_floats(plan) floats.
+  float* scratch = nullptr;
 };
 size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan);
 // ep: the activation fields only.

@@ -53,8 +53,8 @@ Tensor pack_weights(const ir::Node& node, const Tensor& w) {
 
 // A channel scale S for X is [1 or N, Cp, 1, 1] (ops/kiln_layout.h), Cp = Y's.
 Status check_scale_dims(const ir::Node& node, const TensorView& s, const TensorView& x) {
-  const bool images = s.dim(0) == 1 || s.dim(0) == x.dim(0);
-  if (s.rank() != 4 || !images || s.dim(1) != x.dim(1) || s.dim(2) != 1 || s.dim(3) != 1) {
+  const bool images = s.rank() == 4 && (s.dim(0) == 1 || s.dim(0) == x.dim(0));
+  if (!images || s.dim(1) != x.dim(1) || s.dim(2) != 1 || s.dim(3) != 1) {
     return layer_error(node, "channel scale S [{}] must be [1 or {}, {}, 1, 1] for X [{}]",
                        dims_to_string(s.dims), x.dim(0), x.dim(1), dims_to_string(x.dims));
   }
@@ -103,8 +103,9 @@ class Nchw16cConvKernel final : public LayerKernel {
     }
     plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()));
     if (optional_input(in, ops::kConvNchw16cScaleInput) != nullptr) {
-      if (plan_.depthwise)
+      if (plan_.depthwise) {
         return layer_error(node_, "a channel scale on X needs a 1x1 convolution");
+      }
       scratch_.resize(kx::nchw16c_conv_scratch_floats(plan_), pool_threads(thread_pool()));
     }
     return Status::ok();
@@ -118,8 +119,9 @@ class Nchw16cConvKernel final : public LayerKernel {
       io.x_scale_per_image = scale_per_image_;
     }
     io.bias = input_f32(in, 2);
-    if (const TensorView* r = optional_input(in, 3))
+    if (const TensorView* r = optional_input(in, 3)) {
       io.residual = static_cast<const float*>(r->data);
+    }
     io.y = static_cast<float*>(out[0].data);
     run_tasks(thread_pool(), plan_.tasks, [&](int64_t slot, int64_t b, int64_t e) {
       kx::Nchw16cConvIo part = io;
