@@ -9,30 +9,40 @@
 namespace kiln::engine {
 namespace {
 
-// For each arena value written by a kiln convolution with a residual (kiln.FusedConv,
-// kiln.ConvNchw16c) whose tactic runs with the residual in the
-// output's buffer (Tactic::residual_in_place), the residual, when it dies at that layer, has the
-// output's size and is none of the layer's other inputs; else kNoValue. The output then takes
-// the residual's bytes: the layer accumulates onto them instead of reading a second stream
-// (ResNet-50's 64 -> 256 residual layer on 56x56: 1.39 -> 1.13 ms on 2 threads).
-std::vector<ir::ValueId> residual_hosts(const Plan& plan, const std::vector<ValueClass>& classes,
-                                        const std::vector<int64_t>& bytes,
-                                        const std::vector<int>& last) {
+// The input whose bytes layer n's output may take, or kNoValue: a kiln convolution's residual
+// when its tactic runs with the residual in the output's buffer (Tactic::residual_in_place; the
+// layer accumulates onto it instead of reading a second stream: ResNet-50's 64 -> 256 residual
+// layer on 56x56, 1.39 -> 1.13 ms on 2 threads), or a copy's input when its tactic then copies
+// nothing (Tactic::output_is_input: a Reshape's output is its input's bytes).
+ir::ValueId shareable_input(const Plan& plan, size_t n) {
+  const ir::Node& node = plan.graph.nodes[n];
+  const tactics::Tactic* tactic = tactics::find_tactic(plan.layers[n].tactic);
+  if (tactic == nullptr || node.inputs.empty()) return ir::kNoValue;
+  const int z = ops::residual_input(node);
+  if (z >= 0 && tactic->residual_in_place()) {
+    const ir::ValueId r = node.inputs[static_cast<size_t>(z)];
+    const auto others = node.inputs.begin() + z;
+    return std::find(node.inputs.begin(), others, r) == others ? r : ir::kNoValue;
+  }
+  return tactic->output_is_input() ? node.inputs[0] : ir::kNoValue;
+}
+
+// For each arena value whose layer may write it over one of its inputs (shareable_input), that
+// input when it dies at the layer and has the output's size (no later reader sees it change);
+// else kNoValue. The output then takes the input's bytes.
+std::vector<ir::ValueId> shared_hosts(const Plan& plan, const std::vector<ValueClass>& classes,
+                                      const std::vector<int64_t>& bytes,
+                                      const std::vector<int>& last) {
   const ir::Graph& g = plan.graph;
   std::vector<ir::ValueId> host(g.values.size(), ir::kNoValue);
   for (size_t n = 0; n < g.nodes.size(); ++n) {
     const ir::Node& node = g.nodes[n];
-    const int z = ops::residual_input(node);
-    if (plan.layers[n].kind != LayerKind::kRun || z < 0 || node.outputs.empty()) continue;
-    const ir::ValueId r = node.inputs[static_cast<size_t>(z)], y = node.outputs[0];
-    if (y == ir::kNoValue) continue;
+    if (plan.layers[n].kind != LayerKind::kRun || node.outputs.empty()) continue;
+    const ir::ValueId r = shareable_input(plan, n), y = node.outputs[0];
+    if (r == ir::kNoValue || y == ir::kNoValue) continue;
     const auto ri = static_cast<size_t>(r), yi = static_cast<size_t>(y);
     if (classes[ri] != ValueClass::kArena || classes[yi] != ValueClass::kArena) continue;
-    if (last[ri] != static_cast<int>(n) || bytes[ri] != bytes[yi]) continue;
-    const auto others = node.inputs.begin() + z;
-    if (std::find(node.inputs.begin(), others, r) != others) continue;
-    const tactics::Tactic* tactic = tactics::find_tactic(plan.layers[n].tactic);
-    if (tactic != nullptr && tactic->residual_in_place()) host[yi] = r;
+    if (last[ri] == static_cast<int>(n) && bytes[ri] == bytes[yi]) host[yi] = r;
   }
   return host;
 }
@@ -67,9 +77,9 @@ MemoryLayout layout_arena(const Plan& plan, const ResolvedShapes& shapes) {
       if (v != ir::kNoValue) last[static_cast<size_t>(v)] = step;
     }
   }
-  // A value hosted by a residual shares its request (a chain of residual layers, one request),
+  // A value hosted by an input shares its request (a chain of residual layers, one request),
   // which lives from the first value's producer to the last value's last reader.
-  const std::vector<ir::ValueId> host = residual_hosts(plan, classes, bytes, last);
+  const std::vector<ir::ValueId> host = shared_hosts(plan, classes, bytes, last);
   std::vector<size_t> root(g.values.size());
   for (size_t v = 0; v < g.values.size(); ++v) {
     root[v] = v;

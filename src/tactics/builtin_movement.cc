@@ -61,6 +61,7 @@ class CopyKernel final : public LayerKernel {
 class CopyTactic final : public BuiltinTactic {
  public:
   using BuiltinTactic::BuiltinTactic;
+  bool output_is_input() const override { return true; }
   std::string why_not(const LayerSpec& spec) const override {
     return require_same_copyable_dtype(spec);
   }

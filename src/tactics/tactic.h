@@ -91,6 +91,10 @@ class Tactic {
   // buffer: the engine then gives the output the residual's bytes when the residual dies there
   // (engine/memory_layout.cc), saving a stream of reads and a buffer.
   virtual bool residual_in_place() const { return false; }
+  // True when output 0 is input 0's bytes unchanged (Reshape, Flatten, Squeeze) and run() copies
+  // nothing when both are one buffer: the engine gives the output the input's bytes when the input
+  // dies at this layer (engine/memory_layout.cc).
+  virtual bool output_is_input() const { return false; }
   // Empty when the tactic can run the layer; otherwise why not ("group convolution", "float16").
   virtual std::string why_not(const LayerSpec& spec) const = 0;
   virtual Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const = 0;

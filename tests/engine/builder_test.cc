@@ -194,6 +194,54 @@ TEST(Builder, ResidualThatDiesAtItsLayerHostsTheOutput) {
   }
 }
 
+// x -> Relu -> r -> Reshape [1, 6, 2, 4] -> s -> Relu -> y; r also read after the reshape
+// (Add(y, r')) when read_later.
+testing::OnnxBuilder reshape_model(bool read_later) {
+  testing::OnnxBuilder b;
+  b.input("x", 1, {1, 3, 4, 4});
+  b.initializer_i64("shape", {4}, {1, 6, 2, 4});
+  b.node("Relu", {"x"}, {"r"}, "relu0");
+  b.node("Reshape", {"r", "shape"}, {"s"}, "reshape");
+  b.node("Relu", {"s"}, {read_later ? "t" : "y"}, "relu1");
+  if (read_later) {
+    b.node("Reshape", {"r", "shape"}, {"r2"}, "reshape2");
+    b.node("Add", {"t", "r2"}, {"y"}, "add");
+  }
+  b.output("y");
+  return b;
+}
+
+// A reshape's output takes its input's bytes (no copy) exactly when the input dies there.
+TEST(Builder, AReshapeTakesItsInputsBytesWhenTheInputDiesThere) {
+  for (bool read_later : {false, true}) {
+    SCOPED_TRACE(read_later ? "input read later" : "input dies");
+    const auto model = reshape_model(read_later);
+    auto plan = engine::build_plan(import_model(model), {});
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    const ir::Graph& g = plan->graph;
+    size_t reshape = g.nodes.size();
+    for (size_t n = 0; n < g.nodes.size(); ++n) {
+      if (g.nodes[n].name == "reshape") reshape = n;
+    }
+    ASSERT_LT(reshape, g.nodes.size());
+    const tactics::Tactic* tactic = tactics::find_tactic(plan->layers[reshape].tactic);
+    ASSERT_NE(tactic, nullptr);
+    EXPECT_TRUE(tactic->output_is_input()) << tactic->name();
+    const std::vector<int64_t>& offsets = plan->profiles[0].memory.offsets;
+    const auto r = static_cast<size_t>(g.nodes[reshape].inputs[0]);
+    const auto s = static_cast<size_t>(g.nodes[reshape].outputs[0]);
+    EXPECT_EQ(offsets[r] == offsets[s], !read_later);
+
+    auto engine = testing::build_engine(model, {});
+    ASSERT_NE(engine, nullptr);
+    const Tensor x = testing::random_f32({1, 3, 4, 4}, 4);
+    const std::vector<Tensor> got = testing::run_engine(*engine, {{"x", x}});
+    ASSERT_EQ(got.size(), 1u);
+    const auto want = testing::reference_outputs(model, {{"x", x}});
+    EXPECT_EQ(testing::compare_tensors(got[0], want[0], {0, 0}), "");
+  }
+}
+
 // Dense 3x3 layers of whole 16-channel blocks run blocked only where a tactic takes them (oneDNN's
 // nChw16c primitives, on AVX-512): with the oneDNN source disabled the layout pass asks the
 // tactics, finds none, and leaves them NCHW.
