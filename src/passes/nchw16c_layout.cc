@@ -2,13 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
-#include "base/cpu_features.h"
 #include "kernels/ref/layout.h"
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
 #include "passes/fusion_util.h"
+#include "passes/nchw16c_rule.h"
 
 namespace kiln::passes {
 namespace {
@@ -71,14 +72,10 @@ ir::Node as_blocked(const ir::Node& n) {
   return b;
 }
 
-// kiln's own blocked kernels' rule: 1x1 with group 1 and no padding, or depthwise.
+// kiln's own blocked kernels' rule (passes/nchw16c_rule.h): 1x1 or depthwise.
 bool kiln_kernels_run(const ir::Node& n, const Dims& w, const Channels& c) {
-  const int64_t group = n.attrs.get_int("group", 1);
-  const std::vector<int64_t> pads = n.attrs.get_ints("pads");
-  const bool unpadded = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
-  const bool pointwise = group == 1 && w[2] == 1 && w[3] == 1 && unpadded;
-  const bool depthwise = group == c.in && c.out == c.in;
-  return pointwise || depthwise;
+  const bool depthwise = n.attrs.get_int("group", 1) == c.in && c.out == c.in;
+  return blocked_pointwise(n, w) || depthwise;
 }
 
 // A float32 2-D Conv or kiln.FusedConv with constant weights that runs on blocked tensors (as
@@ -157,9 +154,6 @@ ir::TensorDesc blocked_desc(const ir::TensorDesc& plain, int64_t channels) {
   (*d.shape)[1] = ir::Dim::known(kernels::ref::padded_channels(channels));
   return d;
 }
-
-// Without a runs_blocked check: kiln's kernels need AVX2 + FMA at least.
-bool host_runs_kernels() { return (host_cpu_features() & kIsaAvx2) == kIsaAvx2; }
 
 class Rewriter {
  public:
@@ -248,7 +242,7 @@ class Rewriter {
 };
 
 Status run(ir::Graph& g, PassContext& ctx) {
-  if (!ctx.runs_blocked && !host_runs_kernels()) return Status::ok();
+  if (!ctx.runs_blocked && !host_runs_blocked_kernels()) return Status::ok();
   const ir::GraphIndex index(g);
   const size_t count = g.nodes.size();
   std::vector<std::optional<Blocking>> cand(count);

@@ -1,24 +1,18 @@
 #include "passes/nchw16c_scale_fusion.h"
 
-#include <algorithm>
-
-#include "base/cpu_features.h"
 #include "ops/kiln_layout.h"
 #include "passes/fusion_util.h"
+#include "passes/nchw16c_rule.h"
 
 namespace kiln::passes {
 namespace {
 
 constexpr std::string_view kName = "nchw16c_scale_fusion";
 
-// kiln's own kernels' rule: the fused scale needs their 1x1 kernel (group 1, no padding).
+// kiln's own kernels' rule (passes/nchw16c_rule.h): the fused scale needs their 1x1 kernel.
 bool kiln_kernels_run(const ir::Graph& g, const ir::Node& conv) {
-  if ((host_cpu_features() & kIsaAvx2) != kIsaAvx2) return false;
   const Tensor* w = g.value(conv.inputs[1]).constant();
-  if (w == nullptr || w->rank() != 4 || w->dims()[2] != 1 || w->dims()[3] != 1) return false;
-  const std::vector<int64_t> pads = conv.attrs.get_ints("pads");
-  return conv.attrs.get_int("group", 1) == 1 &&
-         std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+  return host_runs_blocked_kernels() && w != nullptr && blocked_pointwise(conv, w->dims());
 }
 
 // Anchored at a MulNchw16c whose output only a blocked-X ConvNchw16c without a scale reads, as X.

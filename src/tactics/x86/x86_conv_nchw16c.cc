@@ -94,7 +94,6 @@ class Nchw16cConvKernel final : public LayerKernel {
     }
     if (const TensorView* s = optional_input(in, ops::kConvNchw16cScaleInput)) {
       KILN_RETURN_IF_ERROR(check_scale_dims(node_, *s, in[0]));
-      scale_per_image_ = s->dim(0) != 1;
     }
     if (kx::nchw16c_conv_packed_weights_floats(p) != packed_floats_) {
       return layer_error(node_, "the packed weights hold {} floats; the weights [{}] need {}",
@@ -116,7 +115,7 @@ class Nchw16cConvKernel final : public LayerKernel {
     io.x = input_f32(in, 0);
     if (const TensorView* s = optional_input(in, ops::kConvNchw16cScaleInput)) {
       io.x_scale = static_cast<const float*>(s->data);
-      io.x_scale_per_image = scale_per_image_;
+      io.x_scale_per_image = s->dim(0) != 1;
     }
     io.bias = input_f32(in, 2);
     if (const TensorView* r = optional_input(in, 3)) {
@@ -140,7 +139,6 @@ class Nchw16cConvKernel final : public LayerKernel {
   size_t packed_floats_ = 0;
   Tensor own_;
   kx::Nchw16cConvPlan plan_;
-  bool scale_per_image_ = false;
   ThreadScratch scratch_;  // a tile's scaled input pixels, per thread, with a channel scale
 };
 
