@@ -27,7 +27,7 @@ void check(const kiln::Status& s, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  kiln::use_passive_openmp_wait(argv);
+  kiln::use_kiln_openmp_wait(argv);
   const peers::Args args = peers::parse_args(argc, argv);
   const peers::Npy input = peers::tile_batch(peers::read_npy(args.input), args.batch);
 

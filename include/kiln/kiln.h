@@ -28,12 +28,13 @@
 
 namespace kiln {
 
-// Call first in main() of a program that runs engines on more than one thread. oneDNN's OpenMP
-// runtime (libgomp) reads OMP_WAIT_POLICY before main; its default spinning after each oneDNN
-// layer takes the core kiln's own threads need next (ResNet-50 FP32, 2 threads: 92 ms vs 53 ms).
-// When OMP_WAIT_POLICY is unset this sets it to passive and re-executes the program with `argv`
-// (returns only if the policy was already set, or exec failed). See docs/performance.md.
-void use_passive_openmp_wait(char** argv);
+// Call first in main() of a program that runs engines on more than one thread. kiln's layers and
+// oneDNN's run on libgomp's threads, which read how long to spin after a layer (GOMP_SPINCOUNT,
+// OMP_WAIT_POLICY) before main. When neither is set, this sets kiln's (GOMP_SPINCOUNT=10000: a
+// few hundred microseconds, then sleep) and re-executes the program with `argv`; it returns only
+// if the user set a wait, or exec failed. Without it libgomp spins about 10 ms after each layer,
+// burning a core between inferences. See docs/performance.md.
+void use_kiln_openmp_wait(char** argv);
 
 namespace runtime {
 class Engine;

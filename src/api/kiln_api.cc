@@ -13,7 +13,7 @@
 
 namespace kiln {
 
-void use_passive_openmp_wait(char** argv) { parallel::reexec_with_passive_openmp_wait(argv); }
+void use_kiln_openmp_wait(char** argv) { parallel::reexec_with_openmp_wait(argv); }
 
 Network::Network(std::unique_ptr<ir::Graph> graph) : graph_(std::move(graph)) {}
 Network::Network(Network&&) noexcept = default;

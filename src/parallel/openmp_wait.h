@@ -1,20 +1,30 @@
 #pragma once
-// libgomp, the OpenMP runtime Debian's oneDNN runs on, reads OMP_WAIT_POLICY once, when it is
-// loaded (before main). Unset, its threads spin for a while after each parallel region; after a
-// oneDNN layer that spin holds the core kiln's own pool needs for the next layer (ResNet-50 FP32
-// on 2 threads: 92 ms with the default policy, 53 ms passive). Since the policy can only be chosen
-// before libgomp loads, a program re-executes itself with it set.
+// How libgomp's threads wait after a parallel region: spin for GOMP_SPINCOUNT polls, then sleep.
+// libgomp reads OMP_WAIT_POLICY and GOMP_SPINCOUNT once, when it is loaded (before main), so a
+// program that wants its own wait re-executes itself with it set.
+//
+// kiln's pool (openmp backend, parallel/thread_pool.h) and oneDNN's layers share libgomp's
+// threads. libgomp's default spin (300 000 polls, about 10 ms on this CPU) burns a core between
+// inferences; passive (no spin) makes every layer wake a sleeping thread (ResNet-50 FP32 on 2
+// threads 8% slower, MobileNetV2 15%). kiln sets 10 000 polls: a few hundred microseconds,
+// longer than the gap between two layers. With the threads backend (kiln's own workers), the
+// OpenMP threads must not spin at all, or they hold the cores kiln's workers need next: passive.
 
 #include <string>
 
 namespace kiln::parallel {
 
-// When OMP_WAIT_POLICY is unset or empty: sets it to "passive" and re-executes this program
-// (/proc/self/exe) with the same arguments. Returns only when it did not re-execute: the policy
-// was already set (a user's choice is kept) or exec failed (the program then runs as it is).
-void reexec_with_passive_openmp_wait(char** argv);
+// The spin kiln's openmp backend asks libgomp for, in polls (GOMP_SPINCOUNT).
+inline constexpr const char* kOpenMpSpinCount = "10000";
 
-// OMP_WAIT_POLICY as libgomp read it, lower-case; "" when unset.
-std::string openmp_wait_policy();
+// When neither OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set (or both are empty): sets the wait the
+// pool's backend wants (above) and re-executes this program (/proc/self/exe) with the same
+// arguments. Returns only when it did not re-execute: the user chose a wait (kept), or exec failed
+// (the program then runs with libgomp's default).
+void reexec_with_openmp_wait(char** argv);
+
+// The wait libgomp read, as the environment set it: "OMP_WAIT_POLICY=passive",
+// "GOMP_SPINCOUNT=10000", both (space-separated), or "" when neither is set.
+std::string openmp_wait();
 
 }  // namespace kiln::parallel

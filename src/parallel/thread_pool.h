@@ -1,19 +1,22 @@
 #pragma once
-// A fixed pool of worker threads for splitting one layer's work, created once per execution
-// context (or once per process) and never per inference.
+// A fixed pool of threads for splitting one layer's work, created once per execution context (or
+// once per process) and never per inference. The calling thread takes part in the work, so a pool
+// of size N runs N-way with N-1 other threads.
 //
-// Dispatch is built for latency: a parallel_for wakes the workers by bumping a generation counter
-// they spin on for a short while before sleeping on a condition variable, so back-to-back layers
-// (the common case inside one inference) pay no futex round trip. The calling thread takes part in
-// the work, so a pool of size N runs N-way with N-1 workers.
+// Two backends, one per build (CMake's KILN_THREAD_POOL):
+// - openmp (the default, parallel/openmp/): the pool's threads are libgomp's, the same threads
+//   oneDNN's layers run on. One set of threads for the whole network: a worker that spins after a
+//   kiln layer is the one the next oneDNN layer needs, and the reverse; two pools spinning after
+//   each other's layers took each other's cores (docs/performance.md, 2026-11-27 evening).
+//   Dispatch spins briefly, then sleeps: libgomp's wait, set by parallel/openmp_wait.h.
+// - threads (parallel/threads/): kiln's own std::thread workers, spinning on a generation counter
+//   for 200 us before sleeping on a condition variable. The ThreadSanitizer build uses it:
+//   Debian's libgomp is not instrumented, so ThreadSanitizer cannot see its synchronization.
 
-#include <atomic>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
-#include <thread>
+#include <memory>
+#include <string_view>
 #include <type_traits>
-#include <vector>
 
 namespace kiln::parallel {
 
@@ -38,34 +41,34 @@ class RangeFn {
 
 class ThreadPool {
  public:
-  // threads >= 1 counts the caller; threads - 1 workers are started.
+  // threads >= 1 counts the caller.
   explicit ThreadPool(int threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  int size() const { return static_cast<int>(workers_.size()) + 1; }
+  int size() const { return threads_; }
 
   // Splits [0, n) into at most size() contiguous chunks of at least `grain` items and runs them,
   // one per thread, returning when all are done. Not reentrant: fn must not call back into the
   // pool; one parallel_for at a time per pool (an execution context is used by one thread).
   void parallel_for(int64_t n, int64_t grain, const RangeFn& fn);
 
- private:
-  void worker_loop(int index);
-  void run_chunk(int index);
+  // The build's backend: "openmp" or "threads".
+  static std::string_view backend();
 
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};
-  std::atomic<bool> stop_{false};
-  // The current job; written by the caller before bumping generation_.
-  const RangeFn* fn_ = nullptr;
-  int64_t n_ = 0;
-  int chunks_ = 0;
+ private:
+  struct Workers;  // the backend's state
+  int threads_;
+  std::unique_ptr<Workers> workers_;
 };
+
+// How many chunks parallel_for splits n items into on `threads` threads: at most one per thread,
+// each of at least `grain` items; 1 when the work does not split.
+int chunk_count(int64_t n, int64_t grain, int threads);
+
+// Chunk `index` of `chunks` over [0, n): contiguous, sizes differing by at most one.
+inline int64_t chunk_begin(int64_t n, int64_t index, int64_t chunks) { return n * index / chunks; }
 
 // The number of threads a pool should have by default: the cores this process may run on.
 int default_thread_count();

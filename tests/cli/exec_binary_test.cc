@@ -14,6 +14,8 @@
 
 #include "exec_schemas.h"
 #include "json_schema.h"
+#include "parallel/openmp_wait.h"
+#include "parallel/thread_pool.h"
 #include "testing/onnx_builder.h"
 
 namespace kiln {
@@ -201,23 +203,29 @@ TEST_F(KilnExec, LoadedEngineOnConcurrentStreams) {
   for (const json& n : s["results"]["queries_per_stream"]) EXPECT_GE(n.get<int>(), 4);
 }
 
-// libgomp reads OMP_WAIT_POLICY before main, so kiln re-executes itself with "passive" when it is
-// unset (its default spinning after oneDNN layers takes the core kiln's pool needs); a policy the
-// user set is kept. The summary and the banner record the policy the run had.
-TEST_F(KilnExec, OpenMpWaitPolicyIsPassiveUnlessTheUserSetOne) {
+// libgomp reads its wait before main, so kiln re-executes itself with its own (a brief spin for
+// the openmp pool, passive for kiln's own workers) when the user set none; a wait the user set is
+// kept. The summary and the banner record the wait the run had.
+TEST_F(KilnExec, OpenMpWaitIsKilnsUnlessTheUserSetOne) {
   const std::string args = "--onnx=" + model_ + " --shapes=x:2x4 --warmUp=0 --duration=0 " +
                            "--iterations=2 --exportSummary=";
-  const ExecRun unset = kiln_exec_raw_with_env("env -u OMP_WAIT_POLICY",
+  const ExecRun unset = kiln_exec_raw_with_env("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT",
                                                "exec " + args + path("unset.json"), dir_.path());
   ASSERT_EQ(unset.exit_code, 0) << unset.err;
-  EXPECT_TRUE(has_line(unset, "OpenMP wait policy (oneDNN layers): passive"));
-  EXPECT_EQ(read_json(path("unset.json"))["environment"]["openmp_wait_policy"], "passive");
+  const std::string kilns = kiln::parallel::ThreadPool::backend() == "openmp"
+                                ? std::string("GOMP_SPINCOUNT=") + kiln::parallel::kOpenMpSpinCount
+                                : "OMP_WAIT_POLICY=passive";
+  const std::string pool(kiln::parallel::ThreadPool::backend());
+  EXPECT_TRUE(has_line(unset, "Thread pool: " + pool + "; OpenMP wait: " + kilns)) << unset.out;
+  const json env = read_json(path("unset.json"))["environment"];
+  EXPECT_EQ(env["openmp_wait"], kilns);
+  EXPECT_EQ(env["thread_pool"], pool);
 
-  const ExecRun active = kiln_exec_raw_with_env("env OMP_WAIT_POLICY=ACTIVE",
+  const ExecRun active = kiln_exec_raw_with_env("env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=ACTIVE",
                                                 "exec " + args + path("active.json"), dir_.path());
   ASSERT_EQ(active.exit_code, 0) << active.err;
-  EXPECT_TRUE(has_line(active, "OpenMP wait policy (oneDNN layers): active"));
-  EXPECT_EQ(read_json(path("active.json"))["environment"]["openmp_wait_policy"], "active");
+  EXPECT_TRUE(has_line(active, "Thread pool: " + pool + "; OpenMP wait: OMP_WAIT_POLICY=ACTIVE"));
+  EXPECT_EQ(read_json(path("active.json"))["environment"]["openmp_wait"], "OMP_WAIT_POLICY=ACTIVE");
 }
 
 TEST_F(KilnExec, SkipInferenceBuildsSavesAndStops) {

@@ -8,6 +8,7 @@
 
 #include "kiln/version.h"
 #include "parallel/openmp_wait.h"
+#include "parallel/thread_pool.h"
 
 namespace kiln::cli {
 namespace {
@@ -65,10 +66,10 @@ Status doctor_command(std::ostream& out) {
              fp16_path_line(usable));
   fmt::print(out, "Threads: {} CPUs allowed for this process (--threads=0 uses them all)\n",
              cpus_allowed());
-  const std::string policy = parallel::openmp_wait_policy();
+  const std::string wait = parallel::openmp_wait();
   fmt::print(
-      out, "OpenMP wait policy: {}\n",
-      policy.empty() ? "default (spins after oneDNN layers: set OMP_WAIT_POLICY=passive)" : policy);
+      out, "Thread pool: {}; OpenMP wait: {}\n", parallel::ThreadPool::backend(),
+      wait.empty() ? "libgomp's default (spins about 10 ms after each parallel region)" : wait);
   return Status::ok();
 }
 

@@ -261,7 +261,7 @@ int run_cli(int argc, char** argv);
 // Last line of defence: anything thrown past the Status channel (out of memory, a library's
 // exception) is reported as a message and exit code 1, never an abort.
 int main(int argc, char** argv) {
-  kiln::parallel::reexec_with_passive_openmp_wait(argv);
+  kiln::parallel::reexec_with_openmp_wait(argv);
   try {
     return run_cli(argc, argv);
   } catch (const std::bad_alloc&) {

@@ -16,8 +16,9 @@
 // pool thread runs a primitive of its own (made for one OpenMP thread) on its slice, with its own
 // reorders, the source's included. On 2 threads oneDNN's own split of a Winograd layer ran
 // 1.1-1.2x faster than on one (ResNet-50's 28x28 and 14x14 layers): its transforms and GEMMs are
-// separate parallel regions, and each wakes OpenMP's sleeping worker (kiln sets the passive wait
-// policy, see parallel/openmp_wait.h). The slices duplicate the source's reorder and transform.
+// separate parallel regions, each a synchronization of the team (measured when kiln set libgomp's
+// passive wait, each region then woke a sleeping worker). The slices duplicate the source's
+// reorder and transform; the tuner times both.
 
 #include <fmt/format.h>
 
