@@ -1,11 +1,13 @@
 // Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Transpose,
-// Slice with constant parameters, and the ops whose output is their input's data under other dims
-// (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the engine gives a buffer of their own.
+// Slice with constant parameters, Gather with constant indices, and the ops whose output is their
+// input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the engine
+// gives a buffer of their own.
 #include <fmt/format.h>
 
 #include <cstring>
 
 #include "kernels/cpu/movement.h"
+#include "kernels/ref/movement.h"
 #include "ops/shape_util.h"
 #include "ops/slice_window.h"
 #include "tactics/builtin.h"
@@ -180,6 +182,96 @@ class SliceTactic final : public BuiltinTactic {
   }
 };
 
+// --- Gather with constant indices (a transformer's class token, x[:, 0]) -------------------------
+
+class GatherKernel final : public LayerKernel {
+ public:
+  // indices: the constant's values, laid out as index_dims.
+  GatherKernel(const LayerSpec& spec, std::vector<int64_t> indices, Dims index_dims)
+      : node_(*spec.node),
+        since_version_(spec.since_version),
+        indices_(std::move(indices)),
+        index_dims_(std::move(index_dims)) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    if (in[0].rank() == 0) return layer_error(node_, "cannot gather from a scalar");
+    KILN_ASSIGN_OR_RETURN(const int64_t axis,
+                          ops::normalize_axis(ops::NodeContext(node_, since_version_),
+                                              node_.attrs.get_int("axis", 0), in[0].rank()));
+    const auto a = static_cast<size_t>(axis);
+    axis_dim_ = in[0].dims[a];
+    normalized_.clear();
+    for (int64_t i : indices_) {
+      if (i < -axis_dim_ || i >= axis_dim_) {
+        return layer_error(node_,
+                           "index {} is out of range for axis {} of data [{}] (valid: [{}, {}])", i,
+                           axis, dims_to_string(in[0].dims), -axis_dim_, axis_dim_ - 1);
+      }
+      normalized_.push_back(i < 0 ? i + axis_dim_ : i);
+    }
+    Dims want(in[0].dims.begin(), in[0].dims.begin() + axis);
+    want.insert(want.end(), index_dims_.begin(), index_dims_.end());
+    want.insert(want.end(), in[0].dims.begin() + axis + 1, in[0].dims.end());
+    if (!same_dims(out[0], want)) {
+      return layer_error(node_, "output is [{}] but the gather gives [{}]",
+                         dims_to_string(out[0].dims), dims_to_string(want));
+    }
+    outer_ = inner_ = 1;
+    for (size_t k = 0; k < a; ++k) outer_ *= in[0].dims[k];
+    for (size_t k = a + 1; k < in[0].dims.size(); ++k) inner_ *= in[0].dims[k];
+    elem_size_ = dtype_size(in[0].dtype);
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    kernels::ref::gather(in[0].data, elem_size_, outer_, axis_dim_, inner_, normalized_,
+                         out[0].data);
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  int since_version_;
+  std::vector<int64_t> indices_;  // as the model wrote them
+  Dims index_dims_;
+  std::vector<int64_t> normalized_;  // counted from the start of the axis, in reshape()
+  int64_t outer_ = 0, axis_dim_ = 0, inner_ = 0;
+  size_t elem_size_ = 0;
+};
+
+class GatherTactic final : public BuiltinTactic {
+ public:
+  GatherTactic() : BuiltinTactic("gather.constant_indices", "Gather") {}
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_rank(spec, 0, 1, 64);
+    if (!why.empty()) return why;
+    if (const size_t size = dtype_size(spec.inputs[0].dtype);
+        size != 1 && size != 2 && size != 4 && size != 8) {
+      return fmt::format("input 0 is {}, which has no fixed-size elements",
+                         dtype_name(spec.inputs[0].dtype));
+    }
+    why = require_constant(spec, 1, "indices");
+    if (why.empty() && spec.outputs[0].dtype != spec.inputs[0].dtype) {
+      why = "the output's dtype is not the data's";
+    }
+    if (const Tensor* idx = spec.constant(1);
+        why.empty() && idx->dtype() != DType::kI64 && idx->dtype() != DType::kI32) {
+      why = fmt::format("indices are {}, not int32 or int64", dtype_name(idx->dtype()));
+    }
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    const Tensor& idx = *spec.constant(1);
+    std::vector<int64_t> values;
+    if (idx.dtype() == DType::kI64) {
+      values.assign(idx.data<int64_t>(), idx.data<int64_t>() + idx.numel());
+    } else {
+      values.assign(idx.data<int32_t>(), idx.data<int32_t>() + idx.numel());
+    }
+    return std::unique_ptr<LayerKernel>(new GatherKernel(spec, std::move(values), idx.dims()));
+  }
+};
+
 // --- Concat --------------------------------------------------------------------------------------
 
 class ConcatKernel final : public LayerKernel {
@@ -243,11 +335,12 @@ void append_movement_tactics(std::vector<const Tactic*>& out) {
   static const ConcatTactic concat;
   static const TransposeTactic transpose;
   static const SliceTactic slice;
+  static const GatherTactic gather;
   static const CopyTactic copies[] = {
       {"reshape.copy", "Reshape"},     {"flatten.copy", "Flatten"},   {"squeeze.copy", "Squeeze"},
       {"unsqueeze.copy", "Unsqueeze"}, {"identity.copy", "Identity"},
   };
-  out.insert(out.end(), {&concat, &transpose, &slice});
+  out.insert(out.end(), {&concat, &transpose, &slice, &gather});
   for (const auto& t : copies) out.push_back(&t);
 }
 

@@ -1,4 +1,5 @@
-// concat.copy, transpose.strided, slice.strided and the *.copy reshapes against the reference.
+// concat.copy, transpose.strided, slice.strided, gather.constant_indices and the *.copy reshapes
+// against the reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -98,6 +99,42 @@ TEST(SliceTactic, RefusesRuntimeStarts) {
   OpCase c = slice_case({4, 5}, {1}, {3}, std::nullopt, std::nullopt);
   c.inputs[1].constant = false;
   expect_rejected("slice.strided", c, "starts");
+}
+
+OpCase gather_case(const Dims& x, int64_t axis, const Tensor& indices, DType dtype = DType::kF32) {
+  OpCase c;
+  c.op_type = "Gather";
+  c.opset = 13;
+  c.attrs = attrs({{"axis", axis}});
+  c.inputs = {in(iota(dtype, x)), constant(indices)};
+  return c;
+}
+
+Tensor ints64(const Dims& dims, const Ints& v) { return Tensor::from_vector<int64_t>(dims, v); }
+
+TEST(GatherTactic, ConstantIndicesOnEveryAxis) {
+  // A transformer's class token: x[:, 0] of [batch, tokens, width], a scalar index.
+  expect_matches_reference("gather.constant_indices", gather_case({2, 5, 7}, 1, ints64({}, {0})),
+                           kPointTol);
+  expect_matches_reference("gather.constant_indices", gather_case({2, 5, 7}, -1, ints64({}, {-1})),
+                           kPointTol);
+  expect_matches_reference("gather.constant_indices",
+                           gather_case({4, 3}, 0, ints64({2, 3}, {3, 0, -4, 1, 1, 2})), kPointTol);
+  expect_matches_reference("gather.constant_indices",
+                           gather_case({2, 3, 4, 5}, 2, ints64({3}, {2, -1, 0})), kPointTol);
+  expect_matches_reference("gather.constant_indices",
+                           gather_case({3, 6}, 1, Tensor::from_vector<int32_t>({2}, {5, -6})),
+                           kPointTol);
+  for (DType t : {DType::kI64, DType::kU8, DType::kF16}) {
+    expect_matches_reference("gather.constant_indices",
+                             gather_case({3, 4, 5}, 1, ints64({2}, {3, 0}), t), kPointTol);
+  }
+}
+
+TEST(GatherTactic, RefusesRuntimeIndices) {
+  OpCase c = gather_case({4, 5}, 0, ints64({1}, {2}));
+  c.inputs[1].constant = false;
+  expect_rejected("gather.constant_indices", c, "indices");
 }
 
 OpCase concat_case(const std::vector<Dims>& xs, int64_t axis, DType dtype = DType::kF32) {
