@@ -1,7 +1,7 @@
 // Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Transpose,
-// Slice with constant parameters, Gather with constant indices, and the ops whose output is their
-// input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the engine
-// gives a buffer of their own.
+// Slice with constant parameters, Expand, Gather with constant indices, and the ops whose output is
+// their input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the
+// engine gives a buffer of their own.
 #include <fmt/format.h>
 
 #include <cstring>
@@ -72,7 +72,7 @@ class CopyTactic final : public BuiltinTactic {
   }
 };
 
-// --- Transpose, Slice: strided copies
+// --- Transpose, Slice, Expand: strided copies
 // --------------------------------------------------------------
 
 class StridedKernel final : public LayerKernel {
@@ -89,7 +89,9 @@ class StridedKernel final : public LayerKernel {
     Dims dims;
     std::vector<int64_t> view_strides;
     int64_t offset = 0;
-    if (node_.op_type == "Transpose") {
+    if (node_.op_type == "Expand") {
+      KILN_RETURN_IF_ERROR(broadcast_view(in[0], out[0], strides, dims, view_strides));
+    } else if (node_.op_type == "Transpose") {
       KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, permutation(in[0].rank()));
       for (int64_t p : perm) {
         dims.push_back(in[0].dim(static_cast<int>(p)));
@@ -123,6 +125,27 @@ class StridedKernel final : public LayerKernel {
   }
 
  private:
+  // Expand's output reads X with stride 0 along the axes it broadcasts (X's dims of 1, and the
+  // leading axes X lacks); the output's dims come from the engine's shape inference.
+  Status broadcast_view(const TensorView& x, const TensorView& y,
+                        const std::vector<int64_t>& strides, Dims& dims,
+                        std::vector<int64_t>& view_strides) const {
+    const int lead = y.rank() - x.rank();
+    bool ok = lead >= 0;
+    for (int k = 0; ok && k < y.rank(); ++k) {
+      const int j = k - lead;
+      const int64_t xd = j < 0 ? 1 : x.dims[static_cast<size_t>(j)];
+      ok = xd == y.dims[static_cast<size_t>(k)] || xd == 1;
+      dims.push_back(y.dims[static_cast<size_t>(k)]);
+      view_strides.push_back(j < 0 || xd == 1 ? 0 : strides[static_cast<size_t>(j)]);
+    }
+    if (!ok) {
+      return layer_error(node_, "input [{}] does not broadcast to the output [{}]",
+                         dims_to_string(x.dims), dims_to_string(y.dims));
+    }
+    return Status::ok();
+  }
+
   Result<std::vector<int64_t>> permutation(int rank) const {
     std::vector<int64_t> perm = node_.attrs.get_ints("perm");
     if (perm.empty()) {
@@ -159,18 +182,37 @@ class TransposeTactic final : public BuiltinTactic {
   }
 };
 
+// Only the data input decides the element type (Slice's starts/ends/axes/steps and Expand's shape
+// are integers).
+std::string fixed_size_data_why_not(const LayerSpec& spec) {
+  if (const size_t size = dtype_size(spec.inputs[0].dtype);
+      size != 1 && size != 2 && size != 4 && size != 8) {
+    return fmt::format("input 0 is {}, which has no fixed-size elements",
+                       dtype_name(spec.inputs[0].dtype));
+  }
+  return "";
+}
+
+class ExpandTactic final : public BuiltinTactic {
+ public:
+  ExpandTactic() : BuiltinTactic("expand.strided", "Expand") {}
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_rank(spec, 0, 0, cpu::kMaxCopyRank);
+    if (why.empty()) why = fixed_size_data_why_not(spec);
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new StridedKernel(spec));
+  }
+};
+
 class SliceTactic final : public BuiltinTactic {
  public:
   SliceTactic() : BuiltinTactic("slice.strided", "Slice") {}
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = require_rank(spec, 0, 0, cpu::kMaxCopyRank);
+    if (why.empty()) why = fixed_size_data_why_not(spec);
     if (!why.empty()) return why;
-    // Only the data input decides the element type (starts/ends/axes/steps are integers).
-    if (const size_t size = dtype_size(spec.inputs[0].dtype);
-        size != 1 && size != 2 && size != 4 && size != 8) {
-      return fmt::format("input 0 is {}, which has no fixed-size elements",
-                         dtype_name(spec.inputs[0].dtype));
-    }
     const char* names[] = {"starts", "ends", "axes", "steps"};
     for (size_t i = 1; i <= 4; ++i) {
       if (why.empty()) why = require_constant(spec, i, names[i - 1]);
@@ -244,13 +286,8 @@ class GatherTactic final : public BuiltinTactic {
   GatherTactic() : BuiltinTactic("gather.constant_indices", "Gather") {}
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = require_rank(spec, 0, 1, 64);
-    if (!why.empty()) return why;
-    if (const size_t size = dtype_size(spec.inputs[0].dtype);
-        size != 1 && size != 2 && size != 4 && size != 8) {
-      return fmt::format("input 0 is {}, which has no fixed-size elements",
-                         dtype_name(spec.inputs[0].dtype));
-    }
-    why = require_constant(spec, 1, "indices");
+    if (why.empty()) why = fixed_size_data_why_not(spec);
+    if (why.empty()) why = require_constant(spec, 1, "indices");
     if (why.empty() && spec.outputs[0].dtype != spec.inputs[0].dtype) {
       why = "the output's dtype is not the data's";
     }
@@ -336,11 +373,12 @@ void append_movement_tactics(std::vector<const Tactic*>& out) {
   static const TransposeTactic transpose;
   static const SliceTactic slice;
   static const GatherTactic gather;
+  static const ExpandTactic expand;
   static const CopyTactic copies[] = {
       {"reshape.copy", "Reshape"},     {"flatten.copy", "Flatten"},   {"squeeze.copy", "Squeeze"},
       {"unsqueeze.copy", "Unsqueeze"}, {"identity.copy", "Identity"},
   };
-  out.insert(out.end(), {&concat, &transpose, &slice, &gather});
+  out.insert(out.end(), {&concat, &transpose, &slice, &gather, &expand});
   for (const auto& t : copies) out.push_back(&t);
 }
 

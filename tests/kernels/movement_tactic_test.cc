@@ -1,5 +1,5 @@
-// concat.copy, transpose.strided, slice.strided, gather.constant_indices and the *.copy reshapes
-// against the reference.
+// concat.copy, transpose.strided, slice.strided, expand.strided, gather.constant_indices and the
+// *.copy reshapes against the reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -99,6 +99,30 @@ TEST(SliceTactic, RefusesRuntimeStarts) {
   OpCase c = slice_case({4, 5}, {1}, {3}, std::nullopt, std::nullopt);
   c.inputs[1].constant = false;
   expect_rejected("slice.strided", c, "starts");
+}
+
+OpCase expand_case(const Dims& x, const Ints& shape, DType dtype = DType::kF32) {
+  OpCase c;
+  c.op_type = "Expand";
+  c.opset = 13;
+  c.inputs = {in(iota(dtype, x)),
+              constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(shape.size())}, shape))};
+  return c;
+}
+
+TEST(ExpandTactic, BroadcastsLeadingAndUnitAxes) {
+  // A transformer's class token [1, 1, width] expanded to the batch.
+  expect_matches_reference("expand.strided", expand_case({1, 1, 7}, {3, 1, 7}), kPointTol);
+  expect_matches_reference("expand.strided", expand_case({3, 1}, {2, 3, 4}), kPointTol);
+  expect_matches_reference("expand.strided", expand_case({1, 4, 1}, {3, 1, 5}), kPointTol);
+  expect_matches_reference("expand.strided", expand_case({2, 3}, {2, 3}), kPointTol);
+  expect_matches_reference("expand.strided", expand_case({}, {2, 2}), kPointTol);
+  expect_matches_reference("expand.strided", expand_case({5}, {1}), kPointTol);
+  for (DType t : {DType::kI64, DType::kU8, DType::kF16, DType::kBool}) {
+    expect_matches_reference("expand.strided", expand_case({1, 3}, {4, 3}, t), kPointTol);
+  }
+  // A shape known only at run time (the exported ViT's, a Where of the batch size) reaches the
+  // kernel as the engine's concrete output dims: the model-set test runs ViT-Tiny's.
 }
 
 OpCase gather_case(const Dims& x, int64_t axis, const Tensor& indices, DType dtype = DType::kF32) {
