@@ -21,7 +21,7 @@ sys.path.insert(0, HERE)
 import aggregate  # noqa: E402
 
 SCHEMA = "kiln.exec.summary"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 # The tool and precision of each engine of a run (run.py's names).

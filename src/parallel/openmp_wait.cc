@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 
 #include "parallel/thread_pool.h"
@@ -27,15 +29,20 @@ void reexec_with_openmp_wait(char** argv) {
   // exec failed (no /proc): carry on; libgomp keeps its default wait in this process.
 }
 
-std::string openmp_wait() {
+std::string openmp_wait_policy() {
+  std::string p = env_or_empty("OMP_WAIT_POLICY");
+  std::transform(p.begin(), p.end(), p.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return p;
+}
+
+std::string openmp_spin_count() { return env_or_empty("GOMP_SPINCOUNT"); }
+
+std::string describe_openmp_wait(const std::string& policy, const std::string& spin_count) {
   std::string out;
-  for (const char* name : {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"}) {
-    const std::string v = env_or_empty(name);
-    if (v.empty()) continue;
-    if (!out.empty()) out += ' ';
-    out += std::string(name) + "=" + v;
-  }
-  return out;
+  if (!policy.empty()) out = "OMP_WAIT_POLICY=" + policy;
+  if (!spin_count.empty()) out += (out.empty() ? "" : " ") + ("GOMP_SPINCOUNT=" + spin_count);
+  return out.empty() ? "libgomp's default" : out;
 }
 
 }  // namespace kiln::parallel

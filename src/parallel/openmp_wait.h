@@ -23,8 +23,12 @@ inline constexpr const char* kOpenMpSpinCount = "10000";
 // (the program then runs with libgomp's default).
 void reexec_with_openmp_wait(char** argv);
 
-// The wait libgomp read, as the environment set it: "OMP_WAIT_POLICY=passive",
-// "GOMP_SPINCOUNT=10000", both (space-separated), or "" when neither is set.
-std::string openmp_wait();
+// OMP_WAIT_POLICY as libgomp read it, lower-case; "" when unset.
+std::string openmp_wait_policy();
+// GOMP_SPINCOUNT as libgomp read it; "" when unset.
+std::string openmp_spin_count();
+// The two as one line: "GOMP_SPINCOUNT=10000", "OMP_WAIT_POLICY=passive", both, or "libgomp's
+// default" when neither is set.
+std::string describe_openmp_wait(const std::string& policy, const std::string& spin_count);
 
 }  // namespace kiln::parallel

@@ -218,14 +218,21 @@ TEST_F(KilnExec, OpenMpWaitIsKilnsUnlessTheUserSetOne) {
   const std::string pool(kiln::parallel::ThreadPool::backend());
   EXPECT_TRUE(has_line(unset, "Thread pool: " + pool + "; OpenMP wait: " + kilns)) << unset.out;
   const json env = read_json(path("unset.json"))["environment"];
-  EXPECT_EQ(env["openmp_wait"], kilns);
+  if (pool == "openmp") {
+    EXPECT_EQ(env["openmp_spin_count"], kiln::parallel::kOpenMpSpinCount);
+    EXPECT_EQ(env["openmp_wait_policy"], nullptr);
+  } else {
+    EXPECT_EQ(env["openmp_wait_policy"], "passive");
+  }
   EXPECT_EQ(env["thread_pool"], pool);
 
   const ExecRun active = kiln_exec_raw_with_env("env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=ACTIVE",
                                                 "exec " + args + path("active.json"), dir_.path());
   ASSERT_EQ(active.exit_code, 0) << active.err;
-  EXPECT_TRUE(has_line(active, "Thread pool: " + pool + "; OpenMP wait: OMP_WAIT_POLICY=ACTIVE"));
-  EXPECT_EQ(read_json(path("active.json"))["environment"]["openmp_wait"], "OMP_WAIT_POLICY=ACTIVE");
+  EXPECT_TRUE(has_line(active, "Thread pool: " + pool + "; OpenMP wait: OMP_WAIT_POLICY=active"));
+  const json active_env = read_json(path("active.json"))["environment"];
+  EXPECT_EQ(active_env["openmp_wait_policy"], "active");
+  EXPECT_EQ(active_env["openmp_spin_count"], nullptr);
 }
 
 TEST_F(KilnExec, SkipInferenceBuildsSavesAndStops) {

@@ -1,4 +1,4 @@
-// kiln report's readers: summaries (versions 2 and 3), profiles and folders, and every error
+// kiln report's readers: summaries (versions 2 to 4), profiles and folders, and every error
 // path: a malformed summary names the file and the field, an empty folder or one without
 // summaries is an error, other files are skipped with a note.
 #include <gtest/gtest.h>
@@ -62,10 +62,12 @@ TEST(ReportReader, NullsBecomeDefaultsOrGaps) {
   EXPECT_DOUBLE_EQ(r->inferences_per_s(), 100);  // batch unknown: queries/s
 }
 
-TEST(ReportReader, VersionTwoIsRead) {
+TEST(ReportReader, OlderVersionsAreRead) {
   json j = make_summary({});
   j["schema_version"] = 2;
   EXPECT_TRUE(read_summary(j, "v2.json").is_ok());
+  j["schema_version"] = 3;  // bench/results before 2026-11-27 evening
+  EXPECT_TRUE(read_summary(j, "v3.json").is_ok());
   j["schema_version"] = 1;
   expect_error(read_status(j), StatusCode::kInvalidArgument,
                {"a.json: field 'schema_version': version 1 is not one this kiln reads (2 to"});

@@ -66,10 +66,9 @@ Status doctor_command(std::ostream& out) {
              fp16_path_line(usable));
   fmt::print(out, "Threads: {} CPUs allowed for this process (--threads=0 uses them all)\n",
              cpus_allowed());
-  const std::string wait = parallel::openmp_wait();
-  fmt::print(
-      out, "Thread pool: {}; OpenMP wait: {}\n", parallel::ThreadPool::backend(),
-      wait.empty() ? "libgomp's default (spins about 10 ms after each parallel region)" : wait);
+  fmt::print(out, "Thread pool: {}; OpenMP wait: {}\n", parallel::ThreadPool::backend(),
+             parallel::describe_openmp_wait(parallel::openmp_wait_policy(),
+                                            parallel::openmp_spin_count()));
   return Status::ok();
 }
 

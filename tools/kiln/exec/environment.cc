@@ -51,7 +51,8 @@ Environment capture_environment() {
   e.governor = first_line("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor");
   std::ifstream loadavg("/proc/loadavg");
   if (!(loadavg >> e.load_average_1min)) e.load_average_1min = -1;
-  e.openmp_wait = parallel::openmp_wait();
+  e.openmp_wait_policy = parallel::openmp_wait_policy();
+  e.openmp_spin_count = parallel::openmp_spin_count();
   e.thread_pool = std::string(parallel::ThreadPool::backend());
   utsname u{};
   if (uname(&u) == 0) e.os = fmt::format("{} {} {}", u.sysname, u.release, u.machine);
@@ -80,8 +81,11 @@ nlohmann::ordered_json environment_json(const Environment& e) {
         {"governor", e.governor.empty() ? json(nullptr) : json(e.governor)},
         {"load_average_1min",
          e.load_average_1min < 0 ? json(nullptr) : json(e.load_average_1min)}}},
+      {"openmp_wait_policy",
+       e.openmp_wait_policy.empty() ? json(nullptr) : json(e.openmp_wait_policy)},
+      {"openmp_spin_count",
+       e.openmp_spin_count.empty() ? json(nullptr) : json(e.openmp_spin_count)},
       {"thread_pool", e.thread_pool},
-      {"openmp_wait", e.openmp_wait.empty() ? json(nullptr) : json(e.openmp_wait)},
       {"os", e.os},
       {"device", e.cpu_model},
       {"kiln",

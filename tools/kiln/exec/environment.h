@@ -16,7 +16,8 @@ struct Environment {
   int cpus_allowed = 0;               // sched_getaffinity: CPUs this process may run on
   std::string governor;               // cpu0's cpufreq scaling governor, "" when unknown
   double load_average_1min = -1;      // /proc/loadavg at start, -1 when unknown
-  std::string openmp_wait;            // parallel::openmp_wait(): libgomp's wait, "" when default
+  std::string openmp_wait_policy;     // OMP_WAIT_POLICY as libgomp read it, "" when unset
+  std::string openmp_spin_count;      // GOMP_SPINCOUNT as libgomp read it, "" when unset
   std::string thread_pool;            // the pool's backend: "openmp" or "threads"
   std::string os;                     // "Linux 6.1.0 x86_64"
   std::string kiln_version, git_commit, build_type, compiler;

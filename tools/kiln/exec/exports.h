@@ -21,7 +21,7 @@
 namespace kiln::cli::exec {
 
 inline constexpr const char* kSummarySchema = "kiln.exec.summary";
-inline constexpr int kSummarySchemaVersion = 3;
+inline constexpr int kSummarySchemaVersion = 4;
 
 // [{"startEnqMs": .., "endEnqMs": .., "startH2dMs", "endH2dMs", "startComputeMs", "endComputeMs",
 //   "startD2hMs", "endD2hMs", "h2dMs", "computeMs", "d2hMs", "latencyMs"}, ...], timed queries

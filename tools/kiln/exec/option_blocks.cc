@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "exec/report.h"
+#include "parallel/openmp_wait.h"
 
 namespace kiln::cli::exec {
 
@@ -99,8 +100,9 @@ void cpu_block(const ExecOptions& o, const Environment& e, std::vector<std::stri
   if (e.load_average_1min >= 0) {
     out.push_back(fmt::format("Load average (1 min): {:.2f}", e.load_average_1min));
   }
-  out.push_back(fmt::format("Thread pool: {}; OpenMP wait: {}", e.thread_pool,
-                            e.openmp_wait.empty() ? "libgomp's default" : e.openmp_wait));
+  out.push_back(
+      fmt::format("Thread pool: {}; OpenMP wait: {}", e.thread_pool,
+                  parallel::describe_openmp_wait(e.openmp_wait_policy, e.openmp_spin_count)));
   out.push_back(fmt::format("kiln: {} ({}), {} build, {}", e.kiln_version, e.git_commit,
                             e.build_type, e.compiler));
 }
