@@ -1,6 +1,6 @@
 // Builtin tactics that split rows or elements over the context's pool (element-wise, softmax,
-// layer norm, pooling) give the reference's results with a pool of 2 and 3 threads, on sizes that
-// do split (above the grain) and with tails.
+// layer norm, pooling, strided copies) give the reference's results with a pool of 2 and 3 threads,
+// on sizes that do split (above the grain) and with tails.
 #include <gtest/gtest.h>
 
 #include "kernels/tactic_test_util.h"
@@ -73,6 +73,35 @@ TEST(ThreadedTactics, PoolingSplitsOutputRows) {
     OpCase q = max;
     q.inputs = {in(u8)};
     expect_threaded_matches_reference("pool.max.u8", q, threads);
+  }
+}
+
+// Slices and broadcasts split their outermost axis (each above the grain, with a tail part);
+// transposes, given a pool, stay on one thread.
+TEST(ThreadedTactics, StridedCopiesSplitTheirOutermostAxis) {
+  for (int threads : {2, 3}) {
+    OpCase t{.op_type = "Transpose",
+             .opset = 13,
+             .attrs = attrs({{"perm", std::vector<int64_t>{2, 0, 1}}}),
+             .inputs = {in(random_f32({30, 9, 61}, 6))}};
+    expect_threaded_matches_reference("transpose.strided", t, threads);
+    OpCase heads{.op_type = "Transpose",
+                 .opset = 13,
+                 .attrs = attrs({{"perm", std::vector<int64_t>{1, 0, 2}}}),
+                 .inputs = {in(random_f32({197, 3, 64}, 7))}};
+    expect_threaded_matches_reference("transpose.strided", heads, threads);
+    auto ints = [](std::vector<int64_t> v) {
+      return constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(v.size())}, v));
+    };
+    OpCase s{.op_type = "Slice",
+             .opset = 13,
+             .inputs = {in(random_f32({101, 3, 400}, 8)), ints({100, 0}), ints({-102, 400}),
+                        ints({0, 2}), ints({-1, 2})}};
+    expect_threaded_matches_reference("slice.strided", s, threads);
+    OpCase e{.op_type = "Expand",
+             .opset = 13,
+             .inputs = {in(random_f32({1, 5, 1}, 9)), ints({37, 5, 300})}};
+    expect_threaded_matches_reference("expand.strided", e, threads);
   }
 }
 

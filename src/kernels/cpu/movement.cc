@@ -149,6 +149,19 @@ void strided_copy(const CopyPlan& plan, size_t elem_size, const void* in, void* 
   }
 }
 
+int64_t outer_row_elements(const CopyPlan& plan) {
+  int64_t n = 1;
+  for (int k = 1; k < plan.rank; ++k) n *= plan.dims[k];
+  return n;
+}
+
+CopyPlan outer_slice(const CopyPlan& plan, int64_t begin, int64_t end) {
+  CopyPlan part = plan;
+  part.offset += begin * plan.strides[0];
+  part.dims[0] = end - begin;
+  return part;
+}
+
 void concat(std::span<const void* const> ins, std::span<const int64_t> chunks, int64_t outer,
             size_t elem_size, void* out) {
   auto* dst = static_cast<unsigned char*>(out);

@@ -29,6 +29,12 @@ bool make_copy_plan(std::span<const int64_t> dims, std::span<const int64_t> stri
 
 void strided_copy(const CopyPlan& plan, size_t elem_size, const void* in, void* out);
 
+// For splitting a copy over threads: the output elements one index of the plan's outermost axis
+// covers, and the plan of the indices [begin, end) of that axis alone (its output starts
+// begin * outer_row_elements(plan) elements into the whole copy's).
+int64_t outer_row_elements(const CopyPlan& plan);
+CopyPlan outer_slice(const CopyPlan& plan, int64_t begin, int64_t end);
+
 // Concat along an axis of [outer, axis, inner] views: input i contributes `chunks[i]` =
 // axis_i * inner elements per outer index.
 void concat(std::span<const void* const> ins, std::span<const int64_t> chunks, int64_t outer,
