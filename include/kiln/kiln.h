@@ -32,8 +32,8 @@ namespace kiln {
 // oneDNN's run on libgomp's threads, which read how long to spin after a layer (GOMP_SPINCOUNT,
 // OMP_WAIT_POLICY) before main. When neither is set, this sets kiln's (GOMP_SPINCOUNT=10000: a
 // few hundred microseconds, then sleep) and re-executes the program with `argv`; it returns only
-// if the user set a wait, or exec failed. Without it libgomp spins about 10 ms after each layer,
-// burning a core between inferences. See docs/performance.md.
+// if the user set a wait, or exec failed. Without it libgomp spins several milliseconds after each
+// layer, burning a core between inferences. See docs/performance.md.
 void use_kiln_openmp_wait(char** argv);
 
 namespace runtime {

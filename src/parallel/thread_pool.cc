@@ -13,6 +13,16 @@ int chunk_count(int64_t n, int64_t grain, int threads) {
   return static_cast<int>(std::min<int64_t>(std::max(threads, 1), max_chunks));
 }
 
+void ThreadPool::parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
+  const int chunks = chunk_count(n, grain, threads_);
+  if (chunks == 0) return;
+  if (chunks == 1) {
+    fn(0, n);
+    return;
+  }
+  run_chunks(n, chunks, fn);
+}
+
 int default_thread_count() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));

@@ -58,6 +58,9 @@ class ThreadPool {
   static std::string_view backend();
 
  private:
+  // The backend's part of parallel_for: runs chunks >= 2 chunks of [0, n), one per thread.
+  void run_chunks(int64_t n, int chunks, const RangeFn& fn);
+
   struct Workers;  // the backend's state
   int threads_;
   std::unique_ptr<Workers> workers_;

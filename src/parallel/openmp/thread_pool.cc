@@ -25,13 +25,7 @@ ThreadPool::~ThreadPool() = default;
 
 std::string_view ThreadPool::backend() { return "openmp"; }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
-  const int chunks = chunk_count(n, grain, threads_);
-  if (chunks == 0) return;
-  if (chunks == 1) {
-    fn(0, n);
-    return;
-  }
+void ThreadPool::run_chunks(int64_t n, int chunks, const RangeFn& fn) {
 #pragma omp parallel num_threads(chunks)
   {
     // libgomp may give fewer threads than asked (a region nested in the caller's own): split

@@ -86,13 +86,7 @@ ThreadPool::~ThreadPool() {
 
 std::string_view ThreadPool::backend() { return "threads"; }
 
-void ThreadPool::parallel_for(int64_t n, int64_t grain, const RangeFn& fn) {
-  const int chunks = chunk_count(n, grain, threads_);
-  if (chunks == 0) return;
-  if (chunks == 1) {
-    fn(0, n);
-    return;
-  }
+void ThreadPool::run_chunks(int64_t n, int chunks, const RangeFn& fn) {
   Workers& w = *workers_;
   {
     std::lock_guard<std::mutex> lock(w.mutex);
