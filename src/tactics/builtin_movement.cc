@@ -291,9 +291,8 @@ class GatherKernel final : public LayerKernel {
       return layer_error(node_, "output is [{}] but the gather gives [{}]",
                          dims_to_string(out[0].dims), dims_to_string(want));
     }
-    outer_ = inner_ = 1;
-    for (size_t k = 0; k < a; ++k) outer_ *= in[0].dims[k];
-    for (size_t k = a + 1; k < in[0].dims.size(); ++k) inner_ *= in[0].dims[k];
+    outer_ = dims_numel(in[0].dims.first(a));
+    inner_ = dims_numel(in[0].dims.subspan(a + 1));
     elem_size_ = dtype_size(in[0].dtype);
     return Status::ok();
   }
