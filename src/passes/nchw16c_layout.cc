@@ -72,10 +72,10 @@ ir::Node as_blocked(const ir::Node& n) {
   return b;
 }
 
-// kiln's own blocked kernels' rule (passes/nchw16c_rule.h): 1x1 or depthwise.
-bool kiln_kernels_run(const ir::Node& n, const Dims& w, const Channels& c) {
-  const bool depthwise = n.attrs.get_int("group", 1) == c.in && c.out == c.in;
-  return blocked_pointwise(n, w) || depthwise;
+// kiln's own blocked kernels' rule (passes/nchw16c_rule.h): group 1 or depthwise.
+bool kiln_kernels_run(const ir::Node& n, const Channels& c) {
+  const int64_t group = n.attrs.get_int("group", 1);
+  return group == 1 || (group == c.in && c.out == c.in);
 }
 
 // A float32 2-D Conv or kiln.FusedConv with constant weights that runs on blocked tensors (as
@@ -108,7 +108,7 @@ std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
   ir::Node blocked = as_blocked(n);
   if (plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
   const bool runs =
-      ctx.runs_blocked ? ctx.runs_blocked(g, blocked) : !plain_x && kiln_kernels_run(n, wd, c);
+      ctx.runs_blocked ? ctx.runs_blocked(g, blocked) : !plain_x && kiln_kernels_run(n, c);
   if (!runs) return {};
   Blocking b{ops::kConvNchw16c, {}, c.out};
   b.plain_x = plain_x;

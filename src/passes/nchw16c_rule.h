@@ -1,7 +1,8 @@
 #pragma once
 // kiln's own blocked kernels' rule, which the layout passes (nchw16c_layout, nchw16c_scale_fusion)
 // follow when the builder gives them no PassContext::runs_blocked (tests, tools): the kernels need
-// AVX2 + FMA, and run 1x1 convolutions with group 1 and no padding, and depthwise ones.
+// AVX2 + FMA, and run convolutions with group 1 (a 1x1 with no padding is the one a channel scale
+// fuses into) and depthwise ones.
 
 #include <algorithm>
 

@@ -1,9 +1,9 @@
 // conv.nchw16c.f32.{avx512,avx2} against kiln.ConvNchw16c's reference (the NCHW reference between
 // reorders): pointwise over channel tails of the 16-lane block and of the register tile (1 to 4
-// blocks), pixel tails, strides; depthwise over windows, strides, pads (asymmetric too),
-// dilations and widths narrower than the window; every activation with and without bias and
-// residual, batches, threads, the prepacked (engine) path, a channel scale on X (input S), and
-// what the tactic refuses.
+// blocks), pixel tails, strides; dense over windows, strides, pads and dilations; depthwise over
+// windows, strides, pads (asymmetric too), dilations and widths narrower than the window; every
+// activation with and without bias and residual, batches, threads, the prepacked (engine) path, a
+// channel scale on X (input S), and what the tactic refuses.
 #include <gtest/gtest.h>
 
 #include "kernels/conv_cases.h"
@@ -140,20 +140,85 @@ TEST(X86ConvNchw16c, PointwiseWithAChannelScaleOnX) {
   }
 }
 
-TEST(X86ConvNchw16c, RefusesDenseAndPaddedPointwiseConvolutions) {
+// Dense (group 1, a window or padding): a direct convolution over tiles of one output row. Channel
+// tails of the block and of the co tile (1 to 9 blocks), rows narrower than a tile and ones that
+// split into tiles of unequal width, windows wider than the input (taps that read only padding),
+// strides, dilations, asymmetric and large pads, a padded 1x1, batches.
+TEST(X86ConvNchw16c, DenseOverChannelsWindowsStridesPadsAndDilations) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      {.batch = 2, .cin = 3, .cout = 7, .h = 5, .w = 7, .pad = 1},
+      {.cin = 17, .cout = 33, .h = 7, .w = 7, .pad = 1},
+      {.cin = 16, .cout = 130, .h = 6, .w = 13, .pad = 1},
+      {.cin = 40, .cout = 70, .h = 9, .w = 9, .stride = 2, .pad = 1},
+      {.cin = 8, .cout = 16, .h = 1, .w = 1, .pad = 1},
+      {.cin = 5, .cout = 20, .h = 4, .w = 3, .kh = 5, .kw = 5, .pad = 2},
+      {.cin = 24, .cout = 48, .h = 11, .w = 12, .kh = 5, .kw = 5, .stride = 2, .pad = 2},
+      {.cin = 16, .cout = 16, .h = 9, .w = 10, .pad = 2, .dil = 2},
+      {.cin = 9, .cout = 24, .h = 2, .w = 2, .kh = 3, .kw = 3, .pad = 3},
+      {.cin = 3, .cout = 64, .h = 23, .w = 25, .kh = 7, .kw = 7, .stride = 2, .pad = 3},
+      {.cin = 12, .cout = 40, .h = 5, .w = 6, .kh = 1, .kw = 1, .pad = 1},
+  };
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : geoms) {
+      SCOPED_TRACE(::testing::Message()
+                   << isa << " " << g.cin << "->" << g.cout << " " << g.h << "x" << g.w << " k"
+                   << g.kh << "x" << g.kw << " s" << g.stride << " p" << g.pad << " d" << g.dil);
+      expect_matches_reference(nchw16c_tactic(isa), nchw16c_case(g), kBlockedTol);
+    }
+    OpCase c = nchw16c_case({.cin = 20, .cout = 36, .h = 9, .w = 23, .kh = 3, .kw = 5});
+    c.attrs.set("pads", Ints{0, 2, 1, 0});
+    c.attrs.set("strides", Ints{2, 1});
+    expect_matches_reference(nchw16c_tactic(isa), c, kBlockedTol);
+    c.attrs.set("pads", Ints{2, 0, 0, 3});
+    c.attrs.set("strides", Ints{1, 3});
+    expect_matches_reference(nchw16c_tactic(isa), c, kBlockedTol);
+  }
+}
+
+TEST(X86ConvNchw16c, DenseWithEpiloguesOnThreads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.batch = 2, .cin = 24, .cout = 40, .h = 6, .w = 11, .pad = 1};
+  for (const std::string& isa : isas) {
+    for (const ActCase& act : fused_activations()) {
+      for (bool residual : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << isa << " " << act.name << " residual " << residual);
+        expect_matches_reference(nchw16c_tactic(isa), nchw16c_case(g, true, residual, act),
+                                 kBlockedActTol);
+      }
+    }
+    const ConvGeom r50{.cin = 64, .cout = 64, .h = 14, .w = 14, .pad = 1};
+    const ConvGeom r50_s2{.cin = 32, .cout = 48, .h = 15, .w = 15, .stride = 2, .pad = 1};
+    for (const ConvGeom& t : {r50, r50_s2}) {
+      for (int threads : {1, 2, 3}) {
+        expect_matches_reference_prepacked(nchw16c_tactic(isa), nchw16c_case(t, true, true),
+                                           kBlockedTol, threads);
+      }
+    }
+  }
+}
+
+TEST(X86ConvNchw16c, RefusesGroupedConvolutionsAndScalesOnAWindow) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
-    expect_rejected(nchw16c_tactic(isa), nchw16c_case({.cin = 8, .cout = 8, .pad = 1}),
-                    "only 1x1 and depthwise");
     expect_rejected(nchw16c_tactic(isa), nchw16c_case({.cin = 8, .cout = 8, .group = 2}),
-                    "only 1x1 and depthwise");
+                    "only group 1 and depthwise");
+    expect_rejected(nchw16c_tactic(isa), nchw16c_case({.cin = 8, .cout = 16, .group = 8, .pad = 1}),
+                    "only group 1 and depthwise");
     OpCase padded = nchw16c_case(blocked_pointwise(8, 8, 5, 5, 1));
     padded.attrs.set("pads", Ints{1, 0, 0, 0});
-    expect_rejected(nchw16c_tactic(isa), padded, "padded 1x1");
+    const ConvGeom pw = blocked_pointwise(8, 8, 5, 5, 1);
+    expect_rejected(nchw16c_tactic(isa), with_channel_scale(padded, pw, false),
+                    "into unpadded 1x1 convolutions only");
     const ConvGeom dw{.cin = 16, .cout = 16, .group = 16, .h = 5, .w = 5, .pad = 1};
     expect_rejected(nchw16c_tactic(isa), with_channel_scale(nchw16c_case(dw), dw, false),
-                    "into 1x1 convolutions only");
+                    "into unpadded 1x1 convolutions only");
+    const ConvGeom dense{.cin = 16, .cout = 16, .h = 5, .w = 5, .pad = 1};
+    expect_rejected(nchw16c_tactic(isa), with_channel_scale(nchw16c_case(dense), dense, false),
+                    "into unpadded 1x1 convolutions only");
   }
 }
 

@@ -134,7 +134,9 @@ TEST(Nchw16cLayout, AnInputOfUnknownChannelsStaysNchw) {
                                     "kiln.ConvNchw16c", "kiln.FromNchw16c"}));
 }
 
-TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
+// kiln's kernels run a 3x3 and a padded 1x1 (group 1) on blocked tensors; a grouped, not
+// depthwise, convolution stays NCHW, with the reorders around it.
+TEST(Nchw16cLayout, DenseConvolutionsAreBlockedGroupedOnesStayNchw) {
   KILN_REQUIRE_BLOCKED_KERNELS();
   OnnxBuilder b;
   b.input("x", 1, {1, 8, 5, 5});
@@ -142,11 +144,15 @@ TEST(Nchw16cLayout, DenseAndPaddedPointwiseConvolutionsStayNchw) {
   auto& dense = b.node("Conv", {"x", "w3"}, {"a"}, "dense");
   set_attr_ints(dense, "pads", {1, 1, 1, 1});
   b.initializer("w1", {8, 8, 1, 1}, testing::weights(64));
-  auto& padded = b.node("Conv", {"a", "w1"}, {"y"}, "padded");
+  auto& padded = b.node("Conv", {"a", "w1"}, {"c"}, "padded");
   set_attr_ints(padded, "pads", {1, 0, 0, 0});
+  b.initializer("wg", {8, 4, 3, 3}, testing::weights(288));
+  auto& grouped = b.node("Conv", {"c", "wg"}, {"y"}, "grouped");
+  testing::set_attr_int(grouped, "group", 2);
   b.output("y");
   const auto r = testing::run_pass(b, layout());
-  EXPECT_EQ(op_types(r.after), (Ops{"Conv", "Conv"}));
+  EXPECT_EQ(op_types(r.after), (Ops{"kiln.ToNchw16c", "kiln.ConvNchw16c", "kiln.ConvNchw16c",
+                                    "kiln.FromNchw16c", "Conv"}));
 }
 
 }  // namespace

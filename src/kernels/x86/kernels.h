@@ -143,30 +143,39 @@ void depthwise_run(const DepthwisePlan& plan, const float* x, const float* w, co
 
 // --- convolutions on the blocked nChw16c layout (kernels/ref/layout.h) -----------------------
 // X, Y and the residual are blocked: a block of 16 channels of one pixel is one AVX-512 vector (two
-// AVX2 ones), so neither kernel gathers or transposes. Pointwise: 1x1, group 1, no padding, any
+// AVX2 ones), so no kernel gathers or transposes. Pointwise: 1x1, group 1, no padding, any
 // stride; a register tile of px_tile pixels x co_tile blocks accumulates over every input channel
-// (one broadcast input value times a vector of 16 weights). Depthwise: group = in_c = out_c, any
-// window, stride, dilation and padding; runs of output pixels of one block, one input vector per
-// pixel and tap. The padding lanes of Y get act(0 + residual's padding).
+// (one broadcast input value times a vector of 16 weights). Dense: group 1, any window, stride,
+// dilation and padding (a direct convolution, no im2col): the same register tile over the pixels
+// of one output row, accumulated over every tap and input channel; a tap in the padding reads
+// zeros. Depthwise: group = in_c = out_c, any window, stride, dilation and padding; runs of output
+// pixels of one block, one input vector per pixel and tap. The padding lanes of Y get act(0 +
+// residual's padding).
 
 struct Nchw16cConvPlan {
   Isa isa = Isa::kAvx512;
   cpu::Conv2DParams p;
   bool depthwise = false;
+  bool dense = false;  // neither pointwise nor depthwise
   int64_t in_blocks = 0, out_blocks = 0;
-  // Pointwise: a task is one tile of co_tile blocks (the last may be narrower) over `chunk` output
-  // pixels (a multiple of px_tile; the last chunk may be shorter) of one image.
+  // Pointwise and dense: a tile is co_tile blocks (the last may be narrower) by px_tile pixels.
+  // Pointwise: a task is one co tile over `chunk` output pixels (a multiple of px_tile; the last
+  // chunk may be shorter) of one image.
   int64_t co_tile = 0, co_tiles = 0, px_tile = 0, chunk = 0, chunks = 0;
   // Depthwise: output columns [ow_lo, ow_hi) have every tap inside the input row; a task is
-  // `rows` output rows (the last chunk may be shorter) of one block of one image.
+  // `rows` output rows (the last chunk may be shorter) of one block of one image. Dense: a task is
+  // `rows` output rows of one co tile of one image.
   int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
   int64_t tasks = 0;
 };
 
 bool nchw16c_is_pointwise(const cpu::Conv2DParams& p);
 bool nchw16c_is_depthwise(const cpu::Conv2DParams& p);
-// w: [out_c, in_c / group, k_h, k_w]. Packed: pointwise [out_blocks][in_c][16], depthwise
-// [out_blocks][k_h * k_w][16], lanes past out_c zero; the same for every ISA and plan.
+// Group 1 and not pointwise (a window, padding or dilation).
+bool nchw16c_is_dense(const cpu::Conv2DParams& p);
+// w: [out_c, in_c / group, k_h, k_w]. Packed: pointwise and dense [out_blocks][k_h * k_w][in_c][16]
+// (pointwise: one tap), depthwise [out_blocks][k_h * k_w][16], lanes past out_c zero; the same for
+// every ISA and plan.
 size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p);
 void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);
 Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/int_math.h"
 #include "kernels/ref/layout.h"
 #include "kernels/x86/kernels_impl.h"
 
@@ -16,6 +17,7 @@ namespace kiln::kernels::x86 {
 namespace {
 
 constexpr int64_t kBlk = kernels::ref::kChannelBlock;
+constexpr int kMaxDensePixels = 12;  // max_tile_pixels' bound
 
 template <class T>
 inline constexpr int kNv = static_cast<int>(kBlk) / T::kLanes;
@@ -283,6 +285,151 @@ void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* pack
   }
 }
 
+// --- dense (group 1, any window) ---------------------------------------------------------------
+
+// One tap of a dense tile: P output pixels of a row, each reading the input pixel at x[p]
+// (x_block floats from one of its channel blocks to the next; a pixel whose tap falls in the
+// padding reads a zero block with x_block 0).
+struct DenseTap {
+  const float* x[kMaxDensePixels];
+  int64_t x_block[kMaxDensePixels];
+};
+
+template <class T, int P, int NB>
+inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_t in_c,
+                                                     const float* w, int64_t w_block,
+                                                     typename T::V* acc) {
+  using V = typename T::V;
+  constexpr int NW = NB * kNv<T>;
+  for (int64_t c0 = 0; c0 < in_c; c0 += kBlk) {
+    const float* xb[P];
+#pragma GCC unroll 12
+    for (int p = 0; p < P; ++p) xb[p] = tap.x[p] + (c0 / kBlk) * tap.x_block[p];
+    const int lanes = static_cast<int>(std::min(kBlk, in_c - c0));
+    for (int l = 0; l < lanes; ++l, w += kBlk) {
+      V wv[NW];
+#pragma GCC unroll 8
+      for (int j = 0; j < NW; ++j)
+        wv[j] = T::loadu(w + (j / kNv<T>)*w_block + (j % kNv<T>)*T::kLanes);
+#pragma GCC unroll 12
+      for (int p = 0; p < P; ++p) {
+        const V xv = T::set1(xb[p][l]);
+#pragma GCC unroll 8
+        for (int j = 0; j < NW; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
+      }
+    }
+  }
+}
+
+struct DenseArgs {
+  const float* x;  // the image's input, block 0
+  int64_t in_plane;
+  const float* w;     // the tile's first block's packed weights: [k_h][k_w][in_c][16]
+  int64_t w_block;    // floats from one block's weights to the next
+  const float* bias;  // NB * 16 floats
+  const float* z;     // residual at the tile's first output pixel, or null
+  float* y;           // the tile's first output pixel, block 0
+  int64_t y_block;
+};
+
+// P output pixels of row oh from column ow0: every tap with at least one pixel inside the input
+// accumulates over all input channels (a pixel outside reads zeros), then one store.
+template <class T, int P, int NB>
+void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64_t ow0,
+                const Epilogue& ep) {
+  using V = typename T::V;
+  constexpr int NW = NB * kNv<T>;
+  alignas(64) static constexpr float kZeros[kBlk] = {};
+  const cpu::Conv2DParams& p = pl.p;
+  V acc[P * NW];
+#pragma GCC unroll 48
+  for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
+  const int64_t tap_floats = p.in_c * kBlk;
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+    if (ih < 0 || ih >= p.in_h) continue;
+    for (int64_t kw = 0; kw < p.k_w; ++kw) {
+      DenseTap tap;
+      bool any = false;
+      for (int i = 0; i < P; ++i) {
+        const int64_t iw = (ow0 + i) * p.stride_w - p.pad_left + kw * p.dil_w;
+        const bool inside = iw >= 0 && iw < p.in_w;
+        any |= inside;
+        tap.x[i] = inside ? a.x + (ih * p.in_w + iw) * kBlk : kZeros;
+        tap.x_block[i] = inside ? a.in_plane : 0;
+      }
+      if (!any) continue;
+      dense_tap<T, P, NB>(tap, p.in_c, a.w + (kh * p.k_w + kw) * tap_floats, a.w_block, acc);
+    }
+  }
+  store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
+}
+
+template <class T, int NB, int... Ps>
+constexpr auto dense_table(std::integer_sequence<int, Ps...>) {
+  return std::array<void (*)(const Nchw16cConvPlan&, const DenseArgs&, int64_t, int64_t,
+                             const Epilogue&),
+                    sizeof...(Ps)>{&dense_tile<T, Ps + 1, NB>...};
+}
+
+template <class T>
+void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh,
+                    int64_t ow0, const Epilogue& ep) {
+  static constexpr auto t1 =
+      dense_table<T, 1>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
+  static constexpr auto t2 =
+      dense_table<T, 2>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
+  static constexpr auto t3 =
+      dense_table<T, 3>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
+  static constexpr auto t4 =
+      dense_table<T, 4>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
+  const auto i = static_cast<size_t>(pixels - 1);
+  switch (nb) {
+    case 1:
+      return t1[i](pl, a, oh, ow0, ep);
+    case 2:
+      return t2[i](pl, a, oh, ow0, ep);
+    case 3:
+      return t3[i](pl, a, oh, ow0, ep);
+    default:
+      return t4[i](pl, a, oh, ow0, ep);
+  }
+}
+
+// Output rows [oh0, oh1) of one image and co tile t; each row splits into tiles of nearly equal
+// width (7 pixels at 3 per tile: 3, 2, 2, never a lone 1).
+template <class T>
+void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, const float* bias,
+                const float* z, const Epilogue& ep, float* y, int64_t t, int64_t oh0, int64_t oh1) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t out_plane = p.out_h * p.out_w * kBlk;
+  const int64_t nb = std::min(pl.co_tile, pl.out_blocks - t * pl.co_tile);
+  alignas(64) float tile_bias[4 * kBlk];
+  block_bias(bias, p.out_c, t * pl.co_tile * kBlk, nb, tile_bias);
+  const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
+  const int64_t tiles = ceil_div(p.out_w, int64_t{max_px});
+  const int64_t w_block = p.k_h * p.k_w * p.in_c * kBlk;
+  DenseArgs a{x,
+              p.in_h * p.in_w * kBlk,
+              packed + t * pl.co_tile * w_block,
+              w_block,
+              tile_bias,
+              nullptr,
+              nullptr,
+              out_plane};
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    int64_t ow = 0;
+    for (int64_t i = 0; i < tiles; ++i) {
+      const int n = static_cast<int>((p.out_w * (i + 1)) / tiles - (p.out_w * i) / tiles);
+      const int64_t out_at = t * pl.co_tile * out_plane + (oh * p.out_w + ow) * kBlk;
+      a.y = y + out_at;
+      a.z = z == nullptr ? nullptr : z + out_at;
+      dense_tile_any<T>(n, static_cast<int>(nb), pl, a, oh, ow, ep);
+      ow += n;
+    }
+  }
+}
+
 template <class T>
 void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nchw16cConvIo& io,
                         const Epilogue& ep, int64_t begin, int64_t end) {
@@ -300,6 +447,15 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     }
     // Consecutive tasks share a chunk of input pixels (it stays in cache) and differ in co tile.
     const int64_t t = task % pl.co_tiles, rest = task / pl.co_tiles;
+    if (pl.dense) {
+      const int64_t c = rest % pl.row_chunks, n = rest / pl.row_chunks;
+      const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);
+      const int64_t in_image = pl.in_blocks * p.in_h * p.in_w * kBlk;
+      const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
+      dense_task<T>(pl, x + n * in_image, packed, bias, z ? z + n * out_image : nullptr, ep,
+                    y + n * out_image, t, oh0, oh1);
+      continue;
+    }
     const int64_t c = rest % pl.chunks, n = rest / pl.chunks;
     const int64_t q0 = c * pl.chunk, q1 = std::min(p.out_h * p.out_w, q0 + pl.chunk);
     const int64_t in_image = pl.in_blocks * p.in_h * p.in_w * kBlk;

@@ -22,12 +22,16 @@ int64_t tile_pixels(Isa isa, int64_t co_tile) {
 // An input chunk of a pointwise task stays within 64 KiB (L2, ahead of the weights' tile).
 constexpr int64_t kChunkFloats = 16 * 1024;
 
-void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
-  const cpu::Conv2DParams& p = pl.p;
+void plan_tiles(Nchw16cConvPlan& pl) {
   pl.co_tiles = ceil_div(pl.out_blocks, max_co_tile(pl.isa));
   pl.co_tile = ceil_div(pl.out_blocks, pl.co_tiles);
   pl.co_tiles = ceil_div(pl.out_blocks, pl.co_tile);
   pl.px_tile = tile_pixels(pl.isa, pl.co_tile);
+}
+
+void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
+  const cpu::Conv2DParams& p = pl.p;
+  plan_tiles(pl);
   const int64_t pixels = p.out_h * p.out_w;
   int64_t chunk =
       std::max(pl.px_tile, kChunkFloats / std::max<int64_t>(p.in_c, 1) / pl.px_tile * pl.px_tile);
@@ -40,6 +44,24 @@ void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
   pl.chunk = std::min(chunk, round_up(pixels, pl.px_tile));
   pl.chunks = ceil_div(pixels, pl.chunk);
   pl.tasks = p.batch * pl.chunks * pl.co_tiles;
+}
+
+// Tasks of whole output rows whose input rows (all channels) fit kChunkFloats, so that the
+// consecutive tasks of one chunk (its co tiles) read them from cache; at least two tasks per
+// thread where the rows allow.
+void plan_dense(Nchw16cConvPlan& pl, int threads) {
+  const cpu::Conv2DParams& p = pl.p;
+  plan_tiles(pl);
+  const int64_t row_floats = std::max<int64_t>(1, p.stride_h * p.in_w * p.in_c);
+  int64_t rows = std::clamp<int64_t>(kChunkFloats / row_floats, 1, p.out_h);
+  const int64_t want = 2 * static_cast<int64_t>(threads);
+  const int64_t per_image = p.batch * pl.co_tiles;
+  if (threads > 1 && per_image * ceil_div(p.out_h, rows) < want) {
+    rows = std::max<int64_t>(1, ceil_div(p.out_h, ceil_div(want, per_image)));
+  }
+  pl.rows = rows;
+  pl.row_chunks = ceil_div(p.out_h, rows);
+  pl.tasks = p.batch * pl.row_chunks * pl.co_tiles;
 }
 
 void plan_depthwise(Nchw16cConvPlan& pl, int threads) {
@@ -66,9 +88,14 @@ bool nchw16c_is_depthwise(const cpu::Conv2DParams& p) {
   return p.group == p.in_c && p.out_c == p.in_c;
 }
 
+bool nchw16c_is_dense(const cpu::Conv2DParams& p) {
+  return p.group == 1 && !nchw16c_is_pointwise(p) && !nchw16c_is_depthwise(p);
+}
+
 size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p) {
   const int64_t out = ref::padded_channels(p.out_c);
-  return static_cast<size_t>(nchw16c_is_depthwise(p) ? out * p.k_h * p.k_w : out * p.in_c);
+  const int64_t taps = p.k_h * p.k_w;
+  return static_cast<size_t>(nchw16c_is_depthwise(p) ? out * taps : out * taps * p.in_c);
 }
 
 void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed) {
@@ -85,11 +112,15 @@ void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float
     }
     return;
   }
+  const int64_t taps = p.k_h * p.k_w;
   for (int64_t b = 0; b < out_blocks; ++b) {
-    for (int64_t ci = 0; ci < p.in_c; ++ci) {
-      for (int64_t l = 0; l < kBlk; ++l) {
-        const int64_t c = b * kBlk + l;
-        packed[(b * p.in_c + ci) * kBlk + l] = c < p.out_c ? w[c * p.in_c + ci] : 0.0f;
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int64_t ci = 0; ci < p.in_c; ++ci) {
+        for (int64_t l = 0; l < kBlk; ++l) {
+          const int64_t c = b * kBlk + l;
+          packed[((b * taps + t) * p.in_c + ci) * kBlk + l] =
+              c < p.out_c ? w[(c * p.in_c + ci) * taps + t] : 0.0f;
+        }
       }
     }
   }
@@ -102,8 +133,11 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   pl.depthwise = nchw16c_is_depthwise(p);
   pl.in_blocks = ref::channel_blocks(p.in_c);
   pl.out_blocks = ref::channel_blocks(p.out_c);
+  pl.dense = nchw16c_is_dense(p);
   if (pl.depthwise) {
     plan_depthwise(pl, threads);
+  } else if (pl.dense) {
+    plan_dense(pl, threads);
   } else {
     plan_pointwise(pl, threads);
   }
@@ -113,7 +147,7 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
 // A pointwise tile's scaled input pixels: [in_blocks][pixels][16], for the widest tile (a last,
 // narrower co tile takes more pixels than px_tile).
 size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
-  if (plan.depthwise) return 0;
+  if (plan.depthwise || plan.dense) return 0;
   return static_cast<size_t>(plan.in_blocks * tile_pixels(plan.isa, 1) * kBlk);
 }
 

@@ -1,6 +1,7 @@
 // kiln.ConvNchw16c (ops/kiln_layout.h) on kiln's x86 nChw16c kernels: pointwise (1x1, group 1, no
-// padding) and depthwise convolutions with bias, residual and activation in the epilogue. The
-// weights are packed once, at engine build time, into 16-channel blocks.
+// padding), dense (group 1, any window) and depthwise convolutions with bias, residual and
+// activation in the epilogue. The weights are packed once, at engine build time, into 16-channel
+// blocks.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -89,8 +90,8 @@ class Nchw16cConvKernel final : public LayerKernel {
       return layer_error(node_, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
                          dims_to_string(y));
     }
-    if (!kx::nchw16c_is_pointwise(p) && !kx::nchw16c_is_depthwise(p)) {
-      return layer_error(node_, "the nChw16c kernels run 1x1 and depthwise convolutions only");
+    if (p.group != 1 && !kx::nchw16c_is_depthwise(p)) {
+      return layer_error(node_, "the nChw16c kernels run group 1 and depthwise convolutions only");
     }
     if (const TensorView* s = optional_input(in, ops::kConvNchw16cScaleInput)) {
       KILN_RETURN_IF_ERROR(check_scale_dims(node_, *s, in[0]));
@@ -102,7 +103,7 @@ class Nchw16cConvKernel final : public LayerKernel {
     }
     plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()));
     if (optional_input(in, ops::kConvNchw16cScaleInput) != nullptr) {
-      if (plan_.depthwise) {
+      if (!kx::nchw16c_is_pointwise(p)) {
         return layer_error(node_, "a channel scale on X needs a 1x1 convolution");
       }
       scratch_.resize(kx::nchw16c_conv_scratch_floats(plan_), pool_threads(thread_pool()));
@@ -161,17 +162,15 @@ class Nchw16cConvTactic final : public X86Tactic {
       return "X is NCHW (x_layout \"nchw\"): these kernels read blocked inputs only";
     }
     const cpu::Conv2DParams p = weight_params(*spec.node, *w);
-    const bool one = p.k_h == 1 && p.k_w == 1 && p.group == 1;
-    if (!one && !kx::nchw16c_is_depthwise(p)) {
-      return fmt::format("a {}x{} kernel with group {}: only 1x1 and depthwise convolutions", p.k_h,
-                         p.k_w, p.group);
+    if (p.group != 1 && !kx::nchw16c_is_depthwise(p)) {
+      return fmt::format("a {}x{} kernel with group {}: only group 1 and depthwise convolutions",
+                         p.k_h, p.k_w, p.group);
     }
     const std::vector<int64_t> pads = spec.node->attrs.get_ints("pads");
-    if (one && std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; })) {
-      return "a padded 1x1 convolution";
-    }
-    if (!one && spec.has_input(ops::kConvNchw16cScaleInput)) {
-      return "a channel scale on X (input 4) fuses into 1x1 convolutions only";
+    const bool unpadded = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
+    const bool pointwise = p.k_h == 1 && p.k_w == 1 && p.group == 1 && unpadded;
+    if (!pointwise && spec.has_input(ops::kConvNchw16cScaleInput)) {
+      return "a channel scale on X (input 4) fuses into unpadded 1x1 convolutions only";
     }
     return "";
   }
