@@ -72,10 +72,11 @@ ir::Node as_blocked(const ir::Node& n) {
   return b;
 }
 
-// kiln's own blocked kernels' rule (passes/nchw16c_rule.h): group 1 or depthwise.
-bool kiln_kernels_run(const ir::Node& n, const Channels& c) {
+// kiln's own blocked kernels' rule (passes/nchw16c_rule.h): group 1 (X blocked or NCHW) or
+// depthwise (X blocked).
+bool kiln_kernels_run(const ir::Node& n, const Channels& c, bool plain_x) {
   const int64_t group = n.attrs.get_int("group", 1);
-  return group == 1 || (group == c.in && c.out == c.in);
+  return group == 1 || (!plain_x && group == c.in && c.out == c.in);
 }
 
 // A float32 2-D Conv or kiln.FusedConv with constant weights that runs on blocked tensors (as
@@ -103,12 +104,12 @@ std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
   const bool residual =
       n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue;
   // A first layer of few channels (an image's 3): only its output is blocked, if a tactic reads
-  // X as it is (kiln's own kernels do not).
+  // X as it is (kiln's dense kernel and oneDNN's first-layer kernels do).
   const bool plain_x = !residual && !worth_blocking(g.value(n.inputs[0]).desc, c.in);
   ir::Node blocked = as_blocked(n);
   if (plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
   const bool runs =
-      ctx.runs_blocked ? ctx.runs_blocked(g, blocked) : !plain_x && kiln_kernels_run(n, c);
+      ctx.runs_blocked ? ctx.runs_blocked(g, blocked) : kiln_kernels_run(n, c, plain_x);
   if (!runs) return {};
   Blocking b{ops::kConvNchw16c, {}, c.out};
   b.plain_x = plain_x;

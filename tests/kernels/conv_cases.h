@@ -119,6 +119,15 @@ inline OpCase nchw16c_case(const ConvGeom& g, bool bias = true, bool residual = 
   return c;
 }
 
+// nchw16c_case with X NCHW (x_layout "nchw": a first layer's few channels), Y blocked.
+inline OpCase plain_x_nchw16c_case(const ConvGeom& g, bool bias = true, bool residual = false,
+                                   const ActCase& act = {}) {
+  OpCase c = nchw16c_case(g, bias, residual, act);
+  c.inputs[0] = in(random_f32({g.batch, g.cin, g.h, g.w}, 6));
+  c.attrs.set("x_layout", std::string("nchw"));
+  return c;
+}
+
 // c (an nchw16c_case of g) with input S, a channel scale on X: [batch or 1, Cp, 1, 1].
 inline OpCase with_channel_scale(OpCase c, const ConvGeom& g, bool per_image) {
   while (c.inputs.size() < 4) c.inputs.push_back(absent());

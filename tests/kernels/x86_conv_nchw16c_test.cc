@@ -200,6 +200,40 @@ TEST(X86ConvNchw16c, DenseWithEpiloguesOnThreads) {
   }
 }
 
+// A first layer: X NCHW (x_layout "nchw"), Y blocked, on the dense kernel: stems of 3 channels
+// (MobileNet's 3x3 stride 2, ResNet's 7x7 stride 2), one channel (group 1 and depthwise at once), a
+// 1x1, more than one block of channels; epilogues and threads.
+TEST(X86ConvNchw16c, DenseWithAnNchwInput) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      {.batch = 2, .cin = 3, .cout = 32, .h = 15, .w = 12, .stride = 2, .pad = 1},
+      {.cin = 3, .cout = 64, .h = 23, .w = 21, .kh = 7, .kw = 7, .stride = 2, .pad = 3},
+      {.cin = 1, .cout = 1, .h = 6, .w = 7, .pad = 1},
+      {.cin = 1, .cout = 20, .h = 6, .w = 7, .pad = 1},
+      {.cin = 5, .cout = 24, .h = 4, .w = 9, .kh = 1, .kw = 1},
+      {.cin = 20, .cout = 40, .h = 5, .w = 6, .stride = 2, .pad = 1, .dil = 2},
+  };
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : geoms) {
+      SCOPED_TRACE(::testing::Message() << isa << " " << g.cin << "->" << g.cout << " k" << g.kh
+                                        << " s" << g.stride << " p" << g.pad);
+      expect_matches_reference(nchw16c_tactic(isa), plain_x_nchw16c_case(g), kBlockedTol);
+    }
+    const ConvGeom stem{.batch = 2, .cin = 3, .cout = 32, .h = 17, .w = 16, .stride = 2, .pad = 1};
+    expect_matches_reference(nchw16c_tactic(isa),
+                             plain_x_nchw16c_case(stem, true, true, {"Clip", {0.0f, 6.0f}}),
+                             kBlockedActTol);
+    for (int threads : {1, 2, 3}) {
+      expect_matches_reference_prepacked(nchw16c_tactic(isa),
+                                         plain_x_nchw16c_case(stem, false, false, {"Silu", {}}),
+                                         kBlockedActTol, threads);
+    }
+    const ConvGeom dw{.cin = 16, .cout = 16, .group = 16, .h = 5, .w = 5, .pad = 1};
+    expect_rejected(nchw16c_tactic(isa), plain_x_nchw16c_case(dw), "reads blocked inputs only");
+  }
+}
+
 TEST(X86ConvNchw16c, RefusesGroupedConvolutionsAndScalesOnAWindow) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);

@@ -156,7 +156,8 @@ struct Nchw16cConvPlan {
   Isa isa = Isa::kAvx512;
   cpu::Conv2DParams p;
   bool depthwise = false;
-  bool dense = false;  // neither pointwise nor depthwise
+  bool dense = false;    // neither pointwise nor depthwise, or a plain X
+  bool plain_x = false;  // dense only: X is NCHW (a first layer's few channels), Y blocked
   int64_t in_blocks = 0, out_blocks = 0;
   // Pointwise and dense: a tile is co_tile blocks (the last may be narrower) by px_tile pixels.
   // Pointwise: a task is one co tile over `chunk` output pixels (a multiple of px_tile; the last
@@ -178,7 +179,9 @@ bool nchw16c_is_dense(const cpu::Conv2DParams& p);
 // every ISA and plan.
 size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p);
 void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);
-Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads);
+// plain_x: X is NCHW (not depthwise): the dense kernel runs it, a 1x1 too.
+Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads,
+                                  bool plain_x = false);
 // A run's tensors, all blocked but the bias.
 struct Nchw16cConvIo {
   const float* x = nullptr;

@@ -289,13 +289,15 @@ void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* pack
 
 // One tap of a dense tile: P output pixels of a row, each reading the input pixel at x[p]
 // (x_block floats from one of its channel blocks to the next; a pixel whose tap falls in the
-// padding reads a zero block with x_block 0).
+// padding reads a zero block with x_block 0). A plain (NCHW) X's channels are x_lane floats apart
+// (0 in the padding); a blocked X's are adjacent.
 struct DenseTap {
   const float* x[kMaxDensePixels];
   int64_t x_block[kMaxDensePixels];
+  int64_t x_lane[kMaxDensePixels];
 };
 
-template <class T, int P, int NB>
+template <class T, int P, int NB, bool Plain>
 inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_t in_c,
                                                      const float* w, int64_t w_block,
                                                      typename T::V* acc) {
@@ -313,7 +315,7 @@ inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_
         wv[j] = T::loadu(w + (j / kNv<T>)*w_block + (j % kNv<T>)*T::kLanes);
 #pragma GCC unroll 12
       for (int p = 0; p < P; ++p) {
-        const V xv = T::set1(xb[p][l]);
+        const V xv = T::set1(Plain ? xb[p][l * tap.x_lane[p]] : xb[p][l]);
 #pragma GCC unroll 8
         for (int j = 0; j < NW; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
       }
@@ -322,8 +324,8 @@ inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_
 }
 
 struct DenseArgs {
-  const float* x;  // the image's input, block 0
-  int64_t in_plane;
+  const float* x;     // the image's input, block 0
+  int64_t x_block;    // floats from one input channel block to the next (plain X too: 16 planes)
   const float* w;     // the tile's first block's packed weights: [k_h][k_w][in_c][16]
   int64_t w_block;    // floats from one block's weights to the next
   const float* bias;  // NB * 16 floats
@@ -333,8 +335,9 @@ struct DenseArgs {
 };
 
 // P output pixels of row oh from column ow0: every tap with at least one pixel inside the input
-// accumulates over all input channels (a pixel outside reads zeros), then one store.
-template <class T, int P, int NB>
+// accumulates over all input channels (a pixel outside reads zeros), then one store. Plain: X is
+// NCHW (a first layer's few channels), Y blocked.
+template <class T, int P, int NB, bool Plain>
 void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64_t ow0,
                 const Epilogue& ep) {
   using V = typename T::V;
@@ -345,6 +348,7 @@ void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64
 #pragma GCC unroll 48
   for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
   const int64_t tap_floats = p.in_c * kBlk;
+  const int64_t pixel = Plain ? 1 : kBlk, plane = p.in_h * p.in_w;
   for (int64_t kh = 0; kh < p.k_h; ++kh) {
     const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
     if (ih < 0 || ih >= p.in_h) continue;
@@ -355,34 +359,35 @@ void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64
         const int64_t iw = (ow0 + i) * p.stride_w - p.pad_left + kw * p.dil_w;
         const bool inside = iw >= 0 && iw < p.in_w;
         any |= inside;
-        tap.x[i] = inside ? a.x + (ih * p.in_w + iw) * kBlk : kZeros;
-        tap.x_block[i] = inside ? a.in_plane : 0;
+        tap.x[i] = inside ? a.x + (ih * p.in_w + iw) * pixel : kZeros;
+        tap.x_block[i] = inside ? a.x_block : 0;
+        tap.x_lane[i] = inside ? plane : 0;
       }
       if (!any) continue;
-      dense_tap<T, P, NB>(tap, p.in_c, a.w + (kh * p.k_w + kw) * tap_floats, a.w_block, acc);
+      dense_tap<T, P, NB, Plain>(tap, p.in_c, a.w + (kh * p.k_w + kw) * tap_floats, a.w_block, acc);
     }
   }
   store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
 }
 
-template <class T, int NB, int... Ps>
+template <class T, int NB, bool Plain, int... Ps>
 constexpr auto dense_table(std::integer_sequence<int, Ps...>) {
   return std::array<void (*)(const Nchw16cConvPlan&, const DenseArgs&, int64_t, int64_t,
                              const Epilogue&),
-                    sizeof...(Ps)>{&dense_tile<T, Ps + 1, NB>...};
+                    sizeof...(Ps)>{&dense_tile<T, Ps + 1, NB, Plain>...};
 }
 
-template <class T>
+template <class T, bool Plain>
 void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh,
                     int64_t ow0, const Epilogue& ep) {
   static constexpr auto t1 =
-      dense_table<T, 1>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
+      dense_table<T, 1, Plain>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
   static constexpr auto t2 =
-      dense_table<T, 2>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
-  static constexpr auto t3 =
-      dense_table<T, 3>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
-  static constexpr auto t4 =
-      dense_table<T, 4>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
+      dense_table<T, 2, Plain>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
+  static constexpr auto t3 = dense_table<T, 3, Plain>(
+      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
+  static constexpr auto t4 = dense_table<T, 4, Plain>(
+      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
   const auto i = static_cast<size_t>(pixels - 1);
   switch (nb) {
     case 1:
@@ -424,7 +429,11 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
       const int64_t out_at = t * pl.co_tile * out_plane + (oh * p.out_w + ow) * kBlk;
       a.y = y + out_at;
       a.z = z == nullptr ? nullptr : z + out_at;
-      dense_tile_any<T>(n, static_cast<int>(nb), pl, a, oh, ow, ep);
+      if (pl.plain_x) {
+        dense_tile_any<T, true>(n, static_cast<int>(nb), pl, a, oh, ow, ep);
+      } else {
+        dense_tile_any<T, false>(n, static_cast<int>(nb), pl, a, oh, ow, ep);
+      }
       ow += n;
     }
   }
@@ -450,7 +459,7 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     if (pl.dense) {
       const int64_t c = rest % pl.row_chunks, n = rest / pl.row_chunks;
       const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);
-      const int64_t in_image = pl.in_blocks * p.in_h * p.in_w * kBlk;
+      const int64_t in_image = (pl.plain_x ? p.in_c : pl.in_blocks * kBlk) * p.in_h * p.in_w;
       const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
       dense_task<T>(pl, x + n * in_image, packed, bias, z ? z + n * out_image : nullptr, ep,
                     y + n * out_image, t, oh0, oh1);

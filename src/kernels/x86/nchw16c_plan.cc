@@ -126,14 +126,16 @@ void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float
   }
 }
 
-Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads) {
+Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads, bool plain_x) {
   Nchw16cConvPlan pl;
   pl.isa = isa;
   pl.p = p;
-  pl.depthwise = nchw16c_is_depthwise(p);
+  // A one-channel group-1 convolution is depthwise too: with a plain X the dense kernel runs it.
+  pl.depthwise = nchw16c_is_depthwise(p) && !(plain_x && p.group == 1);
   pl.in_blocks = ref::channel_blocks(p.in_c);
   pl.out_blocks = ref::channel_blocks(p.out_c);
-  pl.dense = nchw16c_is_dense(p);
+  pl.plain_x = plain_x && !pl.depthwise;
+  pl.dense = nchw16c_is_dense(p) || pl.plain_x;
   if (pl.depthwise) {
     plan_depthwise(pl, threads);
   } else if (pl.dense) {

@@ -24,6 +24,9 @@ using builtin::layer_error;
 using builtin::optional_input;
 using builtin::same_dims;
 
+// X is NCHW (x_layout "nchw": a first layer of few channels) and only Y blocked.
+bool plain_x(const ir::Node& node) { return node.attrs.get_string("x_layout", "") == "nchw"; }
+
 // The convolution's geometry with X's real channel count (W's dim 1 x group) in place of the
 // blocked tensor's padded one.
 Result<cpu::Conv2DParams> blocked_params(const ir::Node& node, int since_version,
@@ -33,9 +36,10 @@ Result<cpu::Conv2DParams> blocked_params(const ir::Node& node, int since_version
                        dims_to_string(w.dims));
   }
   const int64_t c = w.dim(1) * node.attrs.get_int("group", 1);
-  if (x.dim(1) != ref::padded_channels(c)) {
-    return layer_error(node, "blocked X [{}] does not hold the {} channels W [{}] reads",
-                       dims_to_string(x.dims), c, dims_to_string(w.dims));
+  if (x.dim(1) != (plain_x(node) ? c : ref::padded_channels(c))) {
+    return layer_error(node, "{} X [{}] does not hold the {} channels W [{}] reads",
+                       plain_x(node) ? "NCHW" : "blocked", dims_to_string(x.dims), c,
+                       dims_to_string(w.dims));
   }
   const std::array<int64_t, 4> dims{x.dim(0), c, x.dim(2), x.dim(3)};
   return builtin::conv2d_params(node, since_version, TensorView{x.dtype, dims, x.data}, w);
@@ -101,9 +105,9 @@ class Nchw16cConvKernel final : public LayerKernel {
                          packed_floats_, dims_to_string(in[1].dims),
                          kx::nchw16c_conv_packed_weights_floats(p));
     }
-    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()));
+    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()), plain_x(node_));
     if (optional_input(in, ops::kConvNchw16cScaleInput) != nullptr) {
-      if (!kx::nchw16c_is_pointwise(p)) {
+      if (plan_.dense || plan_.depthwise) {
         return layer_error(node_, "a channel scale on X needs a 1x1 convolution");
       }
       scratch_.resize(kx::nchw16c_conv_scratch_floats(plan_), pool_threads(thread_pool()));
@@ -158,13 +162,13 @@ class Nchw16cConvTactic final : public X86Tactic {
       return "input 1 (weights) is not a 4-D constant: this tactic packs them when the engine is "
              "built";
     }
-    if (spec.node->attrs.get_string("x_layout", "") == "nchw") {
-      return "X is NCHW (x_layout \"nchw\"): these kernels read blocked inputs only";
-    }
     const cpu::Conv2DParams p = weight_params(*spec.node, *w);
     if (p.group != 1 && !kx::nchw16c_is_depthwise(p)) {
       return fmt::format("a {}x{} kernel with group {}: only group 1 and depthwise convolutions",
                          p.k_h, p.k_w, p.group);
+    }
+    if (plain_x(*spec.node) && p.group != 1) {
+      return "X is NCHW (x_layout \"nchw\"): the depthwise kernel reads blocked inputs only";
     }
     const std::vector<int64_t> pads = spec.node->attrs.get_ints("pads");
     const bool unpadded = std::all_of(pads.begin(), pads.end(), [](int64_t v) { return v == 0; });
