@@ -163,6 +163,9 @@ struct Nchw16cConvPlan {
   // Pointwise: a task is one co tile over `chunk` output pixels (a multiple of px_tile; the last
   // chunk may be shorter) of one image.
   int64_t co_tile = 0, co_tiles = 0, px_tile = 0, chunk = 0, chunks = 0;
+  // Pointwise and dense: consecutive tasks share a co tile (its weights outweigh an image's input)
+  // rather than a chunk of pixels.
+  bool co_outer = false;
   // Depthwise: output columns [ow_lo, ow_hi) have every tap inside the input row; a task is
   // `rows` output rows (the last chunk may be shorter) of one block of one image. Dense: a task is
   // `rows` output rows of one co tile of one image.

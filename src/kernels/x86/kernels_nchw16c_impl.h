@@ -454,8 +454,11 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
                         oh1);
       continue;
     }
-    // Consecutive tasks share a chunk of input pixels (it stays in cache) and differ in co tile.
-    const int64_t t = task % pl.co_tiles, rest = task / pl.co_tiles;
+    // Consecutive tasks share a chunk of input pixels and differ in co tile, or (co_outer) share a
+    // co tile's weights and differ in chunk: whichever is larger stays in cache.
+    const int64_t spans = pl.tasks / pl.co_tiles;  // (image, chunk) pairs
+    const int64_t t = pl.co_outer ? task / spans : task % pl.co_tiles;
+    const int64_t rest = pl.co_outer ? task % spans : task / pl.co_tiles;
     if (pl.dense) {
       const int64_t c = rest % pl.row_chunks, n = rest / pl.row_chunks;
       const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);

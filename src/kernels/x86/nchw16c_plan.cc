@@ -143,6 +143,10 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   } else {
     plan_pointwise(pl, threads);
   }
+  if (!pl.depthwise) {
+    const int64_t in_floats = pl.in_blocks * kBlk * p.in_h * p.in_w;
+    pl.co_outer = static_cast<int64_t>(nchw16c_conv_packed_weights_floats(p)) > in_floats;
+  }
   return pl;
 }
 
