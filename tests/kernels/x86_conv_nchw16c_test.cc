@@ -29,7 +29,7 @@ TEST(X86ConvNchw16c, PointwiseOverChannelAndPixelTailsAndStrides) {
   for (const std::string& isa : isas) {
     // 1 to 9 blocks of output channels: every tile width and a narrower last tile.
     for (int64_t cin : {1, 3, 16, 17, 40, 300}) {
-      for (int64_t cout : {1, 7, 16, 33, 70, 130}) {
+      for (int64_t cout : {1, 7, 16, 24, 25, 33, 70, 130}) {
         for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {7, 7}, {13, 29}}) {
           for (int64_t stride : {1, 2}) {
             SCOPED_TRACE(::testing::Message() << isa << " " << cin << "->" << cout << " " << h

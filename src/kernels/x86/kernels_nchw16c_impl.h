@@ -68,10 +68,14 @@ struct PwArgs {
   int64_t y_block;    // floats from one output block to the next
 };
 
-template <class T, int P, int NB>
+// Skip: trailing vectors of the last block that hold only padding channels (AVX2: a block of 24
+// or 40 channels' last 8 lanes): neither loaded nor multiplied, their accumulators stay zero, so
+// the store writes act(0 + residual) there as for any padding lane.
+template <class T, int P, int NB, int Skip>
 void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
   using V = typename T::V;
   constexpr int NW = NB * kNv<T>;
+  constexpr int NL = NW - Skip;  // vectors loaded and multiplied
   V acc[P * NW];
 #pragma GCC unroll 48
   for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
@@ -82,24 +86,24 @@ void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
     for (int l = 0; l < lanes; ++l, w += kBlk) {
       V wv[NW];
 #pragma GCC unroll 8
-      for (int j = 0; j < NW; ++j) {
+      for (int j = 0; j < NL; ++j) {
         wv[j] = T::loadu(w + (j / kNv<T>)*a.w_block + (j % kNv<T>)*T::kLanes);
       }
 #pragma GCC unroll 24
       for (int p = 0; p < P; ++p) {
         const V xv = T::set1(xb[p * a.x_pixel + l]);
 #pragma GCC unroll 8
-        for (int j = 0; j < NW; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
+        for (int j = 0; j < NL; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
       }
     }
   }
   store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
 }
 
-template <class T, int NB, int... Ps>
+template <class T, int NB, int Skip, int... Ps>
 constexpr auto pointwise_table(std::integer_sequence<int, Ps...>) {
   return std::array<void (*)(const PwArgs&, const Epilogue&), sizeof...(Ps)>{
-      &pointwise_tile<T, Ps + 1, NB>...};
+      &pointwise_tile<T, Ps + 1, NB, Skip>...};
 }
 
 // Tiles of up to 24 (AVX-512) or 12 (AVX2) accumulators: a plan's px_tile for nb blocks.
@@ -108,16 +112,16 @@ constexpr int max_tile_pixels(int nb) {
   return std::min(12, (T::kLanes == 16 ? 24 : 12) / (nb * kNv<T>));
 }
 
-template <class T>
-void pointwise_tile_any(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
+template <class T, int Skip>
+void pointwise_tile_nb(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
   static constexpr auto t1 =
-      pointwise_table<T, 1>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
+      pointwise_table<T, 1, Skip>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
   static constexpr auto t2 =
-      pointwise_table<T, 2>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
-  static constexpr auto t3 =
-      pointwise_table<T, 3>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
-  static constexpr auto t4 =
-      pointwise_table<T, 4>(std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
+      pointwise_table<T, 2, Skip>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
+  static constexpr auto t3 = pointwise_table<T, 3, Skip>(
+      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
+  static constexpr auto t4 = pointwise_table<T, 4, Skip>(
+      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
   switch (nb) {
     case 1:
       return t1[static_cast<size_t>(pixels - 1)](a, ep);
@@ -128,6 +132,16 @@ void pointwise_tile_any(int pixels, int nb, const PwArgs& a, const Epilogue& ep)
     default:
       return t4[static_cast<size_t>(pixels - 1)](a, ep);
   }
+}
+
+// half_last: the tile's last block holds at most 8 real channels (only AVX2's two vectors per
+// block can skip one).
+template <class T>
+void pointwise_tile_any(int pixels, int nb, bool half_last, const PwArgs& a, const Epilogue& ep) {
+  if constexpr (kNv < T >> 1) {
+    if (half_last) return pointwise_tile_nb<T, 1>(pixels, nb, a, ep);
+  }
+  pointwise_tile_nb<T, 0>(pixels, nb, a, ep);
 }
 
 // n input pixels (x_pixel floats apart; blocks in_plane apart) times the channel scale s, into
@@ -164,6 +178,8 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
   block_bias(bias, p.out_c, t * pl.co_tile * kBlk, nb, tile_bias);
   const bool unit = p.stride_h == 1 && p.stride_w == 1;
   const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
+  const int64_t real = p.out_c - (t * pl.co_tile + nb - 1) * kBlk;  // channels in the last block
+  const bool half_last = real <= kBlk / 2;
   PwArgs a{
       nullptr,       in_plane,  p.stride_w * kBlk, p.in_c,  packed + t * pl.co_tile * p.in_c * kBlk,
       p.in_c * kBlk, tile_bias, nullptr,           nullptr, out_plane};
@@ -183,7 +199,7 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
       }
       a.y = y + out_at;
       a.z = z == nullptr ? nullptr : z + out_at;
-      pointwise_tile_any<T>(n, static_cast<int>(nb), a, ep);
+      pointwise_tile_any<T>(n, static_cast<int>(nb), half_last, a, ep);
       i += n;
     }
     q += run;
