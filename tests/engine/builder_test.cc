@@ -242,9 +242,9 @@ TEST(Builder, AReshapeTakesItsInputsBytesWhenTheInputDiesThere) {
   }
 }
 
-// Dense 3x3 layers of whole 16-channel blocks run blocked only where a tactic takes them (oneDNN's
-// nChw16c primitives, on AVX-512): with the oneDNN source disabled the layout pass asks the
-// tactics, finds none, and leaves them NCHW.
+// Dense 3x3 layers of whole 16-channel blocks run blocked only where an enabled tactic takes them
+// (kiln's dense kernel; oneDNN's nChw16c primitives on AVX-512): with both sources disabled the
+// layout pass asks the tactics, finds none, and leaves them NCHW.
 TEST(Builder, TheLayoutPassBlocksOnlyLayersAnEnabledTacticRuns) {
   if ((host_cpu_features() & kIsaAvx2) != kIsaAvx2) GTEST_SKIP() << "no AVX2";
   testing::OnnxBuilder b;

@@ -418,7 +418,7 @@ void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseAr
 }
 
 // Output rows [oh0, oh1) of one image and co tile t; each row splits into tiles of nearly equal
-// width (7 pixels at 3 per tile: 3, 2, 2, never a lone 1).
+// width (7 pixels at 3 per tile: 2, 2, 3, never a lone 1).
 template <class T>
 void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, const float* bias,
                 const float* z, const Epilogue& ep, float* y, int64_t t, int64_t oh0, int64_t oh1) {
