@@ -112,26 +112,34 @@ constexpr int max_tile_pixels(int nb) {
   return std::min(12, (T::kLanes == 16 ? 24 : 12) / (nb * kNv<T>));
 }
 
-template <class T, int Skip>
-void pointwise_tile_nb(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
-  static constexpr auto t1 =
-      pointwise_table<T, 1, Skip>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
-  static constexpr auto t2 =
-      pointwise_table<T, 2, Skip>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
-  static constexpr auto t3 = pointwise_table<T, 3, Skip>(
-      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
-  static constexpr auto t4 = pointwise_table<T, 4, Skip>(
-      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
+// A tile of NB blocks takes 1 to max_tile_pixels pixels (at least one size).
+template <class T, int NB>
+using TilePixels = std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(NB))>;
+
+// Runs the tile of nb blocks (1 to 4) and `pixels` pixels: entry pixels - 1 of t1 .. t4.
+template <class T1, class T2, class T3, class T4, class... Args>
+inline void call_tile(int nb, int pixels, const T1& t1, const T2& t2, const T3& t3, const T4& t4,
+                      const Args&... args) {
+  const auto i = static_cast<size_t>(pixels - 1);
   switch (nb) {
     case 1:
-      return t1[static_cast<size_t>(pixels - 1)](a, ep);
+      return t1[i](args...);
     case 2:
-      return t2[static_cast<size_t>(pixels - 1)](a, ep);
+      return t2[i](args...);
     case 3:
-      return t3[static_cast<size_t>(pixels - 1)](a, ep);
+      return t3[i](args...);
     default:
-      return t4[static_cast<size_t>(pixels - 1)](a, ep);
+      return t4[i](args...);
   }
+}
+
+template <class T, int Skip>
+void pointwise_tile_nb(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
+  static constexpr auto t1 = pointwise_table<T, 1, Skip>(TilePixels<T, 1>());
+  static constexpr auto t2 = pointwise_table<T, 2, Skip>(TilePixels<T, 2>());
+  static constexpr auto t3 = pointwise_table<T, 3, Skip>(TilePixels<T, 3>());
+  static constexpr auto t4 = pointwise_table<T, 4, Skip>(TilePixels<T, 4>());
+  call_tile(nb, pixels, t1, t2, t3, t4, a, ep);
 }
 
 // half_last: the tile's last block holds at most 8 real channels (only AVX2's two vectors per
@@ -396,25 +404,11 @@ constexpr auto dense_table(std::integer_sequence<int, Ps...>) {
 template <class T, bool Plain>
 void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh,
                     int64_t ow0, const Epilogue& ep) {
-  static constexpr auto t1 =
-      dense_table<T, 1, Plain>(std::make_integer_sequence<int, max_tile_pixels<T>(1)>());
-  static constexpr auto t2 =
-      dense_table<T, 2, Plain>(std::make_integer_sequence<int, max_tile_pixels<T>(2)>());
-  static constexpr auto t3 = dense_table<T, 3, Plain>(
-      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(3))>());
-  static constexpr auto t4 = dense_table<T, 4, Plain>(
-      std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(4))>());
-  const auto i = static_cast<size_t>(pixels - 1);
-  switch (nb) {
-    case 1:
-      return t1[i](pl, a, oh, ow0, ep);
-    case 2:
-      return t2[i](pl, a, oh, ow0, ep);
-    case 3:
-      return t3[i](pl, a, oh, ow0, ep);
-    default:
-      return t4[i](pl, a, oh, ow0, ep);
-  }
+  static constexpr auto t1 = dense_table<T, 1, Plain>(TilePixels<T, 1>());
+  static constexpr auto t2 = dense_table<T, 2, Plain>(TilePixels<T, 2>());
+  static constexpr auto t3 = dense_table<T, 3, Plain>(TilePixels<T, 3>());
+  static constexpr auto t4 = dense_table<T, 4, Plain>(TilePixels<T, 4>());
+  call_tile(nb, pixels, t1, t2, t3, t4, pl, a, oh, ow0, ep);
 }
 
 // Output rows [oh0, oh1) of one image and co tile t; each row splits into tiles of nearly equal
