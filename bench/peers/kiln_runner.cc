@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
     config.threads = args.threads;
     config.int8 = !args.calib.empty();
     config.calibration_file = args.calib;
+    config.int8_weight_bits = args.int8_weight_bits;
     // A one-profile build at exactly this batch, as `kiln build --shapes=input:BxCxHxW` does; the
     // model set names its one input "input" (models/export.py).
     const kiln::ShapeRange range{input.shape, input.shape, input.shape};

@@ -28,12 +28,13 @@ namespace peers {
 struct Args {
   std::string model, onnx, input;
   int batch = 1, threads = 1;
-  int warmup_runs = 10;   // warm up for this many runs ...
-  double warmup_s = 1.0;  // ... or until this much time has passed, whichever comes first
-  int iters = 100;        // time this many runs ...
-  double budget_s = 5.0;  // ... or fewer if they would take longer than this,
-  int min_iters = 10;     // but never fewer than this
-  std::string calib;      // kiln only: build INT8 with this calibration file
+  int warmup_runs = 10;      // warm up for this many runs ...
+  double warmup_s = 1.0;     // ... or until this much time has passed, whichever comes first
+  int iters = 100;           // time this many runs ...
+  double budget_s = 5.0;     // ... or fewer if they would take longer than this,
+  int min_iters = 10;        // but never fewer than this
+  std::string calib;         // kiln only: build INT8 with this calibration file
+  int int8_weight_bits = 8;  // kiln only: 7 for --int8WeightBits=7
 };
 
 inline Args parse_args(int argc, char** argv) {
@@ -62,6 +63,8 @@ inline Args parse_args(int argc, char** argv) {
       a.min_iters = std::atoi(v.c_str());
     else if (k == "--calib")
       a.calib = v;
+    else if (k == "--int8-weight-bits")
+      a.int8_weight_bits = std::atoi(v.c_str());
     else {
       std::fprintf(stderr, "unknown option %s\n", k.c_str());
       std::exit(2);

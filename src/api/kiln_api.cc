@@ -68,6 +68,10 @@ Result<Engine> Builder::build(const Network& network, const BuilderConfig& confi
   options.threads = config.threads;
   options.int8 = config.int8;
   options.fp16 = config.fp16;
+  if (config.int8_weight_bits != 7 && config.int8_weight_bits != 8) {
+    return invalid_argument("int8_weight_bits {}: 8 or 7 expected", config.int8_weight_bits);
+  }
+  options.int8_weight_bits = config.int8_weight_bits;
   if (!config.calibration_file.empty()) {
     if (!config.int8) return invalid_argument("a calibration file is given without int8");
     Result<quant::Calibration> c = quant::read_calibration(config.calibration_file.string());

@@ -37,6 +37,10 @@ struct BuildOptions {
   // (quant/quantize_layers.h): ranges from `calibration`, or trtexec's placeholders without one
   // (logged as a warning: such an engine is for measuring speed).
   bool int8 = false;
+  // 8, or 7: weights kiln quantizes itself (not a QDQ model's) land in [-63, 63], whose pairs
+  // vpmaddubsw sums exactly, so CPUs without VNNI run the faster AVX2 INT8 kernels on them
+  // (ONNX Runtime's reduce_range), at half the weights' resolution.
+  int int8_weight_bits = 8;
   // With fp16, the convolutions and GEMMs with constant float32 weights that do not run in INT8
   // become FP16 layers: weights rounded to binary16 and stored so in the engine, activations and
   // arithmetic float32 (engine/fp16_weights.h). int8 and fp16 together are trtexec's --best.

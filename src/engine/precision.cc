@@ -58,7 +58,12 @@ Result<std::map<std::string, std::string>> lower_int8(ir::Graph& graph, const Bu
         "+-4, as trtexec) - the engine is for measuring speed, its outputs are not accurate");
   }
   quant::QuantizeOptions q{&ranges, options.layer_precisions, options.precision_constraints,
-                           options.fp16};
+                           options.fp16, options.int8_weight_bits == 7 ? 63 : 127};
+  if (options.int8_weight_bits == 7) {
+    log.push_back(
+        "int8: 7-bit weights ([-63, 63], --int8WeightBits=7): vpmaddubsw runs them exactly on "
+        "CPUs without VNNI; a QDQ model's weights keep their scales");
+  }
   KILN_ASSIGN_OR_RETURN(quant::QuantizeReport report, quant::quantize_layers(graph, q));
   for (std::string& line : report.log) log.push_back(std::move(line));
   const int pools = quant::hoist_quantize_over_maxpool(graph, log);

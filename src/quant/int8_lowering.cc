@@ -52,16 +52,17 @@ Result<Tensor> channel_bias(const ir::Graph& g, ir::ValueId v, int64_t channels,
 }
 
 // The layer's int8 weights: with the QDQ model's own scales when it has them along the output
-// channel axis (`transposed`: the weights were [N, K] and became [K, N]), else per channel.
+// channel axis (`transposed`: the weights were [N, K] and became [K, N]), else per channel onto
+// [-qmax, qmax].
 Result<ChannelQuantized> int8_weights(const Tensor& w, const WeightScales* given, int channel_axis,
-                                      bool transposed) {
+                                      bool transposed, int qmax) {
   if (given) {
     const int axis = transposed ? 1 - given->axis : given->axis;
     if (given->scales.numel() == 1 || axis == channel_axis) {
       return quantize_with_scales(w, given->scales, channel_axis);
     }
   }
-  return quantize_per_channel(w, channel_axis);
+  return quantize_per_channel(w, channel_axis, qmax);
 }
 
 // The INT8 op's constant inputs: the int8 weights and their scales, named after the float weight,
@@ -97,7 +98,7 @@ void set_input_encoding(ir::Node& n, std::string_view prefix, const Uint8Encodin
   n.attrs.set(fmt::format("{}_zero_point", prefix), int64_t{e.zero_point});
 }
 
-Result<ir::Node> lower_conv(ir::Graph& g, int at, InputQuantizer& inputs) {
+Result<ir::Node> lower_conv(ir::Graph& g, int at, InputQuantizer& inputs, int weight_qmax) {
   const ir::Node node = g.nodes[static_cast<size_t>(at)];
   const ir::ValueId x = node.inputs[0], w = node.inputs[1];
   const ir::ValueId b = input_or_none(node, 2), z = input_or_none(node, 3);
@@ -114,9 +115,9 @@ Result<ir::Node> lower_conv(ir::Graph& g, int at, InputQuantizer& inputs) {
     return unsupported("its residual '{}' is {}", g.value(z).name, g.value(z).desc.to_string());
   }
   KILN_RETURN_IF_ERROR(inputs.check(x));
-  KILN_ASSIGN_OR_RETURN(
-      ChannelQuantized wq,
-      int8_weights(wt, inputs.ranges().weight_scales(g.value(w).name), 0, /*transposed=*/false));
+  KILN_ASSIGN_OR_RETURN(ChannelQuantized wq,
+                        int8_weights(wt, inputs.ranges().weight_scales(g.value(w).name), 0,
+                                     /*transposed=*/false, weight_qmax));
   const auto [xq, enc] = inputs.quantized(x, at);
   const Int8Constants k = add_int8_constants(g, w, std::move(wq), b, std::move(bias));
   ir::Node q = int8_node(node, "QConv", {xq, k.weight, k.scales, k.bias, z});
@@ -126,7 +127,7 @@ Result<ir::Node> lower_conv(ir::Graph& g, int at, InputQuantizer& inputs) {
 }
 
 // Gemm / kiln.FusedGemm (alpha, beta, transB folded into the constants) and MatMul.
-Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs) {
+Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs, int weight_qmax) {
   const ir::Node node = g.nodes[static_cast<size_t>(at)];
   const bool matmul = is_op(node, "", "MatMul");
   const ir::ValueId a = node.inputs[0], b = node.inputs[1];
@@ -154,8 +155,9 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs) {
   // Scaling by alpha changes the weights, so a QDQ model's scales no longer fit them.
   const WeightScales* given =
       alpha == 1.0f ? inputs.ranges().weight_scales(g.value(b).name) : nullptr;
-  KILN_ASSIGN_OR_RETURN(ChannelQuantized bq,
-                        int8_weights(bt, given, 1, node.attrs.get_int("transB", 0) != 0));
+  KILN_ASSIGN_OR_RETURN(
+      ChannelQuantized bq,
+      int8_weights(bt, given, 1, node.attrs.get_int("transB", 0) != 0, weight_qmax));
   const auto [aq, enc] = inputs.quantized(a, at);
   const Int8Constants k = add_int8_constants(g, b, std::move(bq), c, std::move(bias));
   ir::Node q = int8_node(node, "QGemm", {aq, k.weight, k.scales, k.bias});
@@ -215,10 +217,13 @@ bool is_int8_candidate(const ir::Node& n) {
          is_op(n, "kiln", "FusedGemm") || (is_op(n, "", "MatMul") && n.inputs.size() == 2);
 }
 
-Result<ir::Node> lower_to_int8(ir::Graph& graph, int node_index, InputQuantizer& inputs) {
+Result<ir::Node> lower_to_int8(ir::Graph& graph, int node_index, InputQuantizer& inputs,
+                               int weight_qmax) {
   const ir::Node& n = graph.nodes[static_cast<size_t>(node_index)];
-  if (n.op_type == "Conv" || n.op_type == "FusedConv") return lower_conv(graph, node_index, inputs);
-  return lower_gemm(graph, node_index, inputs);
+  if (n.op_type == "Conv" || n.op_type == "FusedConv") {
+    return lower_conv(graph, node_index, inputs, weight_qmax);
+  }
+  return lower_gemm(graph, node_index, inputs, weight_qmax);
 }
 
 }  // namespace kiln::quant

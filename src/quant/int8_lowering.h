@@ -43,7 +43,9 @@ class InputQuantizer {
 
 // Conv / kiln.FusedConv -> kiln.QConv; Gemm / kiln.FusedGemm / MatMul with constant weights ->
 // kiln.QGemm. Nullopt-like error (unsupported) with the reason when the layer must stay float.
+// Weights the model gives no scales for are quantized per channel onto [-weight_qmax, weight_qmax].
 bool is_int8_candidate(const ir::Node& node);
-Result<ir::Node> lower_to_int8(ir::Graph& graph, int node_index, InputQuantizer& inputs);
+Result<ir::Node> lower_to_int8(ir::Graph& graph, int node_index, InputQuantizer& inputs,
+                               int weight_qmax);
 
 }  // namespace kiln::quant

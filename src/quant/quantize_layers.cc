@@ -72,7 +72,7 @@ Status lower_layer(ir::Graph& graph, int i, InputQuantizer& inputs, const Quanti
     report.notes[node.name] = "fp32: " + why;
     return unmet(node, req, why, o, report);
   }
-  Result<ir::Node> q = lower_to_int8(graph, i, inputs);
+  Result<ir::Node> q = lower_to_int8(graph, i, inputs, o.weight_qmax);
   if (!q.is_ok()) {
     ++report.float_layers;
     report.notes[node.name] = fmt::format("fp32: {}", q.status().message());

@@ -28,6 +28,9 @@ struct QuantizeOptions {
   // The build has FP16 layers too (--best): a layer asked to be fp16 is left in float for the
   // FP16 step (engine/fp16_weights.h) instead of being an unmet request.
   bool fp16 = false;
+  // Weights without the model's own scales quantize onto [-weight_qmax, weight_qmax]: 127, or 63
+  // (--int8WeightBits=7), whose pairs vpmaddubsw sums exactly (kernels/x86/qkernels.h).
+  int weight_qmax = 127;
 };
 
 struct QuantizeReport {

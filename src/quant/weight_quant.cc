@@ -15,10 +15,11 @@ Result<Tensor> as_float32(const Tensor& w) {
 
 }  // namespace
 
-Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis) {
+Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis, int qmax) {
   if (axis < 0 || axis >= w.rank()) {
     return invalid_argument("per-channel axis {} is out of range for weights {}", axis, w.desc());
   }
+  if (qmax < 1 || qmax > 127) return invalid_argument("weight range [-{0}, {0}] is not int8", qmax);
   KILN_ASSIGN_OR_RETURN(const Tensor f, as_float32(w));
   const int64_t channels = f.dim(axis);
   int64_t inner = 1;
@@ -46,11 +47,12 @@ Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis) {
       return invalid_argument("weights {} have a NaN or infinity in channel {} (axis {})", w.desc(),
                               c, axis);
     }
-    const float scale = amax > 0 ? amax / 127.0f : 1.0f;
+    const auto top = static_cast<float>(qmax);
+    const float scale = amax > 0 ? amax / top : 1.0f;
     scales[c] = scale;
     each_in_channel(c, [&](int64_t k) {
       const float v = std::nearbyint(src[k] / scale);
-      q[k] = static_cast<int8_t>(std::clamp(v, -127.0f, 127.0f));
+      q[k] = static_cast<int8_t>(std::clamp(v, -top, top));
     });
   }
   return out;

@@ -15,8 +15,9 @@ struct ChannelQuantized {
 };
 
 // `w` (float32 or float16) quantized per index of `axis`. A channel of zeros gets scale 1 (its
-// weights quantize to 0 whatever the scale) so that no scale is 0.
-Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis);
+// weights quantize to 0 whatever the scale) so that no scale is 0. qmax < 127 narrows the range
+// to [-qmax, qmax] (63: 7-bit weights).
+Result<ChannelQuantized> quantize_per_channel(const Tensor& w, int axis, int qmax = 127);
 
 // `w` quantized with given scales (one per index of `axis`, or one for all): q = clamp(round_half_
 // even(w / s), -128, 127). A QDQ model's dequantized weights come back to their int8 values.

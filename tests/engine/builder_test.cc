@@ -267,7 +267,9 @@ TEST(Builder, TheLayoutPassBlocksOnlyLayersAnEnabledTacticRuns) {
   // kiln's own blocked kernels (AVX2 and AVX-512) and oneDNN's (AVX-512) each run both layers.
   EXPECT_EQ(blocked_layers({}), 2);
   EXPECT_EQ(blocked_layers({"-onednn"}), 2);
-  if ((host_cpu_features() & kIsaAvx512) == kIsaAvx512) EXPECT_EQ(blocked_layers({"-kiln"}), 2);
+  if ((host_cpu_features() & kIsaAvx512) == kIsaAvx512) {
+    EXPECT_EQ(blocked_layers({"-kiln"}), 2);
+  }
   EXPECT_EQ(blocked_layers({"-onednn", "-kiln"}), 0);
 }
 

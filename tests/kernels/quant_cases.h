@@ -130,6 +130,58 @@ inline OpCase qgemm_case(const Dims& lead, int64_t k, int64_t n, const QuantOpts
   return c;
 }
 
+// Rewrites int8 weights, viewed as [outer, depth, inner], so that every pair of depth rows
+// (2i, 2i + 1) is within vpmaddubsw's exact bound (same-sign sums of at most 128, qkernels.h),
+// with the extremes on purpose: (64, 64), (-64, -64), (127, -128), (-128, 127), (100, 28), and
+// random pairs inside the bound. Conv weights: [out_c, in_c / group, kh * kw]; GEMM's B: [1, k, n].
+inline void bound_maddubs_pairs(Tensor& w, int64_t outer, int64_t depth, int64_t inner,
+                                uint64_t seed) {
+  std::mt19937_64 gen(seed);
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen); };
+  int8_t* d = w.data<int8_t>();
+  int64_t n = 0;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t r = 0; r + 1 < depth; r += 2) {
+      for (int64_t i = 0; i < inner; ++i, ++n) {
+        static constexpr int kEdges[5][2] = {
+            {64, 64}, {-64, -64}, {127, -128}, {-128, 127}, {100, 28}};
+        int a = 0, b = 0;
+        if (n % 7 < 5) {
+          a = kEdges[n % 7][0];
+          b = kEdges[n % 7][1];
+        } else {
+          a = pick(-128, 127);
+          b = a >= 0 ? pick(-128, 128 - a) : pick(-128 - a, 127);
+          if (pick(0, 1) == 1) std::swap(a, b);
+        }
+        d[(o * depth + r) * inner + i] = static_cast<int8_t>(a);
+        d[(o * depth + r + 1) * inner + i] = static_cast<int8_t>(b);
+      }
+    }
+  }
+}
+
+// qconv_case with weights inside the pair bound (bound_maddubs_pairs).
+inline OpCase qconv_maddubs_case(const ConvGeom& g, const QuantOpts& o = {}, uint64_t seed = 1) {
+  OpCase c = qconv_case(g, o, seed);
+  bound_maddubs_pairs(*c.inputs[1].tensor, g.cout, g.cin / g.group, g.kh * g.kw, seed + 7);
+  return c;
+}
+
+// qgemm_case with B inside the pair bound.
+inline OpCase qgemm_maddubs_case(const Dims& lead, int64_t k, int64_t n, const QuantOpts& o = {},
+                                 uint64_t seed = 1) {
+  OpCase c = qgemm_case(lead, k, n, o, seed);
+  bound_maddubs_pairs(*c.inputs[1].tensor, 1, k, n, seed + 7);
+  return c;
+}
+
+// The input at 255 everywhere: with bounded weights, pair sums at 255 * 128 = 32640.
+inline OpCase saturated_input(OpCase c) {
+  for (uint8_t& v : c.inputs[0].tensor->span<uint8_t>()) v = 255;
+  return c;
+}
+
 // Float outputs: the epilogue's FMA and activation approximations (see above).
 inline constexpr Tolerance kQuantFloatTol{1e-5, 1e-5};
 inline constexpr Tolerance kQuantActTol{1e-4, 1e-4};

@@ -1,10 +1,13 @@
-// qconv.{vnni.u8s8.avx512, u8s8.avx2} and qconv.depthwise.u8s8.{avx512, avx2} against the
-// reference kiln.QConv: channel counts off the quad (4) and register tile (8 / 4 rows), pixel
-// tails of the wide grid, strides, dilations, padding (reading the zero point), groups, 1-D,
+// qconv.{vnni.u8s8.avx512, u8s8.avx2, maddubs.u8s8.avx2} and qconv.depthwise.u8s8.{avx512, avx2}
+// against the reference kiln.QConv: channel counts off the quad (4) and register tile (8 / 4 rows),
+// pixel tails of the wide grid, strides, dilations, padding (reading the zero point), groups, 1-D,
 // depthwise with a multiplier and with geometries the byte window cannot cover, zero points 0 /
 // 128 / arbitrary, float and uint8 outputs, float and uint8 residuals, every activation,
 // batches, threads and the prepacked (engine) path. Tolerances: kernels/quant_cases.h.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "base/cpu_features.h"
 #include "kernels/quant_cases.h"
@@ -236,6 +239,62 @@ TEST(X86QConvTactic, RefusesWhatItCannotRun) {
   }
 }
 
+constexpr const char* kMaddubs = "qconv.maddubs.u8s8.avx2";
+
+bool host_has_avx2() {
+  const auto isas = x86_qisas();
+  return std::find(isas.begin(), isas.end(), "avx2") != isas.end();
+}
+
+TEST(X86QConvTactic, MaddubsIsExactUpToThePairBound) {
+  if (!host_has_avx2()) GTEST_SKIP() << "no AVX2 on this host";
+  const ConvGeom cases[] = {
+      {.batch = 2, .cin = 40, .cout = 70, .h = 11, .w = 37, .pad = 1},
+      {.cin = 5, .cout = 9, .h = 9, .w = 10, .pad = 1},  // odd channels: the last pair's zero
+      {.cin = 3, .cout = 8, .h = 17, .w = 19, .kh = 7, .kw = 7, .stride = 2, .pad = 3},
+      {.cin = 300, .cout = 33, .h = 7, .w = 7, .kh = 1, .kw = 1},
+      {.cin = 64, .cout = 17, .h = 7, .w = 7, .pad = 1},
+      {.cin = 12, .cout = 24, .h = 9, .w = 50, .kh = 1, .kw = 1, .stride = 2},
+      {.cin = 8, .cout = 12, .group = 2, .h = 8, .w = 9, .pad = 1, .dil = 2},
+      {.cin = 6, .cout = 10, .h = 7, .w = 75, .stride = 2, .pad = 1},
+  };
+  for (const ConvGeom& g : cases) {
+    expect_quant_matches(kMaddubs, qconv_maddubs_case(g));
+    expect_quant_matches(kMaddubs, qconv_maddubs_case(g, {.bias = false}, 5));
+    // Every pair at its largest: 255 * 128 = 32640, the int16 sums' limit within reach.
+    expect_quant_matches(kMaddubs, saturated_input(qconv_maddubs_case(g, {.x_zero = 0}, 9)));
+    expect_quant_matches(
+        kMaddubs,
+        qconv_maddubs_case(
+            g, {.x_zero = 37, .out_u8 = true, .y_zero = 200, .residual = 2, .act = "Relu"}),
+        {0, 1});
+  }
+  for (int threads : {1, 2, 3}) {
+    expect_matches_reference_prepacked(
+        kMaddubs,
+        qconv_maddubs_case({.batch = 3, .cin = 9, .cout = 19, .h = 10, .w = 11, .pad = 1}),
+        kQuantFloatTol, threads);
+  }
+}
+
+TEST(X86QConvTactic, MaddubsRefusesWeightsThatCouldSaturate) {
+  if (!host_has_avx2()) GTEST_SKIP() << "no AVX2 on this host";
+  const ConvGeom g{.cin = 6, .cout = 4, .h = 5, .w = 5, .pad = 1};
+  for (auto [a, b] : {std::pair{65, 64}, {-64, -65}, {127, 2}}) {
+    OpCase c = qconv_maddubs_case(g);
+    int8_t* w = c.inputs[1].tensor->data<int8_t>();
+    const int64_t khw = 9, m = 3, ch = 4, tap = 5;  // output channel 3, channels 4 and 5, (1, 2)
+    w[(m * g.cin + ch) * khw + tap] = static_cast<int8_t>(a);
+    w[(m * g.cin + ch + 1) * khw + tap] = static_cast<int8_t>(b);
+    expect_rejected(
+        kMaddubs, c,
+        fmt::format("output channel 3, tap (1, 2): input channels 4 and 5 weigh {} and {}", a, b));
+    // The other kernels take any int8 weights.
+    expect_quant_matches(gemm_name(x86_qisas().front()), c);
+  }
+  expect_rejected(kMaddubs, qconv_maddubs_case({.cin = 4, .cout = 4, .group = 4}), "depthwise");
+}
+
 TEST(X86QConvTactic, DeclaresItsIsa) {
   const tactics::Tactic* vnni = tactics::find_tactic("qconv.vnni.u8s8.avx512");
   ASSERT_NE(vnni, nullptr);
@@ -245,6 +304,9 @@ TEST(X86QConvTactic, DeclaresItsIsa) {
   const tactics::Tactic* avx2 = tactics::find_tactic("qconv.depthwise.u8s8.avx2");
   ASSERT_NE(avx2, nullptr);
   EXPECT_EQ(avx2->required_features(), kIsaAvx2);
+  const tactics::Tactic* maddubs = tactics::find_tactic(kMaddubs);
+  ASSERT_NE(maddubs, nullptr);
+  EXPECT_EQ(maddubs->required_features(), kIsaAvx2);
 }
 
 }  // namespace

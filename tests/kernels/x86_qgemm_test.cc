@@ -4,6 +4,8 @@
 // Tolerances: kernels/quant_cases.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/cpu_features.h"
 #include "kernels/quant_cases.h"
 #include "kernels/x86_test_util.h"
@@ -90,6 +92,47 @@ TEST(X86QGemmTactic, PrepackedAndThreadedMatchTheReference) {
           {0, 1}, threads);
     }
   }
+}
+
+constexpr const char* kMaddubs = "qgemm.maddubs.u8s8.avx2";
+
+TEST(X86QGemmTactic, MaddubsIsExactUpToThePairBound) {
+  const auto isas = x86_qisas();
+  if (std::find(isas.begin(), isas.end(), "avx2") == isas.end()) GTEST_SKIP() << "no AVX2";
+  for (int64_t m : {1, 5, 9}) {
+    for (int64_t k : {1, 3, 4, 5, 64, 301}) {
+      for (int64_t n : {1, 7, 16, 17, 49}) {
+        const auto seed = static_cast<uint64_t>(m + k);
+        expect_quant_matches(kMaddubs, qgemm_maddubs_case({m}, k, n, {}, seed));
+        expect_quant_matches(kMaddubs,
+                             saturated_input(qgemm_maddubs_case({m}, k, n, {.x_zero = 0}, seed)));
+      }
+    }
+  }
+  expect_quant_matches(
+      kMaddubs,
+      qgemm_maddubs_case({2, 197}, 192, 576,
+                         {.x_zero = 37, .out_u8 = true, .residual = 2, .act = "Relu"}),
+      {0, 1});
+  for (int threads : {1, 2, 3}) {
+    expect_matches_reference_prepacked(kMaddubs, qgemm_maddubs_case({37}, 70, 45), kQuantFloatTol,
+                                       threads);
+  }
+}
+
+TEST(X86QGemmTactic, MaddubsRefusesWeightsThatCouldSaturate) {
+  const auto isas = x86_qisas();
+  if (std::find(isas.begin(), isas.end(), "avx2") == isas.end()) GTEST_SKIP() << "no AVX2";
+  OpCase c = qgemm_maddubs_case({3}, 10, 6);
+  int8_t* b = c.inputs[1].tensor->data<int8_t>();
+  b[6 * 6 + 4] = 100;  // rows 6 and 7 of column 4
+  b[7 * 6 + 4] = 29;
+  expect_rejected(kMaddubs, c, "column 4: rows 6 and 7 of B weigh 100 and 29");
+  expect_quant_matches(name(isas.front()), c);
+  b[7 * 6 + 4] = 28;  // back within the bound; then a negative pair past it
+  b[2 * 6 + 1] = -100;
+  b[3 * 6 + 1] = -29;
+  expect_rejected(kMaddubs, c, "column 1: rows 2 and 3 of B weigh -100 and -29");
 }
 
 TEST(X86QGemmTactic, DeclaresItsIsa) {

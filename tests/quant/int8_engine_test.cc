@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/cpu_features.h"
 #include "engine/builder.h"
 #include "engine/engine_test_util.h"
 #include "engine/serialize.h"
@@ -114,6 +115,41 @@ TEST(Int8Engine, LowersConvsAndGemmAndChainsUint8) {
     err = std::max(err, std::fabs(double{got[0].data<float>()[i] - ref[0].data<float>()[i]}));
   }
   EXPECT_LT(err, 0.05 * amax);
+}
+
+// --int8WeightBits=7: the weights kiln quantizes land in [-63, 63], within vpmaddubsw's exact pair
+// bound, so on AVX2 hosts the maddubs tactics apply to every conv and GEMM; the
+// outputs stay close to the reference.
+TEST(Int8Engine, SevenBitWeightsStayInRangeAndAdmitMaddubs) {
+  SmallCnn m;
+  engine::BuildOptions o = int8_options(minmax_calibration(m.model, m.in));
+  o.int8_weight_bits = 7;
+  auto engine = testing::build_engine(m.model, o);
+  const engine::Plan& plan = engine->plan();
+  const bool avx2 = (host_cpu_features() & kIsaAvx2) == kIsaAvx2;
+  int int8_layers = 0;
+  for (size_t i = 0; i < plan.layers.size(); ++i) {
+    const ir::Node& n = plan.graph.nodes[i];
+    if (n.op_type != "QConv" && n.op_type != "QGemm") continue;
+    ++int8_layers;
+    const Tensor* w = plan.graph.value(n.inputs[1]).constant();
+    ASSERT_NE(w, nullptr) << n.name;
+    int amax = 0;
+    for (int8_t v : w->span<int8_t>()) amax = std::max(amax, std::abs(int{v}));
+    EXPECT_EQ(amax, 63) << n.name;  // each channel's largest weight maps to 63
+    if (!avx2) continue;
+    const std::string maddubs =
+        n.op_type == "QConv" ? "qconv.maddubs.u8s8.avx2" : "qgemm.maddubs.u8s8.avx2";
+    bool applies = false;
+    for (const auto& c : plan.layers[i].candidates) {
+      if (c.tactic == maddubs) applies = c.note.rfind("rejected", 0) != 0;
+    }
+    EXPECT_TRUE(applies) << n.name << ": " << maddubs << " does not apply";
+  }
+  EXPECT_EQ(int8_layers, 3);
+  const std::vector<Tensor> ref = testing::reference_outputs(m.model, m.in);
+  const std::vector<Tensor> got = run_engine(*engine, m.in);
+  EXPECT_GT(cosine(got[0], ref[0]), 0.99);
 }
 
 // conv -> relu -> MaxPool -> conv: the pooling runs on uint8 (its QuantizeLinear moves in front of

@@ -36,6 +36,19 @@ TEST(WeightQuant, InnerAxisAndZeroChannel) {
   for (size_t i = 0; i < expect.size(); ++i) EXPECT_EQ(q->q.data<int8_t>()[i], expect[i]) << i;
 }
 
+TEST(WeightQuant, SevenBitRange) {
+  // qmax 63: channel 0's amax 126 -> scale 2; channel 1's 63 -> scale 1 (20.5: half to even).
+  const Tensor w = Tensor::from_vector<float>({2, 3}, {126, -31, 3, -63, 20.5f, 63});
+  auto q = quantize_per_channel(w, 0, 63);
+  ASSERT_TRUE(q.is_ok()) << q.status().to_string();
+  EXPECT_EQ(q->scales.data<float>()[0], 2.0f);
+  EXPECT_EQ(q->scales.data<float>()[1], 1.0f);
+  const std::vector<int8_t> expect = {63, -16, 2, -63, 20, 63};
+  for (size_t i = 0; i < expect.size(); ++i) EXPECT_EQ(q->q.data<int8_t>()[i], expect[i]) << i;
+  EXPECT_FALSE(quantize_per_channel(w, 0, 128).is_ok());
+  EXPECT_FALSE(quantize_per_channel(w, 0, 0).is_ok());
+}
+
 TEST(WeightQuant, RejectsNonFiniteAndBadAxis) {
   const Tensor w = Tensor::from_vector<float>({2, 1}, {1, NAN});
   auto q = quantize_per_channel(w, 0);

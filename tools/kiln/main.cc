@@ -79,6 +79,10 @@ void add_build(CLI::App& app, kiln::cli::BuildOptions& o, bool& list_passes) {
   b->add_option("--calib", o.precision.calib,
                 "INT8 ranges: a kiln calibration file or a TensorRT calibration cache; without "
                 "it --int8 uses placeholder ranges (speed only)");
+  b->add_option("--int8WeightBits", o.precision.int8_weight_bits,
+                "8, or 7: weights in [-63, 63], which CPUs without VNNI run about 1.3x faster "
+                "(vpmaddubsw) at half the weights' resolution")
+      ->capture_default_str();
   b->add_option("--layerPrecisions", o.layer_precisions,
                 "Per-layer precision, name:fp32|fp16|int8[,...], one '*' wildcard per name");
   b->add_option("--precisionConstraints", o.precision.constraints,

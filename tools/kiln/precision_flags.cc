@@ -35,6 +35,13 @@ Status apply_precision_flags(const PrecisionFlags& f, const std::string& onnx_pa
   KILN_RETURN_IF_ERROR(quant::check_layer_precision_rules(o.layer_precisions));
   o.int8 = f.int8 || f.best;
   o.fp16 = f.fp16 || f.best;  // --best: INT8 where it can, FP16 weights for the rest (trtexec's)
+  if (f.int8_weight_bits != 7 && f.int8_weight_bits != 8) {
+    return invalid_argument("--int8WeightBits={}: 8 or 7 expected", f.int8_weight_bits);
+  }
+  o.int8_weight_bits = f.int8_weight_bits;
+  if (f.int8_weight_bits != 8 && !o.int8) {
+    warnings.push_back("--int8WeightBits is unused without --int8 or --best");
+  }
   if (f.calib.empty()) return Status::ok();
   if (!o.int8) {
     warnings.push_back(fmt::format("--calib={} is unused without --int8 or --best", f.calib));

@@ -18,6 +18,7 @@ struct PrecisionFlags {
   std::string calib;  // a kiln calibration file or a TensorRT calibration cache
   std::map<std::string, std::string> layer_precisions;  // layer name (one '*' allowed) -> precision
   std::string constraints = "none";
+  int int8_weight_bits = 8;  // --int8WeightBits: 8 or 7
 };
 
 // Sets o's precision fields. Reads the calibration (either format); a kiln calibration made from a

@@ -9,11 +9,15 @@
 //   depthwise convolution      group == in_c, one input channel per group
 //   GEMM                       Y [m, n] = A [m, k] (uint8, row-major) x B [k, n] (int8, prepacked)
 //
-// Two ISAs, one translation unit each (qkernels_vnni.cc, qkernels_avx2.cc), the same templates:
+// Three ISAs, one translation unit each (qkernels_vnni.cc, qkernels_avx2.cc,
+// qkernels_avx2_maddubs.cc), the same templates:
 //   kAvx512Vnni  vpdpbusd: 4 u8 x s8 products summed into each int32 lane, 16 lanes per zmm.
 //   kAvx2        the exact equivalent on AVX2: the u8 operand split into its even and odd bytes
 //                (16-bit lanes), the s8 one sign-extended to 16 bits when packed, two vpmaddwd.
 //                (vpmaddubsw would saturate its 16-bit pair sums: 255 * 127 * 2 > 32767.)
+//   kAvx2Maddubs vpmaddubsw, then vpmaddwd by ones: 3 instructions per 32 products where kAvx2
+//                issues 4, for weights whose pair sums cannot saturate (maddubs_overflow below):
+//                exact too. Implicit-GEMM convolution and GEMM only.
 // The integer result is bit-exact to the reference (kernels/ref/qconv.h); the epilogue follows
 // its order of float operations but divides by y_scale as a multiplication by 1 / y_scale, and
 // the activations are kernels_math.h's approximations (see README.md, "INT8").
@@ -23,13 +27,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/cpu/conv.h"
 #include "kernels/ref/qconv.h"
 
 namespace kiln::kernels::x86 {
 
-enum class QIsa { kAvx2, kAvx512Vnni };
+enum class QIsa { kAvx2, kAvx512Vnni, kAvx2Maddubs };
 
 // The epilogue of every INT8 kernel is the reference's (kernels/ref/qconv.h: fields and order of
 // float operations), so the tactics hand a layer's epilogue over without a copy. Per output
@@ -50,9 +55,22 @@ struct QBlocking {
 inline constexpr QBlocking kVnniBlocking{8, 48, 16, 4};
 // AVX2: 4 rows x 2 ymm = 8 accumulators, 4 split patch vectors, 2 broadcast weights.
 inline constexpr QBlocking kQAvx2Blocking{4, 16, 8, 8};
+// AVX2 with vpmaddubsw: the same tile, the weights' quads as their 4 bytes.
+inline constexpr QBlocking kQAvx2MaddubsBlocking{4, 16, 8, 4};
 inline constexpr QBlocking qblocking(QIsa isa) {
-  return isa == QIsa::kAvx512Vnni ? kVnniBlocking : kQAvx2Blocking;
+  return isa == QIsa::kAvx512Vnni ? kVnniBlocking
+         : isa == QIsa::kAvx2     ? kQAvx2Blocking
+                                  : kQAvx2MaddubsBlocking;
 }
+
+// vpmaddubsw sums two u8 x s8 products into a saturating int16: exact for every u8 pair when the
+// pair's positive weights, and its negative ones, each add up to at most 128 in magnitude
+// (255 * 128 = 32640 <= 32767). The pairs are the packed quads' bytes 0-1 and 2-3: consecutive
+// input channels (convolution, from a multiple of 4, at one tap) or depth rows (GEMM's B). ""
+// when every pair qualifies, else the first pair that does not, named.
+std::string qconv_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w);
+std::string qgemm_maddubs_overflow(const int8_t* b, int64_t k, int64_t n);
+inline constexpr int kMaddubsPairBound = 128;
 
 // --- implicit-GEMM convolution ---------------------------------------------------------------
 // Per image and group, Y_g [Mg x OH*OW] = W_g [Mg x KH*KW*Cg] x patches, the depth ordered

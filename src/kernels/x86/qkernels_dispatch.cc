@@ -1,5 +1,7 @@
 // The ISA-neutral half of qkernels.h: plans (blocks and the split into tasks), buffer sizes, and
 // the dispatch to the instantiation the plan's QIsa names. Built without ISA flags.
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "base/int_math.h"
@@ -41,6 +43,11 @@ BlockSetup quad_plane_setup(const QConvPlan& pl) {
   const int64_t cycles = phases * pl.cq * (100 + 3 * pl.wps) / 2;
   return {std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1)),
           std::max<int64_t>(1, p.out_w), 1 + pl.row_halo};
+}
+
+// The larger of a pair's positive and negative sums: what 255 times it must keep within int16.
+int pair_load(int a, int b) {
+  return std::max(std::max(a, 0) + std::max(b, 0), std::max(-a, 0) + std::max(-b, 0));
 }
 
 }  // namespace
@@ -94,6 +101,7 @@ size_t qconv_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p) {
 
 void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
   if (isa == QIsa::kAvx512Vnni) return vnni::qconv_pack_weights(p, w, packed);
+  if (isa == QIsa::kAvx2Maddubs) return qavx2ubs::qconv_pack_weights(p, w, packed);
   return qavx2::qconv_pack_weights(p, w, packed);
 }
 
@@ -109,7 +117,43 @@ void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
   if (plan.isa == QIsa::kAvx512Vnni) {
     return vnni::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
   }
+  if (plan.isa == QIsa::kAvx2Maddubs) {
+    return qavx2ubs::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+  }
   return qavx2::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+}
+
+std::string qconv_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w) {
+  const int64_t cg = p.in_c / p.group, khw = p.k_h * p.k_w;
+  for (int64_t m = 0; m < p.out_c; ++m) {
+    for (int64_t c = 0; c + 1 < cg; c += 2) {
+      for (int64_t tap = 0; tap < khw; ++tap) {
+        const int a = w[(m * cg + c) * khw + tap], b = w[(m * cg + c + 1) * khw + tap];
+        if (pair_load(a, b) > kMaddubsPairBound) {
+          return fmt::format(
+              "output channel {}, tap ({}, {}): input channels {} and {} weigh {} and {}, past "
+              "vpmaddubsw's exact bound (same-sign pair sums of at most {})",
+              m, tap / p.k_w, tap % p.k_w, c, c + 1, a, b, kMaddubsPairBound);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+std::string qgemm_maddubs_overflow(const int8_t* b, int64_t k, int64_t n) {
+  for (int64_t r = 0; r + 1 < k; r += 2) {
+    for (int64_t col = 0; col < n; ++col) {
+      const int x = b[r * n + col], y = b[(r + 1) * n + col];
+      if (pair_load(x, y) > kMaddubsPairBound) {
+        return fmt::format(
+            "column {}: rows {} and {} of B weigh {} and {}, past vpmaddubsw's exact bound "
+            "(same-sign pair sums of at most {})",
+            col, r, r + 1, x, y, kMaddubsPairBound);
+      }
+    }
+  }
+  return "";
 }
 
 // --- depthwise -------------------------------------------------------------------------------
@@ -183,13 +227,14 @@ size_t qgemm_packed_b_bytes(QIsa isa, int64_t k, int64_t n) {
   const QBlocking bl = qblocking(isa);
   const int64_t panels = ceil_div(std::max<int64_t>(n, 1), bl.nr);
   // One vector of a quad: 4 bytes per column (VNNI: 16 columns; AVX2: 8, as 16-bit pairs).
-  constexpr int64_t kVecBytes = 64;
-  return round64(panels * ceil_div(k, 4) * (bl.nr / bl.lanes) * kVecBytes) +
+  const int64_t vec_bytes = bl.lanes * bl.wq;
+  return round64(panels * ceil_div(k, 4) * (bl.nr / bl.lanes) * vec_bytes) +
          static_cast<size_t>(panels * bl.nr) * 4;
 }
 
 void qgemm_pack_b(QIsa isa, const int8_t* b, int64_t k, int64_t n, uint8_t* packed) {
   if (isa == QIsa::kAvx512Vnni) return vnni::qgemm_pack_b(b, k, n, packed);
+  if (isa == QIsa::kAvx2Maddubs) return qavx2ubs::qgemm_pack_b(b, k, n, packed);
   return qavx2::qgemm_pack_b(b, k, n, packed);
 }
 
@@ -202,6 +247,9 @@ void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
                int64_t task_end) {
   if (plan.isa == QIsa::kAvx512Vnni) {
     return vnni::qgemm_run(plan, a, packed_b, ep, y, scratch, task_begin, task_end);
+  }
+  if (plan.isa == QIsa::kAvx2Maddubs) {
+    return qavx2ubs::qgemm_run(plan, a, packed_b, ep, y, scratch, task_begin, task_end);
   }
   return qavx2::qgemm_run(plan, a, packed_b, ep, y, scratch, task_begin, task_end);
 }

@@ -60,6 +60,14 @@ std::string kind_why_not(const LayerSpec& spec, QConvKind kind) {
   return "";
 }
 
+// Why vpmaddubsw could saturate on these weights ("" when it cannot).
+std::string maddubs_why_not(const LayerSpec& spec) {
+  const Tensor& w = *spec.constant(1);
+  const cpu::Conv2DParams p = builtin::conv_weight_params(w, spec.node->attrs.get_int("group", 1));
+  const std::string overflow = kx::qconv_maddubs_overflow(p, w.data<int8_t>());
+  return overflow.empty() ? "" : "the weights could saturate: " + overflow;
+}
+
 class X86QConvKernel final : public LayerKernel {
  public:
   X86QConvKernel(const LayerSpec& spec, QConvKind kind, kx::QIsa isa, ref::QuantEpilogue e)
@@ -156,6 +164,7 @@ class X86QConvKernel final : public LayerKernel {
 std::string tactic_name(QConvKind kind, kx::QIsa isa) {
   if (kind == QConvKind::kDepthwise)
     return fmt::format("qconv.depthwise.u8s8.{}", qisa_suffix(isa));
+  if (isa == kx::QIsa::kAvx2Maddubs) return "qconv.maddubs.u8s8.avx2";
   return isa == kx::QIsa::kAvx512Vnni ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
 }
 
@@ -167,6 +176,7 @@ class X86QConvTactic final : public X86QuantTactic {
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = quant_why_not(spec);
     if (why.empty()) why = kind_why_not(spec, kind_);
+    if (why.empty() && qisa() == kx::QIsa::kAvx2Maddubs) why = maddubs_why_not(spec);
     return why;
   }
 
@@ -195,6 +205,7 @@ void append_x86_qconv_tactics(std::vector<const Tactic*>& out) {
     for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAvx2}) {
       for (QConvKind kind : {QConvKind::kGemm, QConvKind::kDepthwise}) v.emplace_back(kind, isa);
     }
+    v.emplace_back(QConvKind::kGemm, kx::QIsa::kAvx2Maddubs);
     return v;
   }();
   for (const X86QConvTactic& t : tactics) out.push_back(&t);

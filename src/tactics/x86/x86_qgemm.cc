@@ -90,11 +90,14 @@ class X86QGemmKernel final : public LayerKernel {
   ThreadScratch scratch_;
 };
 
+std::string name_of(kx::QIsa isa) {
+  if (isa == kx::QIsa::kAvx2Maddubs) return "qgemm.maddubs.u8s8.avx2";
+  return isa == kx::QIsa::kAvx512Vnni ? "qgemm.vnni.u8s8.avx512" : "qgemm.u8s8.avx2";
+}
+
 class X86QGemmTactic final : public X86QuantTactic {
  public:
-  explicit X86QGemmTactic(kx::QIsa isa)
-      : X86QuantTactic(isa == kx::QIsa::kAvx512Vnni ? "qgemm.vnni.u8s8.avx512" : "qgemm.u8s8.avx2",
-                       "kiln", "QGemm", isa) {}
+  explicit X86QGemmTactic(kx::QIsa isa) : X86QuantTactic(name_of(isa), "kiln", "QGemm", isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = quant_why_not(spec);
@@ -103,6 +106,11 @@ class X86QGemmTactic final : public X86QuantTactic {
     }
     if (why.empty() && (!spec.inputs[0].has_rank() || spec.inputs[0].rank() < 2)) {
       why = fmt::format("A is {}: rank >= 2 expected", spec.inputs[0].to_string());
+    }
+    if (why.empty() && qisa() == kx::QIsa::kAvx2Maddubs) {
+      const Tensor& b = *spec.constant(1);
+      const std::string overflow = kx::qgemm_maddubs_overflow(b.data<int8_t>(), b.dim(0), b.dim(1));
+      if (!overflow.empty()) why = "B could saturate: " + overflow;
     }
     return why;
   }
@@ -126,8 +134,10 @@ class X86QGemmTactic final : public X86QuantTactic {
 void append_x86_qgemm_tactics(std::vector<const Tactic*>& out) {
   static const X86QGemmTactic vnni(kx::QIsa::kAvx512Vnni);
   static const X86QGemmTactic avx2(kx::QIsa::kAvx2);
+  static const X86QGemmTactic maddubs(kx::QIsa::kAvx2Maddubs);
   out.push_back(&vnni);
   out.push_back(&avx2);
+  out.push_back(&maddubs);
 }
 
 }  // namespace kiln::tactics::x86
