@@ -300,7 +300,8 @@ Status run(ir::Graph& g, PassContext& ctx) {
 
 const PassDef& nchw16c_layout_pass() {
   static const PassDef def{
-      kName, "float32 1x1 and depthwise FusedConv chains -> ConvNchw16c on blocked tensors", run};
+      kName,
+      "float32 FusedConv chains kiln's blocked kernels run -> ConvNchw16c on blocked tensors", run};
   return def;
 }
 

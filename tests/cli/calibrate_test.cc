@@ -78,6 +78,35 @@ TEST_F(Calibrate, NpyDataMinMaxRecordsEveryTensorAndExportsTensorRtsCache) {
   EXPECT_NEAR(t->tensors.at("x").amax, c->tensors.at("x").amax, 1e-5);
 }
 
+// Two convolutions in a row: an engine with the blocked layout would compute the tensor between
+// them only as its blocked twin ("m.nchw16c"). The calibration engine keeps NCHW, so that tensor
+// has a range under its own name, over its 8 real channels, and no blocked name is recorded.
+TEST_F(Calibrate, TensorsBetweenBlockedConvolutionsKeepTheirNames) {
+  OnnxBuilder b;
+  b.input("x", kFloat, {-1, 3, 8, 8}, {"batch", "", "", ""}).output("y");
+  std::vector<float> w1(8 * 3 * 9), w2(8 * 8 * 9);
+  for (size_t i = 0; i < w1.size(); ++i) w1[i] = 0.1f * std::sin(static_cast<float>(i));
+  for (size_t i = 0; i < w2.size(); ++i) w2[i] = 0.05f * std::cos(static_cast<float>(i));
+  b.initializer("w1", {8, 3, 3, 3}, w1).initializer("w2", {8, 8, 3, 3}, w2);
+  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"m"}, "relu1");
+  testing::set_attr_ints(b.node("Conv", {"m", "w2"}, {"c2"}, "conv2"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c2"}, {"y"}, "relu2");
+  const std::string model = b.write(dir_.path(), "chain.onnx").string();
+  write_samples("a.npy", 3, 0.05f, true);
+  const std::string calib = (dir_.path() / "chain.calib").string();
+  const auto r = testing::run_kiln("calibrate --onnx=" + model + " --data=" + data_.string() +
+                                   " -o " + calib + " --algo=minmax");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  auto c = quant::read_calibration(calib);
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_TRUE(c->tensors.count("m")) << r.out;
+  EXPECT_EQ(c->tensors.at("m").stats->total(), 3u * 8 * 8 * 8);
+  for (const auto& [name, t] : c->tensors) {
+    EXPECT_EQ(name.find("nchw16c"), std::string::npos) << name;
+  }
+}
+
 TEST_F(Calibrate, ImagesArePreprocessedAndTheDataHashFollowsTheSpec) {
   std::vector<unsigned char> px(20 * 16 * 3);
   for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<unsigned char>(i * 7 % 256);
@@ -102,9 +131,9 @@ TEST_F(Calibrate, ImagesArePreprocessedAndTheDataHashFollowsTheSpec) {
 TEST_F(Calibrate, OneNpyFileIsDataToo) {
   const float amax = write_samples("batch.npy", 3, 0.05f, true);
   const std::string calib = (dir_.path() / "m.calib").string();
-  const auto r = testing::run_kiln("calibrate --onnx=" + model_ + " --data=" +
-                                   (data_ / "batch.npy").string() + " -o " + calib +
-                                   " --algo=minmax");
+  const auto r =
+      testing::run_kiln("calibrate --onnx=" + model_ + " --data=" + (data_ / "batch.npy").string() +
+                        " -o " + calib + " --algo=minmax");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   auto c = quant::read_calibration(calib);
   ASSERT_TRUE(c.is_ok()) << c.status().to_string();

@@ -60,8 +60,11 @@ Result<std::shared_ptr<const runtime::Engine>> fp32_engine(ir::Graph graph, cons
   options.optimization_level = 0;  // statistics do not need the fastest tactics
   // Without the residual fusion the convolution's own output (before its Add) is a tensor too, so
   // `kiln quantize` can give it the range ONNX Runtime's QLinearConv needs; every tensor of the
-  // fused graph keeps its name (a fused layer's output is its last ONNX node's).
-  options.passes.disabled = {"conv_residual_fusion"};
+  // fused graph keeps its name (a fused layer's output is its last ONNX node's). Without the
+  // blocked layout, every tensor is recorded under that name and over its real channels only: a
+  // blocked twin ("<tensor>.nchw16c") would leave its NCHW tensor without a range, and the INT8
+  // build would keep that tensor's readers in float.
+  options.passes.disabled = {"conv_residual_fusion", "nchw16c_layout", "nchw16c_scale_fusion"};
   Dims min{1}, max{batch};
   min.insert(min.end(), in.sample_dims.begin(), in.sample_dims.end());
   max.insert(max.end(), in.sample_dims.begin(), in.sample_dims.end());
