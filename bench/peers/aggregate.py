@@ -66,7 +66,8 @@ def aggregate(rows):
 # FP32 one (its speed-up). Below 1: the numerator, a kiln engine, is faster.
 RATIO_OF = {"onnxruntime": ("kiln", "onnxruntime"), "pytorch": ("kiln", "pytorch"),
             "opencv": ("kiln", "opencv"), "onnxruntime-qdq": ("kiln-int8", "onnxruntime-qdq"),
-            "kiln-int8": ("kiln-int8", "kiln"), "pytorch-int8": ("kiln-int8", "pytorch-int8")}
+            "kiln-int8": ("kiln-int8", "kiln"), "pytorch-int8": ("kiln-int8", "pytorch-int8"),
+            "kiln-int8-w7": ("kiln-int8-w7", "onnxruntime-qdq")}
 
 
 def ratios(agg):

@@ -18,10 +18,10 @@ import summaries  # noqa: E402
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 BEGIN, END = "<!-- peers:begin -->", "<!-- peers:end -->"
 PEERS = ("onnxruntime", "pytorch", "opencv")
-INT8 = ("kiln-int8", "onnxruntime-qdq", "pytorch-int8")
+INT8 = ("kiln-int8", "kiln-int8-w7", "onnxruntime-qdq", "pytorch-int8")
 NAMES = {"kiln": "kiln", "onnxruntime": "ONNX Runtime", "pytorch": "PyTorch", "opencv": "OpenCV DNN",
          "kiln-int8": "kiln INT8", "onnxruntime-qdq": "ONNX Runtime QDQ INT8",
-         "pytorch-int8": "PyTorch INT8"}
+         "pytorch-int8": "PyTorch INT8", "kiln-int8-w7": "kiln INT8 7-bit weights"}
 ORDER = ("kiln",) + PEERS + INT8
 
 
@@ -40,6 +40,8 @@ def _ratio_columns(agg):
         cols.append(("onnxruntime-qdq", "kiln INT8/ONNX Runtime QDQ INT8"))
     if "pytorch-int8" in present:
         cols.append(("pytorch-int8", "kiln INT8/PyTorch INT8"))
+    if "kiln-int8-w7" in present:
+        cols.append(("kiln-int8-w7", "kiln INT8 7-bit/ONNX Runtime QDQ INT8"))
     return cols
 
 
@@ -91,7 +93,8 @@ def markdown(rows, meta):
                   "repeat; max err = largest |output - PyTorch's reference output| (first batch "
                   "row, all repeats; outputs are of order 1); kiln/peer = kiln's p50 over the "
                   "peer's, kiln's INT8 engine for the INT8 peers (below 1: kiln is faster); on the "
-                  "kiln INT8 row, its p50 over kiln's FP32 engine's.", "",
+                  "kiln INT8 row, its p50 over kiln's FP32 engine's; on the 7-bit weights row, "
+                  "its p50 over ONNX Runtime QDQ's.", "",
               "| model | batch | threads | engine | p50 | p99 | img/s | spread | runs | max err | kiln/peer p50 |",
               "|---|---:|---:|---|---:|---:|---:|---:|---|---:|---:|"]
     failures = []

@@ -26,8 +26,11 @@ ENGINES = ("kiln", "onnxruntime", "pytorch", "opencv")
 # INT8, on request (--engines=...,kiln-int8,onnxruntime-qdq,pytorch-int8): kiln's INT8 engine from
 # <int8-dir>/<model>.calib, ONNX Runtime on the QDQ model `kiln quantize` wrote from the same
 # calibration (<int8-dir>/<model>.qdq.onnx), and PyTorch's own post-training quantization
-# calibrated on the same photos (<int8-dir>/photos); run.sh --int8 makes all three.
-INT8_ENGINES = ("kiln-int8", "onnxruntime-qdq")
+# calibrated on the same photos (<int8-dir>/photos); run.sh --int8 makes all three. kiln-int8-w7:
+# kiln's INT8 engine from the same calibration with 7-bit weights (--int8WeightBits=7, what CPUs
+# without VNNI run with vpmaddubsw).
+INT8_ENGINES = ("kiln-int8", "kiln-int8-w7", "onnxruntime-qdq")
+KILN_INT8 = ("kiln-int8", "kiln-int8-w7")
 DEFAULT_MODELS = "resnet50,mobilenet_v2,efficientnet_b0,vit_tiny"
 
 
@@ -92,15 +95,17 @@ def command(args, engine, model, batch, threads):
     bench = os.path.join(args.build_dir, "bench")
     extra = []
     if engine in INT8_ENGINES:
-        made = os.path.join(args.int8_dir, model + (".calib" if engine == "kiln-int8"
+        made = os.path.join(args.int8_dir, model + (".calib" if engine in KILN_INT8
                                                       else ".qdq.onnx"))
         if not os.path.exists(made):
             return None, f"no {made} (run.sh --int8 calibrates and quantizes the models)"
-        if engine == "kiln-int8":
+        if engine in KILN_INT8:
             extra = ["--calib", made]
+            if engine == "kiln-int8-w7":
+                extra += ["--int8-weight-bits", "7"]
         else:
             onnx = made
-    if engine in ("kiln", "kiln-int8"):
+    if engine in ("kiln",) + KILN_INT8:
         cmd = [os.path.join(bench, "kiln_peers_kiln")]
     elif engine in ("onnxruntime", "onnxruntime-qdq"):
         cmd = [os.path.join(bench, "kiln_peers_ort")]

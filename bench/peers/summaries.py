@@ -25,7 +25,8 @@ SCHEMA_VERSION = 4
 
 
 # The tool and precision of each engine of a run (run.py's names).
-TOOL_PRECISION = {"kiln-int8": ("kiln", "int8"), "onnxruntime-qdq": ("onnxruntime", "int8"),
+TOOL_PRECISION = {"kiln-int8": ("kiln", "int8"), "kiln-int8-w7": ("kiln", "int8"),
+                  "onnxruntime-qdq": ("onnxruntime", "int8"),
                   "pytorch-int8": ("pytorch", "int8")}
 
 

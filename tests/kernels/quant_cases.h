@@ -168,6 +168,13 @@ inline OpCase qconv_maddubs_case(const ConvGeom& g, const QuantOpts& o = {}, uin
   return c;
 }
 
+// A depthwise qconv_case with weights inside the pair bound: pairs of taps along a kernel row.
+inline OpCase qdw_maddubs_case(const ConvGeom& g, const QuantOpts& o = {}, uint64_t seed = 1) {
+  OpCase c = qconv_case(g, o, seed);
+  bound_maddubs_pairs(*c.inputs[1].tensor, g.cout * g.kh, g.kw, 1, seed + 7);
+  return c;
+}
+
 // qgemm_case with B inside the pair bound.
 inline OpCase qgemm_maddubs_case(const Dims& lead, int64_t k, int64_t n, const QuantOpts& o = {},
                                  uint64_t seed = 1) {

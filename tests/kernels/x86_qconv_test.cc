@@ -240,6 +240,7 @@ TEST(X86QConvTactic, RefusesWhatItCannotRun) {
 }
 
 constexpr const char* kMaddubs = "qconv.maddubs.u8s8.avx2";
+constexpr const char* kDwMaddubs = "qconv.depthwise.maddubs.u8s8.avx2";
 
 bool host_has_avx2() {
   const auto isas = x86_qisas();
@@ -275,6 +276,39 @@ TEST(X86QConvTactic, MaddubsIsExactUpToThePairBound) {
         qconv_maddubs_case({.batch = 3, .cin = 9, .cout = 19, .h = 10, .w = 11, .pad = 1}),
         kQuantFloatTol, threads);
   }
+}
+
+TEST(X86QConvTactic, DepthwiseMaddubsIsExactUpToThePairBound) {
+  if (!host_has_avx2()) GTEST_SKIP() << "no AVX2 on this host";
+  const ConvGeom cases[] = {
+      {.batch = 2, .cin = 6, .cout = 6, .group = 6, .h = 7, .w = 21, .pad = 1},
+      {.cin = 5, .cout = 10, .group = 5, .h = 9, .w = 30, .stride = 2, .pad = 1},  // multiplier 2
+      {.cin = 4, .cout = 4, .group = 4, .h = 12, .w = 13, .kh = 5, .kw = 5, .pad = 2},
+      {.cin = 3, .cout = 3, .group = 3, .h = 9, .w = 40, .kh = 3, .kw = 7, .pad = 3},  // 2 quads
+      {.cin = 3, .cout = 3, .group = 3, .h = 11, .w = 12, .stride = 3, .pad = 1, .dil = 2},
+  };
+  for (const ConvGeom& g : cases) {
+    expect_quant_matches(kDwMaddubs, qdw_maddubs_case(g));
+    expect_quant_matches(kDwMaddubs, saturated_input(qdw_maddubs_case(g, {.x_zero = 0}, 9)));
+    expect_quant_matches(
+        kDwMaddubs,
+        qdw_maddubs_case(
+            g, {.x_zero = 37, .out_u8 = true, .y_zero = 200, .residual = 2, .act = "Relu"}),
+        {0, 1});
+  }
+  for (int threads : {1, 2, 3}) {
+    expect_matches_reference_prepacked(
+        kDwMaddubs,
+        qdw_maddubs_case(
+            {.batch = 2, .cin = 5, .cout = 5, .group = 5, .h = 9, .w = 30, .stride = 2, .pad = 1}),
+        kQuantFloatTol, threads);
+  }
+  OpCase c = qdw_maddubs_case({.cin = 4, .cout = 4, .group = 4, .h = 6, .w = 6, .pad = 1});
+  int8_t* w = c.inputs[1].tensor->data<int8_t>();
+  w[(2 * 3 + 1) * 3 + 0] = -90;  // channel 2, kernel row 1, taps 0 and 1
+  w[(2 * 3 + 1) * 3 + 1] = -39;
+  expect_rejected(kDwMaddubs, c, "output channel 2, kernel row 1: taps 0 and 1 weigh -90 and -39");
+  expect_quant_matches(dw_name(x86_qisas().front()), c);
 }
 
 TEST(X86QConvTactic, MaddubsRefusesWeightsThatCouldSaturate) {

@@ -25,11 +25,14 @@ namespace kiln::kernels::x86 {
 KILN_X86_DECLARE_QISA(vnni)
 KILN_X86_DECLARE_QISA(qavx2)
 
-// vpmaddubsw (qkernels_avx2_maddubs.cc): the implicit-GEMM convolution and the GEMM only.
+// vpmaddubsw (qkernels_avx2_maddubs.cc): the convolutions and the GEMM (no quantize kernels).
 namespace qavx2ubs {
 void qconv_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
 void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
                const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);
+void qdepthwise_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
+void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);
 void qgemm_pack_b(const int8_t* b, int64_t k, int64_t n, uint8_t* packed);
 void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
                const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);

@@ -16,8 +16,8 @@
 //                (16-bit lanes), the s8 one sign-extended to 16 bits when packed, two vpmaddwd.
 //                (vpmaddubsw would saturate its 16-bit pair sums: 255 * 127 * 2 > 32767.)
 //   kAvx2Maddubs vpmaddubsw, then vpmaddwd by ones: 3 instructions per 32 products where kAvx2
-//                issues 4, for weights whose pair sums cannot saturate (maddubs_overflow below):
-//                exact too. Implicit-GEMM convolution and GEMM only.
+//                issues 4, for weights whose pair sums cannot saturate (q*_maddubs_overflow
+//                below): exact too. Convolutions and GEMM (the quantize kernels are kAvx2's).
 // The integer result is bit-exact to the reference (kernels/ref/qconv.h); the epilogue follows
 // its order of float operations but divides by y_scale as a multiplication by 1 / y_scale, and
 // the activations are kernels_math.h's approximations (see README.md, "INT8").
@@ -66,9 +66,11 @@ inline constexpr QBlocking qblocking(QIsa isa) {
 // vpmaddubsw sums two u8 x s8 products into a saturating int16: exact for every u8 pair when the
 // pair's positive weights, and its negative ones, each add up to at most 128 in magnitude
 // (255 * 128 = 32640 <= 32767). The pairs are the packed quads' bytes 0-1 and 2-3: consecutive
-// input channels (convolution, from a multiple of 4, at one tap) or depth rows (GEMM's B). ""
-// when every pair qualifies, else the first pair that does not, named.
+// input channels (convolution, from a multiple of 4, at one tap), taps along a kernel row
+// (depthwise, from a multiple of 4) or depth rows (GEMM's B). "" when every pair qualifies, else
+// the first pair that does not, named.
 std::string qconv_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w);
+std::string qdepthwise_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w);
 std::string qgemm_maddubs_overflow(const int8_t* b, int64_t k, int64_t n);
 inline constexpr int kMaddubsPairBound = 128;
 

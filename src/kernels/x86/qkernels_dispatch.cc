@@ -141,6 +141,21 @@ std::string qconv_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w) 
   return "";
 }
 
+std::string qdepthwise_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w) {
+  for (int64_t row = 0; row < p.out_c * p.k_h; ++row) {
+    for (int64_t kw = 0; kw + 1 < p.k_w; kw += 2) {
+      const int a = w[row * p.k_w + kw], b = w[row * p.k_w + kw + 1];
+      if (pair_load(a, b) > kMaddubsPairBound) {
+        return fmt::format(
+            "output channel {}, kernel row {}: taps {} and {} weigh {} and {}, past vpmaddubsw's "
+            "exact bound (same-sign pair sums of at most {})",
+            row / p.k_h, row % p.k_h, kw, kw + 1, a, b, kMaddubsPairBound);
+      }
+    }
+  }
+  return "";
+}
+
 std::string qgemm_maddubs_overflow(const int8_t* b, int64_t k, int64_t n) {
   for (int64_t r = 0; r + 1 < k; r += 2) {
     for (int64_t col = 0; col < n; ++col) {
@@ -180,6 +195,7 @@ size_t qdepthwise_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p) {
 void qdepthwise_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w,
                              uint8_t* packed) {
   if (isa == QIsa::kAvx512Vnni) return vnni::qdepthwise_pack_weights(p, w, packed);
+  if (isa == QIsa::kAvx2Maddubs) return qavx2ubs::qdepthwise_pack_weights(p, w, packed);
   return qavx2::qdepthwise_pack_weights(p, w, packed);
 }
 
@@ -198,6 +214,9 @@ void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t*
                     int64_t task_end) {
   if (plan.isa == QIsa::kAvx512Vnni) {
     return vnni::qdepthwise_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+  }
+  if (plan.isa == QIsa::kAvx2Maddubs) {
+    return qavx2ubs::qdepthwise_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
   }
   return qavx2::qdepthwise_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
 }

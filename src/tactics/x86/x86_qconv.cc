@@ -61,10 +61,12 @@ std::string kind_why_not(const LayerSpec& spec, QConvKind kind) {
 }
 
 // Why vpmaddubsw could saturate on these weights ("" when it cannot).
-std::string maddubs_why_not(const LayerSpec& spec) {
+std::string maddubs_why_not(const LayerSpec& spec, QConvKind kind) {
   const Tensor& w = *spec.constant(1);
   const cpu::Conv2DParams p = builtin::conv_weight_params(w, spec.node->attrs.get_int("group", 1));
-  const std::string overflow = kx::qconv_maddubs_overflow(p, w.data<int8_t>());
+  const std::string overflow = kind == QConvKind::kGemm
+                                   ? kx::qconv_maddubs_overflow(p, w.data<int8_t>())
+                                   : kx::qdepthwise_maddubs_overflow(p, w.data<int8_t>());
   return overflow.empty() ? "" : "the weights could saturate: " + overflow;
 }
 
@@ -162,8 +164,10 @@ class X86QConvKernel final : public LayerKernel {
 };
 
 std::string tactic_name(QConvKind kind, kx::QIsa isa) {
-  if (kind == QConvKind::kDepthwise)
-    return fmt::format("qconv.depthwise.u8s8.{}", qisa_suffix(isa));
+  const std::string_view maddubs = isa == kx::QIsa::kAvx2Maddubs ? "maddubs." : "";
+  if (kind == QConvKind::kDepthwise) {
+    return fmt::format("qconv.depthwise.{}u8s8.{}", maddubs, qisa_suffix(isa));
+  }
   if (isa == kx::QIsa::kAvx2Maddubs) return "qconv.maddubs.u8s8.avx2";
   return isa == kx::QIsa::kAvx512Vnni ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
 }
@@ -176,7 +180,7 @@ class X86QConvTactic final : public X86QuantTactic {
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = quant_why_not(spec);
     if (why.empty()) why = kind_why_not(spec, kind_);
-    if (why.empty() && qisa() == kx::QIsa::kAvx2Maddubs) why = maddubs_why_not(spec);
+    if (why.empty() && qisa() == kx::QIsa::kAvx2Maddubs) why = maddubs_why_not(spec, kind_);
     return why;
   }
 
@@ -202,10 +206,9 @@ class X86QConvTactic final : public X86QuantTactic {
 void append_x86_qconv_tactics(std::vector<const Tactic*>& out) {
   static const std::vector<X86QConvTactic> tactics = [] {
     std::vector<X86QConvTactic> v;
-    for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAvx2}) {
+    for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAvx2, kx::QIsa::kAvx2Maddubs}) {
       for (QConvKind kind : {QConvKind::kGemm, QConvKind::kDepthwise}) v.emplace_back(kind, isa);
     }
-    v.emplace_back(QConvKind::kGemm, kx::QIsa::kAvx2Maddubs);
     return v;
   }();
   for (const X86QConvTactic& t : tactics) out.push_back(&t);
