@@ -370,13 +370,15 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& 
   if (o.direct_u8 && segs.contiguous) {
     return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
   }
-  for (int r = 0; r < R; ++r) {
-    const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
-    const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
-    for (int v = 0; v < NV; ++v) {
-      q_finish<Q>(o, done[r * NV + v], scale, bias, segs.seg[v], rows.base + r * rows.plane);
-    }
-  }
+  q_finish<Q, R * NV>(
+      o, done, [&](auto&& fn) __attribute__((always_inline)) {
+        for (int r = 0; r < R; ++r) {
+          const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
+          const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
+          for (int v = 0; v < NV; ++v)
+            fn(r * NV + v, scale, bias, segs.seg[v], rows.base + r * rows.plane);
+        }
+      });
 }
 
 template <class Q, int... I>

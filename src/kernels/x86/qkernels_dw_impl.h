@@ -163,11 +163,20 @@ void dw3x3_plane(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* 
         if (u == 2) dw3x3_block<Q, 2, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
         if (u == 1) dw3x3_block<Q, 1, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
       }
-      for (int i = 0; i < u && ow < p.out_w; ++i, ow += kL) {
-        const QSeg seg{0, static_cast<int>(min64(kL, p.out_w - ow)), 0};
-        q_finish<Q>(o, acc0[i], scale, bias, seg, base + oh * p.out_w + ow);
-        if (pair) q_finish<Q>(o, acc1[i], scale, bias, seg, base + (oh + 1) * p.out_w + ow);
-      }
+      const int64_t ow0 = ow;
+      auto finish_row = [&](const I* acc, int64_t out_row) __attribute__((always_inline)) {
+        q_finish<Q, kMaxU>(
+            o, acc, [&](auto&& fn) __attribute__((always_inline)) {
+              for (int i = 0; i < u && ow0 + i * kL < p.out_w; ++i) {
+                const int64_t col = ow0 + i * kL;
+                fn(i, scale, bias, QSeg{0, static_cast<int>(min64(kL, p.out_w - col)), 0},
+                   base + out_row * p.out_w + col);
+              }
+            });
+      };
+      finish_row(acc0, oh);
+      if (pair) finish_row(acc1, oh + 1);
+      ow = min64(p.out_w, ow0 + u * kL);
     }
     oh += pair ? 2 : 1;
   }
@@ -221,10 +230,16 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
         } else {
           dw_block<Q, 1>(pl, scratch, wk, oh, ow, start, perm, shuf, acc);
         }
-        for (int i = 0; i < u && ow < p.out_w; ++i, ow += kL) {
-          const QSeg seg{0, static_cast<int>(min64(kL, p.out_w - ow)), 0};
-          q_finish<Q>(o, acc[i], scale, bias, seg, base + oh * p.out_w + ow);
-        }
+        const int64_t ow0 = ow;
+        q_finish<Q, 4>(
+            o, acc, [&](auto&& fn) __attribute__((always_inline)) {
+              for (int i = 0; i < u && ow0 + i * kL < p.out_w; ++i) {
+                const int64_t col = ow0 + i * kL;
+                fn(i, scale, bias, QSeg{0, static_cast<int>(min64(kL, p.out_w - col)), 0},
+                   base + oh * p.out_w + col);
+              }
+            });
+        ow = min64(p.out_w, ow0 + u * kL);
       }
     }
   }

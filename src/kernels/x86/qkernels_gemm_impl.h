@@ -120,18 +120,21 @@ void qgemm_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QCols& 
   alignas(64) typename Q::I done[R * NV];
   qgemm_depth_loop<Q, R, NV>(kq, a, b, cols.csum, o.e->in_zero, done);
   const typename F::V in_scale = F::set1(o.e->in_scale);
-  for (int v = 0; v < NV; ++v) {
-    const int lanes = v == NV - 1 ? cols.last_lanes : kL;
-    const typename F::V scale =
-        o.scaled(F::mul(in_scale, Q::load_f32(cols.w_scale + v * kL, 0, lanes, F::zero())));
-    const typename F::V bias =
-        o.bias(cols.bias != nullptr ? o.scaled(Q::load_f32(cols.bias + v * kL, 0, lanes, F::zero()))
-                                    : F::zero());
-    const QSeg seg{0, lanes, 0};
-    for (int r = 0; r < R; ++r) {
-      q_finish<Q>(o, done[r * NV + v], scale, bias, seg, cols.base + r * cols.ldy + v * kL);
-    }
-  }
+  q_finish<Q, R * NV>(
+      o, done, [&](auto&& fn) __attribute__((always_inline)) {
+        for (int v = 0; v < NV; ++v) {
+          const int lanes = v == NV - 1 ? cols.last_lanes : kL;
+          const typename F::V scale =
+              o.scaled(F::mul(in_scale, Q::load_f32(cols.w_scale + v * kL, 0, lanes, F::zero())));
+          const typename F::V bias = o.bias(
+              cols.bias != nullptr ? o.scaled(Q::load_f32(cols.bias + v * kL, 0, lanes, F::zero()))
+                                   : F::zero());
+          const QSeg seg{0, lanes, 0};
+          for (int r = 0; r < R; ++r) {
+            fn(r * NV + v, scale, bias, seg, cols.base + r * cols.ldy + v * kL);
+          }
+        }
+      });
 }
 
 template <class Q, int... I>
