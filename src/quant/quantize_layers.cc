@@ -50,6 +50,16 @@ void splice(ir::Graph& graph, const std::map<int, std::vector<ir::Node>>& insert
   graph.nodes = std::move(nodes);
 }
 
+// Whether the INT8 node q's weights all lie in [-qmax, qmax].
+bool weights_within(const ir::Graph& graph, const ir::Node& q, int qmax) {
+  const Tensor* w = graph.value(q.inputs[1]).constant();
+  if (w == nullptr) return false;
+  for (int8_t v : w->span<int8_t>()) {
+    if (v > qmax || v < -qmax) return false;
+  }
+  return true;
+}
+
 Status lower_layer(ir::Graph& graph, int i, InputQuantizer& inputs, const QuantizeOptions& o,
                    QuantizeReport& report) {
   const ir::Node node = graph.nodes[static_cast<size_t>(i)];
@@ -81,9 +91,13 @@ Status lower_layer(ir::Graph& graph, int i, InputQuantizer& inputs, const Quanti
     return req.rule ? unmet(node, req, q.status().message(), o, report) : Status::ok();
   }
   const std::string in = q->op_type == "QConv" ? "x" : "a";
+  // With --int8WeightBits=7, whether this layer's weights are narrow (the model's own weight
+  // scales win over the option: int8_lowering.cc).
+  const bool narrowed = o.weight_qmax != 127 && weights_within(graph, *q, o.weight_qmax);
   report.notes[node.name] = fmt::format(
-      "int8: input '{}' as uint8 (scale {:.6g}, zero point {})", graph.value(node.inputs[0]).name,
-      q->attrs.get_float(in + "_scale", 0), q->attrs.get_int(in + "_zero_point", 0));
+      "int8: input '{}' as uint8 (scale {:.6g}, zero point {}){}", graph.value(node.inputs[0]).name,
+      q->attrs.get_float(in + "_scale", 0), q->attrs.get_int(in + "_zero_point", 0),
+      narrowed ? fmt::format("; weights in [-{0}, {0}]", o.weight_qmax) : "");
   graph.nodes[static_cast<size_t>(i)] = std::move(q).value();
   ++report.int8_layers;
   return Status::ok();

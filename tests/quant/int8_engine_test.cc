@@ -137,6 +137,8 @@ TEST(Int8Engine, SevenBitWeightsStayInRangeAndAdmitMaddubs) {
     int amax = 0;
     for (int8_t v : w->span<int8_t>()) amax = std::max(amax, std::abs(int{v}));
     EXPECT_EQ(amax, 63) << n.name;  // each channel's largest weight maps to 63
+    EXPECT_NE(plan.layers[i].precision_note.find("weights in [-63, 63]"), std::string::npos)
+        << plan.layers[i].precision_note;
     if (!avx2) continue;
     const std::string maddubs =
         n.op_type == "QConv" ? "qconv.maddubs.u8s8.avx2" : "qgemm.maddubs.u8s8.avx2";
