@@ -71,6 +71,15 @@ TEST_F(Int8Build, LayerPrecisionsKeepALayerInFloat) {
              {"--layerPrecisions is ignored without --precisionConstraints", "2 layers in INT8"});
 }
 
+// --int8WeightBits=7: the build log and kiln inspect say so; without --int8 it is a warning.
+TEST_F(Int8Build, SevenBitWeightsAreLoggedAndInspected) {
+  expect_out(testing::run_kiln(build("--int8 --calib=" + calib_ + " --int8WeightBits=7")), 0,
+             {"int8: 7-bit weights ([-63, 63], --int8WeightBits=7)", "2 layers in INT8"});
+  expect_out(testing::run_kiln("inspect " + path("m.plan")), 0, {"weights in [-63, 63]"});
+  expect_out(testing::run_kiln(build("--int8WeightBits=7", "f.plan")), 0,
+             {"[W] --int8WeightBits is unused without --int8 or --best"});
+}
+
 TEST_F(Int8Build, PlaceholderRangesWarn) {
   expect_out(testing::run_kiln(build("--int8")), 0,
              {"[W] --int8 without calibration: placeholder ranges"});
@@ -84,6 +93,8 @@ TEST_F(Int8Build, ErrorsNameTheFlagAndWriteNoEngine) {
   expect_out(testing::run_kiln(build("--int8 --layerPrecisions=conv1:fp16 "
                                      "--precisionConstraints=obey")),
              1, {"layer 'conv1'", "fp16", "obey"});
+  expect_out(testing::run_kiln(build("--int8 --int8WeightBits=6")), 1,
+             {"--int8WeightBits=6", "8 or 7"});
   std::ofstream(path("bad.calib")) << "not a calibration";
   expect_out(testing::run_kiln(build("--int8 --calib=" + path("bad.calib"))), 1, {"bad.calib"});
   EXPECT_FALSE(fs::exists(path("m.plan")));
