@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <span>
 
 #include "base/cpu_features.h"
 #include "kernels/quant_cases.h"
@@ -247,6 +248,27 @@ bool host_has_avx2() {
   return std::find(isas.begin(), isas.end(), "avx2") != isas.end();
 }
 
+// What both maddubs convolution tactics must match the reference on, over `cases` (weights from
+// `make`, inside the pair bound): plain, without a bias, every pair at its largest (input 255:
+// 255 * 128 = 32640, the int16 sums' limit within reach), uint8 out with a uint8 residual and
+// ReLU; then `threaded` prepacked on 1-3 threads.
+void expect_maddubs_exact(const char* tactic,
+                          OpCase (*make)(const ConvGeom&, const QuantOpts&, uint64_t),
+                          std::span<const ConvGeom> cases, const ConvGeom& threaded) {
+  for (const ConvGeom& g : cases) {
+    expect_quant_matches(tactic, make(g, {}, 1));
+    expect_quant_matches(tactic, make(g, {.bias = false}, 5));
+    expect_quant_matches(tactic, saturated_input(make(g, {.x_zero = 0}, 9)));
+    expect_quant_matches(
+        tactic,
+        make(g, {.x_zero = 37, .out_u8 = true, .y_zero = 200, .residual = 2, .act = "Relu"}, 1),
+        {0, 1});
+  }
+  for (int threads : {1, 2, 3}) {
+    expect_matches_reference_prepacked(tactic, make(threaded, {}, 1), kQuantFloatTol, threads);
+  }
+}
+
 TEST(X86QConvTactic, MaddubsIsExactUpToThePairBound) {
   if (!host_has_avx2()) GTEST_SKIP() << "no AVX2 on this host";
   const ConvGeom cases[] = {
@@ -259,23 +281,8 @@ TEST(X86QConvTactic, MaddubsIsExactUpToThePairBound) {
       {.cin = 8, .cout = 12, .group = 2, .h = 8, .w = 9, .pad = 1, .dil = 2},
       {.cin = 6, .cout = 10, .h = 7, .w = 75, .stride = 2, .pad = 1},
   };
-  for (const ConvGeom& g : cases) {
-    expect_quant_matches(kMaddubs, qconv_maddubs_case(g));
-    expect_quant_matches(kMaddubs, qconv_maddubs_case(g, {.bias = false}, 5));
-    // Every pair at its largest: 255 * 128 = 32640, the int16 sums' limit within reach.
-    expect_quant_matches(kMaddubs, saturated_input(qconv_maddubs_case(g, {.x_zero = 0}, 9)));
-    expect_quant_matches(
-        kMaddubs,
-        qconv_maddubs_case(
-            g, {.x_zero = 37, .out_u8 = true, .y_zero = 200, .residual = 2, .act = "Relu"}),
-        {0, 1});
-  }
-  for (int threads : {1, 2, 3}) {
-    expect_matches_reference_prepacked(
-        kMaddubs,
-        qconv_maddubs_case({.batch = 3, .cin = 9, .cout = 19, .h = 10, .w = 11, .pad = 1}),
-        kQuantFloatTol, threads);
-  }
+  expect_maddubs_exact(kMaddubs, qconv_maddubs_case, cases,
+                       {.batch = 3, .cin = 9, .cout = 19, .h = 10, .w = 11, .pad = 1});
 }
 
 TEST(X86QConvTactic, DepthwiseMaddubsIsExactUpToThePairBound) {
@@ -287,22 +294,9 @@ TEST(X86QConvTactic, DepthwiseMaddubsIsExactUpToThePairBound) {
       {.cin = 3, .cout = 3, .group = 3, .h = 9, .w = 40, .kh = 3, .kw = 7, .pad = 3},  // 2 quads
       {.cin = 3, .cout = 3, .group = 3, .h = 11, .w = 12, .stride = 3, .pad = 1, .dil = 2},
   };
-  for (const ConvGeom& g : cases) {
-    expect_quant_matches(kDwMaddubs, qdw_maddubs_case(g));
-    expect_quant_matches(kDwMaddubs, saturated_input(qdw_maddubs_case(g, {.x_zero = 0}, 9)));
-    expect_quant_matches(
-        kDwMaddubs,
-        qdw_maddubs_case(
-            g, {.x_zero = 37, .out_u8 = true, .y_zero = 200, .residual = 2, .act = "Relu"}),
-        {0, 1});
-  }
-  for (int threads : {1, 2, 3}) {
-    expect_matches_reference_prepacked(
-        kDwMaddubs,
-        qdw_maddubs_case(
-            {.batch = 2, .cin = 5, .cout = 5, .group = 5, .h = 9, .w = 30, .stride = 2, .pad = 1}),
-        kQuantFloatTol, threads);
-  }
+  expect_maddubs_exact(
+      kDwMaddubs, qdw_maddubs_case, cases,
+      {.batch = 2, .cin = 5, .cout = 5, .group = 5, .h = 9, .w = 30, .stride = 2, .pad = 1});
   OpCase c = qdw_maddubs_case({.cin = 4, .cout = 4, .group = 4, .h = 6, .w = 6, .pad = 1});
   int8_t* w = c.inputs[1].tensor->data<int8_t>();
   w[(2 * 3 + 1) * 3 + 0] = -90;  // channel 2, kernel row 1, taps 0 and 1
