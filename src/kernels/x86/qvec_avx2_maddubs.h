@@ -2,7 +2,7 @@
 // The INT8 traits for AVX2 with vpmaddubsw: QVecAvx2's lanes, loads, stores and epilogue, with a
 // dot product of 3 instructions per 32 products (vpmaddubsw, vpmaddwd by ones, vpaddd) where
 // QVecAvx2 issues 4. vpmaddubsw saturates each pair's int16 sum, so the tactics run it only on
-// weights whose pairs cannot reach the bound (qkernels.h, maddubs_overflow): then it is exact
+// weights whose pairs cannot reach the bound (qkernels.h, q*_maddubs_overflow): then it is exact
 // too. The quads are raw bytes, as on VNNI. Included only by qkernels_avx2_maddubs.cc.
 
 #include "kernels/x86/qvec_avx2.h"
