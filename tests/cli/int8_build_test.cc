@@ -60,6 +60,12 @@ TEST_F(Int8Build, ExecReportsInt8InItsSummary) {
                                "--builderOptimizationLevel=0 --exportSummary=" + summary),
              0, {"Latency:", "Precision: FP32+INT8", "Calibration: " + calib_});
   EXPECT_NE(testing::read_text(summary).find("\"precision\": \"int8\""), std::string::npos);
+  expect_out(testing::run_kiln("exec --onnx=" + model_ + " --shapes=x:1x3x8x8 --int8 --calib=" +
+                               calib_ + " --int8WeightBits=7 --iterations=3 --duration=0 " +
+                               "--warmUp=0 --builderOptimizationLevel=0 --verbose"),
+             0, {"int8: 7-bit weights", "Latency:"});
+  expect_out(testing::run_kiln("exec --onnx=" + model_ + " --int8 --int8WeightBits=9"), 1,
+             {"--int8WeightBits"});
 }
 
 TEST_F(Int8Build, LayerPrecisionsKeepALayerInFloat) {

@@ -198,12 +198,12 @@ Status check_throughput_search(const ExecOptions& o) {
 // Flags that are parsed and validated now but whose feature comes with a later milestone.
 Status check_implemented(const ExecOptions& o) {
   const bool precision = o.int8 || o.fp16 || o.best || !o.calib.empty() ||
-                         !o.layer_precisions.empty() || o.precision_constraints != "none";
+                         !o.layer_precisions.empty() || o.precision_constraints != "none" ||
+                         o.int8_weight_bits != 8;
   if (precision && o.onnx.empty()) {
     return invalid_argument(
-        "precision flags (--int8, --fp16, --best, --calib, --layerPrecisions, "
-        "--precisionConstraints) "
-        "need --onnx: they apply when an engine is built");
+        "precision flags (--int8, --fp16, --best, --calib, --int8WeightBits, --layerPrecisions, "
+        "--precisionConstraints) need --onnx: they apply when an engine is built");
   }
   return Status::ok();
 }

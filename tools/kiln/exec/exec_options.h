@@ -43,6 +43,7 @@ struct ExecOptions {
 
   // Precision (tools/kiln/precision_flags.h applies them to the build).
   bool fp16 = false, int8 = false, best = false;
+  int int8_weight_bits = 8;
   std::string calib;
   std::map<std::string, std::string> layer_precisions;
   std::string precision_constraints = "none";

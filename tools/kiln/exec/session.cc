@@ -68,7 +68,8 @@ Status apply_exec_precision(const ExecOptions& o, engine::BuildOptions& b, ExecL
                        .best = o.best,
                        .calib = o.calib,
                        .layer_precisions = o.layer_precisions,
-                       .constraints = o.precision_constraints};
+                       .constraints = o.precision_constraints,
+                       .int8_weight_bits = o.int8_weight_bits};
   std::vector<std::string> warnings;
   KILN_RETURN_IF_ERROR(apply_precision_flags(flags, o.onnx, b, warnings));
   for (const std::string& w : warnings) log.warn(w);
