@@ -1,6 +1,6 @@
 // The vpmaddubsw instantiation of the INT8 implicit-GEMM and depthwise convolutions and GEMM: built
 // with -mavx2 -mfma -mf16c like qkernels_avx2.cc; called only after host_cpu_features() says AVX2
-// and FMA are there, and on weights qkernels.h's maddubs_overflow accepts.
+// and FMA are there, and on weights qkernels.h's q*_maddubs_overflow accept.
 #include "kernels/x86/qvec_avx2_maddubs.h"
 // (the traits first: the kernel templates are instantiated over them)
 #include "kernels/x86/qisa_entry.h"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "base/int_math.h"
 #include "kernels/x86/plan_util.h"
@@ -58,6 +59,28 @@ bool all_within_half_bound(const int8_t* w, int64_t n) {
   int amax = 0;
   for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::abs(static_cast<int>(w[i])));
   return amax <= kMaddubsPairBound / 2;
+}
+
+// The first pair past the bound of weights viewed as [outer, depth, inner], paired along depth:
+// rows (2i, 2i + 1) at the same outer and inner index (a row without a partner pairs with 0).
+struct PairOverflow {
+  int64_t outer, row, inner;
+  int a, b;
+};
+std::optional<PairOverflow> first_pair_overflow(const int8_t* w, int64_t outer, int64_t depth,
+                                                int64_t inner) {
+  if (all_within_half_bound(w, outer * depth * inner)) return std::nullopt;
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t r = 0; r + 1 < depth; r += 2) {
+      const int8_t* row = w + (o * depth + r) * inner;
+      for (int64_t i = 0; i < inner; ++i) {
+        if (pair_load(row[i], row[inner + i]) > kMaddubsPairBound) {
+          return PairOverflow{o, r, i, row[i], row[inner + i]};
+        }
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -135,53 +158,31 @@ void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
 
 std::string qconv_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w) {
   const int64_t cg = p.in_c / p.group, khw = p.k_h * p.k_w;
-  if (all_within_half_bound(w, p.out_c * cg * khw)) return "";
-  for (int64_t m = 0; m < p.out_c; ++m) {
-    for (int64_t c = 0; c + 1 < cg; c += 2) {
-      for (int64_t tap = 0; tap < khw; ++tap) {
-        const int a = w[(m * cg + c) * khw + tap], b = w[(m * cg + c + 1) * khw + tap];
-        if (pair_load(a, b) > kMaddubsPairBound) {
-          return fmt::format(
-              "output channel {}, tap ({}, {}): input channels {} and {} weigh {} and {}, past "
-              "vpmaddubsw's exact bound (same-sign pair sums of at most {})",
-              m, tap / p.k_w, tap % p.k_w, c, c + 1, a, b, kMaddubsPairBound);
-        }
-      }
-    }
-  }
-  return "";
+  const std::optional<PairOverflow> f = first_pair_overflow(w, p.out_c, cg, khw);
+  if (!f) return "";
+  return fmt::format(
+      "output channel {}, tap ({}, {}): input channels {} and {} weigh {} and {}, past "
+      "vpmaddubsw's exact bound (same-sign pair sums of at most {})",
+      f->outer, f->inner / p.k_w, f->inner % p.k_w, f->row, f->row + 1, f->a, f->b,
+      kMaddubsPairBound);
 }
 
 std::string qdepthwise_maddubs_overflow(const cpu::Conv2DParams& p, const int8_t* w) {
-  if (all_within_half_bound(w, p.out_c * p.k_h * p.k_w)) return "";
-  for (int64_t row = 0; row < p.out_c * p.k_h; ++row) {
-    for (int64_t kw = 0; kw + 1 < p.k_w; kw += 2) {
-      const int a = w[row * p.k_w + kw], b = w[row * p.k_w + kw + 1];
-      if (pair_load(a, b) > kMaddubsPairBound) {
-        return fmt::format(
-            "output channel {}, kernel row {}: taps {} and {} weigh {} and {}, past vpmaddubsw's "
-            "exact bound (same-sign pair sums of at most {})",
-            row / p.k_h, row % p.k_h, kw, kw + 1, a, b, kMaddubsPairBound);
-      }
-    }
-  }
-  return "";
+  const std::optional<PairOverflow> f = first_pair_overflow(w, p.out_c * p.k_h, p.k_w, 1);
+  if (!f) return "";
+  return fmt::format(
+      "output channel {}, kernel row {}: taps {} and {} weigh {} and {}, past vpmaddubsw's "
+      "exact bound (same-sign pair sums of at most {})",
+      f->outer / p.k_h, f->outer % p.k_h, f->row, f->row + 1, f->a, f->b, kMaddubsPairBound);
 }
 
 std::string qgemm_maddubs_overflow(const int8_t* b, int64_t k, int64_t n) {
-  if (all_within_half_bound(b, k * n)) return "";
-  for (int64_t r = 0; r + 1 < k; r += 2) {
-    for (int64_t col = 0; col < n; ++col) {
-      const int x = b[r * n + col], y = b[(r + 1) * n + col];
-      if (pair_load(x, y) > kMaddubsPairBound) {
-        return fmt::format(
-            "column {}: rows {} and {} of B weigh {} and {}, past vpmaddubsw's exact bound "
-            "(same-sign pair sums of at most {})",
-            col, r, r + 1, x, y, kMaddubsPairBound);
-      }
-    }
-  }
-  return "";
+  const std::optional<PairOverflow> f = first_pair_overflow(b, 1, k, n);
+  if (!f) return "";
+  return fmt::format(
+      "column {}: rows {} and {} of B weigh {} and {}, past vpmaddubsw's exact bound "
+      "(same-sign pair sums of at most {})",
+      f->inner, f->row, f->row + 1, f->a, f->b, kMaddubsPairBound);
 }
 
 // --- depthwise -------------------------------------------------------------------------------
@@ -258,7 +259,8 @@ QGemmPlan plan_qgemm(QIsa isa, int64_t m, int64_t n, int64_t k, int threads) {
 size_t qgemm_packed_b_bytes(QIsa isa, int64_t k, int64_t n) {
   const QBlocking bl = qblocking(isa);
   const int64_t panels = ceil_div(std::max<int64_t>(n, 1), bl.nr);
-  // One vector of a quad: 4 bytes per column (VNNI: 16 columns; AVX2: 8, as 16-bit pairs).
+  // One vector of a quad: 4 bytes per column (VNNI: 16 columns; AVX2: 8, as 16-bit pairs;
+  // vpmaddubsw: 8, as bytes).
   const int64_t vec_bytes = bl.lanes * bl.wq;
   return round64(panels * ceil_div(k, 4) * (bl.nr / bl.lanes) * vec_bytes) +
          static_cast<size_t>(panels * bl.nr) * 4;

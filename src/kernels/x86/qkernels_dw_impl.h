@@ -134,6 +134,23 @@ void dw3x3_block(const uint8_t* row, int64_t dh, int64_t step, typename Q::I sta
 }
 
 // One output plane of a 3x3 kernel the byte window covers.
+// Finishes the u output vectors of one row from column ow (kL lanes each, the last cut at out_w;
+// row_base: Y's element of the row's column 0).
+template <class Q, int N>
+inline __attribute__((always_inline)) void dw_finish(const QOut<Q>& o, const typename Q::I* acc,
+                                                     int u, int64_t ow, int64_t out_w,
+                                                     typename Q::F::V scale, typename Q::F::V bias,
+                                                     int64_t row_base) {
+  constexpr int64_t kL = Q::kLanes;
+  q_finish<Q, N>(
+      o, acc, [&](auto&& fn) __attribute__((always_inline)) {
+        for (int i = 0; i < u && ow + i * kL < out_w; ++i) {
+          const int64_t col = ow + i * kL;
+          fn(i, scale, bias, QSeg{0, static_cast<int>(min64(kL, out_w - col)), 0}, row_base + col);
+        }
+      });
+}
+
 template <class Q>
 void dw3x3_plane(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* wk,
                  typename Q::I start, typename Q::I perm, typename Q::I shuf, const QOut<Q>& o,
@@ -163,20 +180,10 @@ void dw3x3_plane(const QDepthwisePlan& pl, const uint8_t* plane, const uint8_t* 
         if (u == 2) dw3x3_block<Q, 2, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
         if (u == 1) dw3x3_block<Q, 1, false>(at, dh, step, start, perm, shuf, w, acc0, acc1);
       }
-      const int64_t ow0 = ow;
-      auto finish_row = [&](const I* acc, int64_t out_row) __attribute__((always_inline)) {
-        q_finish<Q, kMaxU>(
-            o, acc, [&](auto&& fn) __attribute__((always_inline)) {
-              for (int i = 0; i < u && ow0 + i * kL < p.out_w; ++i) {
-                const int64_t col = ow0 + i * kL;
-                fn(i, scale, bias, QSeg{0, static_cast<int>(min64(kL, p.out_w - col)), 0},
-                   base + out_row * p.out_w + col);
-              }
-            });
-      };
-      finish_row(acc0, oh);
-      if (pair) finish_row(acc1, oh + 1);
-      ow = min64(p.out_w, ow0 + u * kL);
+      dw_finish<Q, kMaxU>(o, acc0, u, ow, p.out_w, scale, bias, base + oh * p.out_w);
+      if (pair)
+        dw_finish<Q, kMaxU>(o, acc1, u, ow, p.out_w, scale, bias, base + (oh + 1) * p.out_w);
+      ow = min64(p.out_w, ow + u * kL);
     }
     oh += pair ? 2 : 1;
   }
@@ -230,16 +237,8 @@ void qdepthwise_tasks(const QDepthwisePlan& pl, const uint8_t* x, const uint8_t*
         } else {
           dw_block<Q, 1>(pl, scratch, wk, oh, ow, start, perm, shuf, acc);
         }
-        const int64_t ow0 = ow;
-        q_finish<Q, 4>(
-            o, acc, [&](auto&& fn) __attribute__((always_inline)) {
-              for (int i = 0; i < u && ow0 + i * kL < p.out_w; ++i) {
-                const int64_t col = ow0 + i * kL;
-                fn(i, scale, bias, QSeg{0, static_cast<int>(min64(kL, p.out_w - col)), 0},
-                   base + oh * p.out_w + col);
-              }
-            });
-        ow = min64(p.out_w, ow0 + u * kL);
+        dw_finish<Q, 4>(o, acc, u, ow, p.out_w, scale, bias, base + oh * p.out_w);
+        ow = min64(p.out_w, ow + u * kL);
       }
     }
   }
