@@ -19,6 +19,8 @@
   void softmax_rows(int64_t rows, int64_t n, const float* x, float* y);                           \
   void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w,                       \
                         const Nchw16cConvIo& io, const Epilogue& ep, int64_t begin, int64_t end); \
+  void winograd_run(const WinogradPlan& plan, const float* packed_w, const WinogradIo& io,        \
+                    const Epilogue& ep, int64_t begin, int64_t end);                              \
   }
 
 namespace kiln::kernels::x86 {

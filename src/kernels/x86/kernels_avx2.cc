@@ -7,6 +7,7 @@
 #include "kernels/x86/kernels_dw_impl.h"
 #include "kernels/x86/kernels_nchw16c_impl.h"
 #include "kernels/x86/kernels_softmax_impl.h"
+#include "kernels/x86/kernels_winograd_impl.h"
 
 #define KILN_X86_ISA avx2
 #define KILN_X86_VEC VecAvx2

@@ -6,27 +6,21 @@
 #include "kernels/ref/layout.h"
 #include "kernels/x86/isa_entry.h"
 #include "kernels/x86/kernels.h"
+#include "kernels/x86/plan_util.h"
 
 namespace kiln::kernels::x86 {
 namespace {
 
 constexpr int64_t kBlk = ref::kChannelBlock;
 
-// Register tiles: 24 of AVX-512's 32 registers, 12 of AVX2's 16, hold accumulators.
-int64_t max_co_tile(Isa isa) { return isa == Isa::kAvx512 ? 4 : 2; }
-int64_t tile_pixels(Isa isa, int64_t co_tile) {
-  const int64_t nv = isa == Isa::kAvx512 ? 1 : 2;
-  return std::min<int64_t>(12, (isa == Isa::kAvx512 ? 24 : 12) / (co_tile * nv));
-}
-
 // An input chunk of a pointwise task stays within 64 KiB (L2, ahead of the weights' tile).
 constexpr int64_t kChunkFloats = 16 * 1024;
 
 void plan_tiles(Nchw16cConvPlan& pl) {
-  pl.co_tiles = ceil_div(pl.out_blocks, max_co_tile(pl.isa));
+  pl.co_tiles = ceil_div(pl.out_blocks, nchw16c_max_co_tile(pl.isa));
   pl.co_tile = ceil_div(pl.out_blocks, pl.co_tiles);
   pl.co_tiles = ceil_div(pl.out_blocks, pl.co_tile);
-  pl.px_tile = tile_pixels(pl.isa, pl.co_tile);
+  pl.px_tile = nchw16c_tile_pixels(pl.isa, pl.co_tile);
 }
 
 void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
@@ -154,7 +148,7 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
 // narrower co tile takes more pixels than px_tile).
 size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
   if (plan.depthwise || plan.dense) return 0;
-  return static_cast<size_t>(plan.in_blocks * tile_pixels(plan.isa, 1) * kBlk);
+  return static_cast<size_t>(plan.in_blocks * nchw16c_tile_pixels(plan.isa, 1) * kBlk);
 }
 
 void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const Nchw16cConvIo& io,

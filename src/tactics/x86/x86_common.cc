@@ -43,6 +43,7 @@ std::span<const Tactic* const> x86_tactics() {
     std::vector<const Tactic*> v;
     append_x86_conv_tactics(v);
     append_x86_conv_nchw16c_tactics(v);
+    append_x86_conv_winograd_tactics(v);
     append_x86_gemm_tactics(v);
     append_x86_softmax_tactics(v);
     append_x86_qconv_tactics(v);

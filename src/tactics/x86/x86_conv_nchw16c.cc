@@ -2,6 +2,8 @@
 // padding), dense (group 1, any window) and depthwise convolutions with bias, residual and
 // activation in the epilogue. The weights are packed once, at engine build time, into 16-channel
 // blocks.
+#include "tactics/x86/x86_conv_nchw16c.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,7 +17,6 @@
 #include "tactics/x86/x86_common.h"
 
 namespace kiln::tactics::x86 {
-namespace {
 
 namespace cpu = kernels::cpu;
 namespace ref = kernels::ref;
@@ -24,33 +25,51 @@ using builtin::layer_error;
 using builtin::optional_input;
 using builtin::same_dims;
 
-// X is NCHW (x_layout "nchw": a first layer of few channels) and only Y blocked.
-bool plain_x(const ir::Node& node) { return node.attrs.get_string("x_layout", "") == "nchw"; }
+bool nchw16c_plain_x(const ir::Node& node) {
+  return node.attrs.get_string("x_layout", "") == "nchw";
+}
 
-// The convolution's geometry with X's real channel count (W's dim 1 x group) in place of the
-// blocked tensor's padded one.
-Result<cpu::Conv2DParams> blocked_params(const ir::Node& node, int since_version,
+Result<cpu::Conv2DParams> nchw16c_params(const ir::Node& node, int since_version,
                                          const TensorView& x, const TensorView& w) {
   if (x.rank() != 4 || w.rank() != 4) {
     return layer_error(node, "X [{}] and W [{}] must be 4-D", dims_to_string(x.dims),
                        dims_to_string(w.dims));
   }
   const int64_t c = w.dim(1) * node.attrs.get_int("group", 1);
-  if (x.dim(1) != (plain_x(node) ? c : ref::padded_channels(c))) {
+  if (x.dim(1) != (nchw16c_plain_x(node) ? c : ref::padded_channels(c))) {
     return layer_error(node, "{} X [{}] does not hold the {} channels W [{}] reads",
-                       plain_x(node) ? "NCHW" : "blocked", dims_to_string(x.dims), c,
+                       nchw16c_plain_x(node) ? "NCHW" : "blocked", dims_to_string(x.dims), c,
                        dims_to_string(w.dims));
   }
   const std::array<int64_t, 4> dims{x.dim(0), c, x.dim(2), x.dim(3)};
   return builtin::conv2d_params(node, since_version, TensorView{x.dtype, dims, x.data}, w);
 }
 
-cpu::Conv2DParams weight_params(const ir::Node& node, const Tensor& w) {
+cpu::Conv2DParams nchw16c_weight_params(const ir::Node& node, const Tensor& w) {
   return builtin::conv_weight_params(w, node.attrs.get_int("group", 1));
 }
 
+Status check_nchw16c_io(const ir::Node& node, const cpu::Conv2DParams& p,
+                        std::span<const TensorView> in, std::span<const TensorView> out) {
+  const Dims y{p.batch, ref::padded_channels(p.out_c), p.out_h, p.out_w};
+  if (!same_dims(out[0], y)) {
+    return layer_error(node, "output is [{}] but the blocked convolution gives [{}]",
+                       dims_to_string(out[0].dims), dims_to_string(y));
+  }
+  if (const TensorView* b = optional_input(in, 2); b && b->numel() != p.out_c) {
+    return layer_error(node, "bias has {} values for {} output channels", b->numel(), p.out_c);
+  }
+  if (const TensorView* r = optional_input(in, 3); r && !same_dims(*r, y)) {
+    return layer_error(node, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
+                       dims_to_string(y));
+  }
+  return Status::ok();
+}
+
+namespace {
+
 Tensor pack_weights(const ir::Node& node, const Tensor& w) {
-  const cpu::Conv2DParams p = weight_params(node, w);
+  const cpu::Conv2DParams p = nchw16c_weight_params(node, w);
   Tensor packed = packed_tensor(kx::nchw16c_conv_packed_weights_floats(p));
   kx::nchw16c_conv_pack_weights(p, w.data<float>(), packed.data<float>());
   return packed;
@@ -72,7 +91,7 @@ class Nchw16cConvKernel final : public LayerKernel {
       : node_(*spec.node), since_version_(spec.since_version), isa_(isa) {
     set_activation(node_, epilogue_);
     const Tensor& w = *spec.constant(1);
-    packed_floats_ = kx::nchw16c_conv_packed_weights_floats(weight_params(node_, w));
+    packed_floats_ = kx::nchw16c_conv_packed_weights_floats(nchw16c_weight_params(node_, w));
     packed_ = matching_prepacked(spec, packed_floats_);
     if (packed_ != nullptr) return;
     own_ = pack_weights(node_, w);
@@ -81,19 +100,8 @@ class Nchw16cConvKernel final : public LayerKernel {
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
-                          blocked_params(node_, since_version_, in[0], in[1]));
-    const Dims y{p.batch, ref::padded_channels(p.out_c), p.out_h, p.out_w};
-    if (!same_dims(out[0], y)) {
-      return layer_error(node_, "output is [{}] but the blocked convolution gives [{}]",
-                         dims_to_string(out[0].dims), dims_to_string(y));
-    }
-    if (const TensorView* b = optional_input(in, 2); b && b->numel() != p.out_c) {
-      return layer_error(node_, "bias has {} values for {} output channels", b->numel(), p.out_c);
-    }
-    if (const TensorView* r = optional_input(in, 3); r && !same_dims(*r, y)) {
-      return layer_error(node_, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
-                         dims_to_string(y));
-    }
+                          nchw16c_params(node_, since_version_, in[0], in[1]));
+    KILN_RETURN_IF_ERROR(check_nchw16c_io(node_, p, in, out));
     if (p.group != 1 && !kx::nchw16c_is_depthwise(p)) {
       return layer_error(node_, "the nChw16c kernels run group 1 and depthwise convolutions only");
     }
@@ -105,7 +113,7 @@ class Nchw16cConvKernel final : public LayerKernel {
                          packed_floats_, dims_to_string(in[1].dims),
                          kx::nchw16c_conv_packed_weights_floats(p));
     }
-    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()), plain_x(node_));
+    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()), nchw16c_plain_x(node_));
     if (optional_input(in, ops::kConvNchw16cScaleInput) != nullptr) {
       if (plan_.dense || plan_.depthwise) {
         return layer_error(node_, "a channel scale on X needs a 1x1 convolution");
@@ -162,12 +170,12 @@ class Nchw16cConvTactic final : public X86Tactic {
       return "input 1 (weights) is not a 4-D constant: this tactic packs them when the engine is "
              "built";
     }
-    const cpu::Conv2DParams p = weight_params(*spec.node, *w);
+    const cpu::Conv2DParams p = nchw16c_weight_params(*spec.node, *w);
     if (p.group != 1 && !kx::nchw16c_is_depthwise(p)) {
       return fmt::format("a {}x{} kernel with group {}: only group 1 and depthwise convolutions",
                          p.k_h, p.k_w, p.group);
     }
-    if (plain_x(*spec.node) && p.group != 1) {
+    if (nchw16c_plain_x(*spec.node) && p.group != 1) {
       return "X is NCHW (x_layout \"nchw\"): the depthwise kernel reads blocked inputs only";
     }
     const std::vector<int64_t> pads = spec.node->attrs.get_ints("pads");

@@ -1,0 +1,123 @@
+// The ISA-neutral half of the Winograd convolution (kernels.h): which convolutions it runs, the
+// transformed weights, the plan, and the dispatch to the ISA's instantiation
+// (kernels_winograd_impl.h).
+#include <algorithm>
+
+#include "base/int_math.h"
+#include "kernels/ref/layout.h"
+#include "kernels/x86/isa_entry.h"
+#include "kernels/x86/kernels.h"
+#include "kernels/x86/plan_util.h"
+#include "kernels/x86/winograd_matrices.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+constexpr int64_t kWinoBlock = ref::kChannelBlock;
+
+// A task's transformed input stays within 512 KiB (half of L2 on the targets' cores): the co
+// tiles' products read it again for each of their alpha^2 planes.
+constexpr int64_t kInputFloats = 128 * 1024;
+
+// U = G g G^T for each (output, input) channel pair, in double, into [xi][out_block][in_c][16].
+template <int M>
+void pack_m(const cpu::Conv2DParams& p, const float* w, float* packed) {
+  using W = winograd::Transforms<M>;
+  constexpr int A = W::kAlpha;
+  const int64_t out_blocks = ref::channel_blocks(p.out_c);
+  const int64_t xi_floats = out_blocks * p.in_c * kWinoBlock;
+  std::fill(packed, packed + A * A * xi_floats, 0.0f);
+  for (int64_t oc = 0; oc < p.out_c; ++oc) {
+    for (int64_t ic = 0; ic < p.in_c; ++ic) {
+      const float* g = w + (oc * p.in_c + ic) * 9;
+      double gg[A][3];  // G g
+      for (int r = 0; r < A; ++r) {
+        for (int c = 0; c < 3; ++c) {
+          gg[r][c] = W::kG[r][0] * g[c] + W::kG[r][1] * g[3 + c] + W::kG[r][2] * g[6 + c];
+        }
+      }
+      float* at = packed + ((oc / kWinoBlock) * p.in_c + ic) * kWinoBlock + oc % kWinoBlock;
+      for (int r = 0; r < A; ++r) {
+        for (int c = 0; c < A; ++c) {
+          const double u = gg[r][0] * W::kG[c][0] + gg[r][1] * W::kG[c][1] + gg[r][2] * W::kG[c][2];
+          at[(r * A + c) * xi_floats] = static_cast<float>(u);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+bool winograd_applies(const cpu::Conv2DParams& p) {
+  return p.k_h == 3 && p.k_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1 &&
+         p.dil_w == 1 && p.group == 1;
+}
+
+size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m) {
+  const int64_t alpha = m + 2;
+  return static_cast<size_t>(alpha * alpha * ref::channel_blocks(p.out_c) * p.in_c * kWinoBlock);
+}
+
+void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, float* packed) {
+  if (m == 2) return pack_m<2>(p, w, packed);
+  pack_m<4>(p, w, packed);
+}
+
+// Tile blocks as large as kInputFloats allows (each block reads every transformed weight once), all
+// output blocks in one group; then, for threads, smaller tile blocks while the image's transformed
+// input outweighs the weights, else smaller co groups (each re-transforms its tiles).
+WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threads) {
+  WinogradPlan pl;
+  pl.isa = isa;
+  pl.p = p;
+  pl.m = m;
+  pl.alpha = m + 2;
+  pl.in_blocks = ref::channel_blocks(p.in_c);
+  pl.out_blocks = ref::channel_blocks(p.out_c);
+  pl.tiles_w = ceil_div(p.out_w, m);
+  pl.tiles = ceil_div(p.out_h, m) * pl.tiles_w;
+  const int64_t co_tiles = ceil_div(pl.out_blocks, nchw16c_max_co_tile(isa));
+  pl.co_tile = ceil_div(pl.out_blocks, co_tiles);
+  pl.px_tile = nchw16c_tile_pixels(isa, pl.co_tile);
+  const int64_t tile_floats = pl.alpha * pl.alpha * pl.in_blocks * kWinoBlock;
+  pl.tile_block = std::max(pl.px_tile, kInputFloats / tile_floats / pl.px_tile * pl.px_tile);
+  pl.tile_block = std::min(pl.tile_block, round_up(pl.tiles, pl.px_tile));
+  pl.co_group = pl.out_blocks;
+  const bool weights_larger =
+      static_cast<int64_t>(winograd_packed_weights_floats(p, m)) > tile_floats * pl.tiles;
+  const auto count = [&] {
+    pl.tile_blocks = ceil_div(pl.tiles, pl.tile_block);
+    pl.co_groups = ceil_div(pl.out_blocks, pl.co_group);
+    pl.tasks = p.batch * pl.tile_blocks * pl.co_groups;
+  };
+  count();
+  const int64_t want = 2 * static_cast<int64_t>(threads);
+  while (threads > 1 && pl.tasks < want) {
+    const bool tiles_left = pl.tile_block > pl.px_tile;
+    if (tiles_left && (!weights_larger || pl.co_group <= pl.co_tile)) {
+      pl.tile_block = round_up(ceil_div(pl.tile_block, 2), pl.px_tile);
+    } else if (pl.co_group > pl.co_tile) {
+      pl.co_group = round_up(ceil_div(pl.co_group, 2), pl.co_tile);
+    } else {
+      break;
+    }
+    count();
+  }
+  return pl;
+}
+
+size_t winograd_scratch_floats(const WinogradPlan& plan) {
+  const int64_t planes = plan.alpha * plan.alpha * plan.tile_block * kWinoBlock;
+  return static_cast<size_t>(planes * (plan.in_blocks + plan.co_tile));
+}
+
+void winograd_run(const WinogradPlan& plan, const float* packed_w, const WinogradIo& io,
+                  const Epilogue& ep, int64_t task_begin, int64_t task_end) {
+  if (plan.isa == Isa::kAvx512) {
+    return avx512::winograd_run(plan, packed_w, io, ep, task_begin, task_end);
+  }
+  return avx2::winograd_run(plan, packed_w, io, ep, task_begin, task_end);
+}
+
+}  // namespace kiln::kernels::x86

@@ -1,0 +1,117 @@
+// conv.winograd.f{2,4}x3.nchw16c.f32.{avx512,avx2} against kiln.ConvNchw16c's reference: channel
+// tails of the block and of the register tile, planes that are not a whole number of tiles (and
+// smaller than one), pads of 0 to 2 and asymmetric ones, batches; every activation with and without
+// bias and residual; the prepacked (engine) path on threads, with plans that split tiles and ones
+// that split output channels; and what the tactics refuse.
+#include <gtest/gtest.h>
+
+#include "kernels/conv_cases.h"
+#include "kernels/x86_test_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// F(4x4, 3x3)'s transforms multiply by up to 8 and 1/24 before the channel sums: its rounding
+// error is some 1e-5 of the outputs' magnitude (random inputs in [-1, 1], up to 300 channels give
+// outputs of tens), against the direct kernels' 1e-7.
+constexpr Tolerance kWinogradTol{2e-3, 2e-4};
+
+std::vector<std::string> winograd_tactics(const std::string& isa) {
+  return {"conv.winograd.f4x3.nchw16c.f32." + isa, "conv.winograd.f2x3.nchw16c.f32." + isa};
+}
+
+TEST(X86ConvWinograd, OverChannelsPlanesAndPads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      {.batch = 2, .cin = 3, .cout = 7, .h = 5, .w = 7, .pad = 1},
+      {.cin = 16, .cout = 16, .h = 4, .w = 4, .pad = 1},
+      {.cin = 17, .cout = 33, .h = 7, .w = 7, .pad = 1},
+      {.cin = 16, .cout = 130, .h = 6, .w = 13, .pad = 1},
+      {.cin = 40, .cout = 70, .h = 9, .w = 9, .pad = 1},
+      {.cin = 8, .cout = 24, .h = 1, .w = 1, .pad = 1},
+      {.cin = 24, .cout = 48, .h = 11, .w = 12},
+      {.cin = 5, .cout = 20, .h = 2, .w = 3, .pad = 2},
+      {.batch = 2, .cin = 64, .cout = 64, .h = 14, .w = 14, .pad = 1},
+      {.cin = 300, .cout = 40, .h = 10, .w = 5, .pad = 1},
+  };
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : winograd_tactics(isa)) {
+      for (const ConvGeom& g : geoms) {
+        SCOPED_TRACE(::testing::Message() << tactic << " " << g.batch << "x" << g.cin << "->"
+                                          << g.cout << " " << g.h << "x" << g.w << " p" << g.pad);
+        expect_matches_reference(tactic, nchw16c_case(g), kWinogradTol);
+      }
+      OpCase c = nchw16c_case({.cin = 20, .cout = 36, .h = 9, .w = 23});
+      c.attrs.set("pads", Ints{0, 2, 1, 0});
+      expect_matches_reference(tactic, c, kWinogradTol);
+      c.attrs.set("pads", Ints{2, 0, 0, 1});
+      expect_matches_reference(tactic, c, kWinogradTol);
+    }
+  }
+}
+
+TEST(X86ConvWinograd, EveryActivationWithAndWithoutBiasAndResidual) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.batch = 2, .cin = 24, .cout = 40, .h = 6, .w = 11, .pad = 1};
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : winograd_tactics(isa)) {
+      for (const ActCase& act : fused_activations()) {
+        for (bool bias : {false, true}) {
+          for (bool residual : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << tactic << " " << act.name << " bias " << bias
+                                              << " residual " << residual);
+            expect_matches_reference(tactic, nchw16c_case(g, bias, residual, act), kWinogradTol);
+          }
+        }
+      }
+    }
+  }
+}
+
+// 2 and 3 threads: a 28x28 plane splits its tiles, 256 channels on a 7x7 plane (weights larger
+// than the transformed input) split the output channels.
+TEST(X86ConvWinograd, PrepackedWeightsOnThreads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {{.cin = 32, .cout = 48, .h = 28, .w = 28, .pad = 1},
+                            {.cin = 256, .cout = 256, .h = 7, .w = 7, .pad = 1},
+                            {.batch = 2, .cin = 64, .cout = 40, .h = 13, .w = 9, .pad = 1}};
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : winograd_tactics(isa)) {
+      for (const ConvGeom& g : geoms) {
+        for (int threads : {1, 2, 3}) {
+          SCOPED_TRACE(::testing::Message() << tactic << " " << g.cin << "->" << g.cout << " "
+                                            << g.h << "x" << g.w << " threads " << threads);
+          expect_matches_reference_prepacked(tactic, nchw16c_case(g, true, true, {"Relu", {}}),
+                                             kWinogradTol, threads);
+        }
+      }
+    }
+  }
+}
+
+TEST(X86ConvWinograd, RefusesWhatIsNotAStrideOneThreeByThree) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : winograd_tactics(isa)) {
+      const std::string why = "runs 3x3 kernels of group 1 with stride 1 and dilation 1";
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .stride = 2, .pad = 1}), why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .h = 9, .w = 9, .dil = 2}), why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .kh = 5, .kw = 5, .pad = 2}),
+                      why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .kh = 1, .kw = 1}), why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .group = 16, .pad = 1}), why);
+      const ConvGeom dense{.cin = 3, .cout = 16, .h = 5, .w = 5, .pad = 1};
+      expect_rejected(tactic, plain_x_nchw16c_case(dense), "blocked inputs only");
+      const ConvGeom blocked{.cin = 16, .cout = 16, .h = 5, .w = 5, .pad = 1};
+      expect_rejected(tactic, with_channel_scale(nchw16c_case(blocked), blocked, false),
+                      "into unpadded 1x1 convolutions only");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::testing
