@@ -64,9 +64,11 @@ void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, fl
   pack_m<4>(p, w, packed);
 }
 
-// Tile blocks as large as kInputFloats allows (each block reads every transformed weight once), all
-// output blocks in one group; then, for threads, smaller tile blocks while the image's transformed
-// input outweighs the weights, else smaller co groups (each re-transforms its tiles).
+// Tile blocks as large as kInputFloats allows (each block reads every transformed weight once), or
+// all the tiles in one when the weights outweigh the image's transformed input (ResNet-50's 14x14
+// and 7x7 layers: 4 to 38 MB of weights, streamed from memory in the network); all output blocks
+// in one group. Then, for threads, smaller tile blocks while the image's transformed input
+// outweighs the weights, else smaller co groups (each re-transforms its tiles).
 WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threads) {
   WinogradPlan pl;
   pl.isa = isa;
@@ -81,11 +83,12 @@ WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threa
   pl.co_tile = ceil_div(pl.out_blocks, co_tiles);
   pl.px_tile = nchw16c_tile_pixels(isa, pl.co_tile);
   const int64_t tile_floats = pl.alpha * pl.alpha * pl.in_blocks * kWinoBlock;
-  pl.tile_block = std::max(pl.px_tile, kInputFloats / tile_floats / pl.px_tile * pl.px_tile);
-  pl.tile_block = std::min(pl.tile_block, round_up(pl.tiles, pl.px_tile));
-  pl.co_group = pl.out_blocks;
   const bool weights_larger =
       static_cast<int64_t>(winograd_packed_weights_floats(p, m)) > tile_floats * pl.tiles;
+  pl.tile_block = std::max(pl.px_tile, kInputFloats / tile_floats / pl.px_tile * pl.px_tile);
+  if (weights_larger) pl.tile_block = round_up(pl.tiles, pl.px_tile);
+  pl.tile_block = std::min(pl.tile_block, round_up(pl.tiles, pl.px_tile));
+  pl.co_group = pl.out_blocks;
   const auto count = [&] {
     pl.tile_blocks = ceil_div(pl.tiles, pl.tile_block);
     pl.co_groups = ceil_div(pl.out_blocks, pl.co_group);
