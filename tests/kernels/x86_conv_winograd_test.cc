@@ -92,6 +92,34 @@ TEST(X86ConvWinograd, PrepackedWeightsOnThreads) {
   }
 }
 
+kernels::cpu::Conv2DParams square_3x3(int64_t c, int64_t hw) {
+  kernels::cpu::Conv2DParams p;
+  p.batch = 1;
+  p.in_c = p.out_c = c;
+  p.in_h = p.in_w = p.out_h = p.out_w = hw;
+  p.k_h = p.k_w = 3;
+  p.pad_top = p.pad_left = 1;
+  return p;
+}
+
+// The plan's split on two threads: a 56x56 plane of 64 channels (transformed input larger than the
+// weights) into tile blocks that share all output channels; 512 channels on 7x7 (weights larger)
+// into output-channel groups over all the tiles, so the weights stream once.
+TEST(X86ConvWinograd, PlansSplitTilesOrOutputChannels) {
+  namespace kx = kernels::x86;
+  for (kx::Isa isa : x86_kernel_isas()) {
+    const kx::WinogradPlan big_plane = kx::plan_winograd(isa, square_3x3(64, 56), 4, 2);
+    EXPECT_EQ(big_plane.tiles, 14 * 14);
+    EXPECT_EQ(big_plane.co_groups, 1);
+    EXPECT_GE(big_plane.tile_blocks, 4);
+    const kx::WinogradPlan deep = kx::plan_winograd(isa, square_3x3(512, 7), 4, 2);
+    EXPECT_EQ(deep.tiles, 4);
+    EXPECT_EQ(deep.tile_blocks, 1);
+    EXPECT_GE(deep.co_groups, 4);
+    EXPECT_EQ(deep.tasks, deep.co_groups);
+  }
+}
+
 TEST(X86ConvWinograd, RefusesWhatIsNotAStrideOneThreeByThree) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
