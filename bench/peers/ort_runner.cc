@@ -55,6 +55,11 @@ int main(int argc, char** argv) {
   set(ort::kSetInterOpNumThreads, 1, "SetInterOpNumThreads");
   set(ort::kSetSessionGraphOptimizationLevel, ort::kEnableAll, "SetGraphOptimizationLevel");
   set(ort::kSetSessionExecutionMode, ort::kSequential, "SetExecutionMode");
+  // ONNX Runtime's own per-node profile (a JSON trace <prefix>_<date>.json, written when the
+  // session is released), to set layer times beside `kiln exec --exportProfile`'s.
+  if (const char* prefix = std::getenv("KILN_PEERS_ORT_PROFILE"); prefix != nullptr) {
+    check(api.get<ort::SetPathFn>(ort::kEnableProfiling)(so, prefix), "EnableProfiling");
+  }
   ort::Session* session = nullptr;
   check(api.get<ort::CreateSessionFn>(ort::kCreateSession)(env, args.onnx.c_str(), so, &session),
         "CreateSession");
@@ -106,6 +111,10 @@ int main(int argc, char** argv) {
   peers::print_result("onnxruntime", args, t,
                       "onnxruntime " + version + " (CPU EP, npm onnxruntime-node)", checked);
   std::fflush(stdout);
-  // The session owns thread pools; exiting without releasing it is fine for a one-shot process.
+  // The session owns thread pools; exiting without releasing it is fine for a one-shot process,
+  // unless it profiles: releasing it writes the trace.
+  if (std::getenv("KILN_PEERS_ORT_PROFILE") != nullptr) {
+    api.get<void (*)(ort::Session*)>(ort::kReleaseSession)(session);
+  }
   std::_Exit(0);
 }

@@ -49,6 +49,7 @@ enum Slot : int {
   kCreateSessionOptions = 10,
   kSetOptimizedModelFilePath = 11,
   kSetSessionExecutionMode = 13,
+  kEnableProfiling = 14,
   kSetSessionGraphOptimizationLevel = 23,
   kSetIntraOpNumThreads = 24,
   kSetInterOpNumThreads = 25,
