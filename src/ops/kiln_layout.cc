@@ -3,6 +3,7 @@
 #include "ops/kiln_layout.h"
 
 #include "kernels/ref/layout.h"
+#include "kernels/ref/pool.h"
 #include "ops/families.h"
 #include "ops/kiln_fused.h"
 #include "ops/nn_conv.h"
@@ -277,6 +278,58 @@ Status run_mul_nchw16c(RunContext& ctx) {
   return Status::ok();
 }
 
+// --- MaxPoolNchw16c
+// ----------------------------------------------------------------------------------
+
+// MaxPool's window (opset 12: ceil_mode, dilations) over a 2-D blocked X.
+Result<WindowAttrs> max_pool_window(const NodeContext& ctx) {
+  WindowAttrs w;
+  KILN_RETURN_IF_ERROR(read_kernel_shape(ctx, 2, /*required=*/true, w));
+  KILN_RETURN_IF_ERROR(read_window_attrs(ctx, w, /*with_ceil_mode=*/true));
+  return w;
+}
+
+Status infer_max_pool_nchw16c(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
+  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
+  if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
+  KILN_ASSIGN_OR_RETURN(ir::Shape shape, window_output_shape(ctx, *x.shape, x.dim(1), w));
+  KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, shape));
+  ctx.set_output(0, ir::TensorDesc::of(x.dtype, std::move(shape)));
+  return Status::ok();
+}
+
+// Unblocked to NCHW (all Cp lanes), the NCHW reference, blocked back.
+Status run_max_pool_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Dims& d = x.dims();
+  KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
+  Tensor& y = ctx.allocate_output(0);
+  const Dims& yd = y.dims();
+  ref::PoolParams p;
+  p.batch = d[0];
+  p.channels = d[1];
+  p.in_dims = {d[2], d[3]};
+  p.out_dims = {yd[2], yd[3]};
+  p.kernel = w.kernel;
+  p.strides = w.strides;
+  p.dilations = w.dilations;
+  for (size_t i = 0; i < 2; ++i) {
+    const auto [begin, end] = window_pads(w, i, p.in_dims[i]);
+    p.pads_begin.push_back(begin);
+    p.pads_end.push_back(end);
+  }
+  Tensor xp(DType::kF32, d), yp(DType::kF32, yd);
+  ref::from_nchw16c(x.data<float>(), d[0], d[1], d[2] * d[3], xp.data<float>());
+  ref::max_pool<float>(p, xp.data<float>(), yp.data<float>(), nullptr, false);
+  ref::to_nchw16c(yp.data<float>(), yd[0], yd[1], yd[2] * yd[3], y.data<float>());
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_kiln_layout_ops(OpRegistry& r) {
@@ -313,6 +366,21 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .attrs = {{"channels", AttrType::kInt}},
          .infer = infer_pool_nchw16c,
          .run = run_pool_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kMaxPoolNchw16c,
+         .since_versions = {1},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"auto_pad", AttrType::kString},
+                   {"ceil_mode", AttrType::kInt},
+                   {"dilations", AttrType::kInts},
+                   {"kernel_shape", AttrType::kInts},
+                   {"pads", AttrType::kInts},
+                   {"storage_order", AttrType::kInt},
+                   {"strides", AttrType::kInts},
+                   {"channels", AttrType::kInt}},
+         .infer = infer_max_pool_nchw16c,
+         .run = run_max_pool_nchw16c,
          .domain = kKilnDomain});
   r.add({.op_type = kMulNchw16c,
          .since_versions = {1},

@@ -16,7 +16,9 @@
 //     lane's mean over the pixels (padding lanes too)
 //   kiln.MulNchw16c(X, S) -> Y           X blocked [N, Cp, H, W], S blocked [N or 1, Cp, 1, 1]: Y =
 //     X times S's value of the same image and lane (a squeeze-and-excitation's channel scale)
-// The last two carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
+//   kiln.MaxPoolNchw16c(X) -> Y          ONNX MaxPool (opset 12 attributes, 2-D window, no Indices)
+//     on blocked X [N, Cp, H, W], every lane pooled alone (padding lanes too)
+// The last three carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
 // tensor has the bytes of an NCHW one with Cp channels.
 
 #include <cstddef>
@@ -31,6 +33,7 @@ inline constexpr std::string_view kFromNchw16c = "FromNchw16c";
 inline constexpr std::string_view kConvNchw16c = "ConvNchw16c";
 inline constexpr std::string_view kGlobalAveragePoolNchw16c = "GlobalAveragePoolNchw16c";
 inline constexpr std::string_view kMulNchw16c = "MulNchw16c";
+inline constexpr std::string_view kMaxPoolNchw16c = "MaxPoolNchw16c";
 // ConvNchw16c's input S, X's channel scale.
 inline constexpr size_t kConvNchw16cScaleInput = 4;
 

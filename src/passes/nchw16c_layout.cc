@@ -140,9 +140,21 @@ std::optional<Blocking> blockable_se(const ir::Graph& g, const ir::Node& n) {
   return {};
 }
 
+// MaxPool of a float32 4-D tensor (2-D window) without its Indices output, on kiln's portable
+// blocked loop: ResNet's after its stem, YOLO's chained ones (SPPF).
+std::optional<Blocking> blockable_max_pool(const ir::Graph& g, const ir::Node& n) {
+  if (!is_onnx_op(n, "MaxPool") || n.inputs.size() != 1 || n.outputs.size() != 1) return {};
+  // kiln.MaxPoolNchw16c reads opset 12's attributes; ceil_mode did not exist before opset 10.
+  if (n.opset < 10 && n.attrs.has("ceil_mode")) return {};
+  const int64_t c = channels_of(g.value(n.inputs[0]).desc);
+  if (c < 0 || channels_of(g.value(n.outputs[0]).desc) != c) return {};
+  return Blocking{ops::kMaxPoolNchw16c, {{0, c}}, c, false, true};
+}
+
 std::optional<Blocking> blockable(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
   std::optional<Blocking> b = blockable_conv(g, n, ctx);
   if (!b) b = blockable_se(g, n);
+  if (!b) b = blockable_max_pool(g, n);
   if (!b || !worth_blocking(g.value(n.outputs[0]).desc, b->out)) return {};
   for (const auto& [input, channels] : b->inputs) {
     if (!worth_blocking(g.value(n.inputs[input]).desc, channels)) return {};
@@ -258,10 +270,15 @@ Status run(ir::Graph& g, PassContext& ctx) {
     if (!cand[i]) continue;
     const ir::Node& n = g.nodes[i];
     // A pooling or scale joins only a blocked convolution's output; a convolution any neighbor.
+    // A pooling or scale producer counts once it is blocked itself (producers come first, so
+    // keep[p] is settled): a lone convolution after an unblocked max pool stays NCHW, and max
+    // pools chain.
     const auto blocked_producer = [&](size_t k, bool conv_only) {
       const int p = index.producer(n.inputs[k]);
       if (p < 0 || !cand[static_cast<size_t>(p)]) return false;
-      return !conv_only || cand[static_cast<size_t>(p)]->op == ops::kConvNchw16c;
+      const Blocking& pb = *cand[static_cast<size_t>(p)];
+      if (pb.follows_only) return static_cast<bool>(keep[static_cast<size_t>(p)]);
+      return !conv_only || pb.op == ops::kConvNchw16c;
     };
     bool joined = false;
     if (cand[i]->follows_only) {

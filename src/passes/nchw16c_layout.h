@@ -11,7 +11,9 @@
 // reorders for one layer cost more than its blocked kernel saves.
 //
 // Also blocked: a squeeze-and-excitation after a blocked convolution (GlobalAveragePool, and Mul
-// by a [1 or N, C, 1, 1] scale, as kiln.GlobalAveragePoolNchw16c and kiln.MulNchw16c), and an
+// by a [1 or N, C, 1, 1] scale, as kiln.GlobalAveragePoolNchw16c and kiln.MulNchw16c), a MaxPool
+// after a blocked convolution or blocked MaxPool (kiln.MaxPoolNchw16c: ResNet's after its stem,
+// YOLO's SPPF chain), and an
 // image's first layer, which reads its few-channel input as NCHW and writes the blocked layout
 // itself (x_layout "nchw") when a tactic takes that. Tensors of fewer than 8 channels otherwise
 // stay NCHW unless their plane is one pixel: padding would at least double them.

@@ -3,7 +3,11 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/nchw16c.h"
 #include "kernels/cpu/pool.h"
+#include "kernels/ref/layout.h"
+#include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
 #include "ops/nn_window.h"
 #include "parallel/thread_pool.h"
 #include "tactics/builtin.h"
@@ -186,6 +190,53 @@ class GlobalPoolTactic final : public BuiltinTactic {
   PoolKind kind_;
 };
 
+// --- blocked MaxPool ----------------------------------------------------------------------------
+
+// kiln.MaxPoolNchw16c: MaxPool's window (opset 12 attributes) over planes of 16 lanes.
+class BlockedMaxPoolKernel final : public LayerKernel {
+ public:
+  explicit BlockedMaxPoolKernel(const ir::Node& node) : node_(node) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const TensorView& x = in[0];
+    if (x.rank() != 4 || x.dim(1) % kernels::ref::kChannelBlock != 0) {
+      return layer_error(node_, "X [{}] is not a blocked [N, Cp, H, W] tensor",
+                         dims_to_string(x.dims));
+    }
+    KILN_ASSIGN_OR_RETURN(p_, pool_params(node_, 12, x, out[0]));
+    p_.planes /= kernels::ref::kChannelBlock;
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const float* x = input_f32(in, 0);
+    auto* y = static_cast<float*>(out[0].data);
+    const int64_t grain =
+        std::max<int64_t>(1, 2048 / std::max<int64_t>(1, p_.out_w * p_.k_h * p_.k_w));
+    parallel::parallel_for(thread_pool(), cpu::pool2d_rows(p_), grain,
+                           [&](int64_t b, int64_t e) { cpu::max_pool_nchw16c(p_, x, y, b, e); });
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  cpu::Pool2DParams p_;
+};
+
+class BlockedMaxPoolTactic final : public BuiltinTactic {
+ public:
+  BlockedMaxPoolTactic() : BuiltinTactic("pool.max_nchw16c.f32", ops::kMaxPoolNchw16c) {}
+  std::string_view domain() const override { return ops::kKilnDomain; }
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_f32(spec);
+    if (why.empty()) why = require_rank(spec, 0, 4, 4);
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new BlockedMaxPoolKernel(*spec.node));
+  }
+};
+
 }  // namespace
 
 void append_pool_tactics(std::vector<const Tactic*>& out) {
@@ -195,7 +246,9 @@ void append_pool_tactics(std::vector<const Tactic*>& out) {
   static const GlobalPoolTactic global_avg("pool.global_avg.f32", "GlobalAveragePool",
                                            PoolKind::kAverage);
   static const GlobalPoolTactic global_max("pool.global_max.f32", "GlobalMaxPool", PoolKind::kMax);
-  out.insert(out.end(), {&max_pool, &max_pool_u8, &avg_pool, &global_avg, &global_max});
+  static const BlockedMaxPoolTactic max_pool_nchw16c;
+  out.insert(out.end(),
+             {&max_pool, &max_pool_u8, &avg_pool, &global_avg, &global_max, &max_pool_nchw16c});
 }
 
 }  // namespace kiln::tactics::builtin

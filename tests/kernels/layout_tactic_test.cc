@@ -1,6 +1,7 @@
 // The nChw16c layout's portable tactics against their references: the reorders both ways
 // (channel counts with and without padding lanes, batches), the blocked global average pool and
-// the blocked channel scale (a scale per image or one for all), on 1 to 3 threads.
+// the blocked channel scale (a scale per image or one for all) and the blocked max pool, on 1 to 3
+// threads.
 #include <gtest/gtest.h>
 
 #include "kernels/ref/layout.h"
@@ -55,6 +56,38 @@ TEST(LayoutTactics, BlockedPoolAndChannelScale) {
               layout_case("MulNchw16c", {in(random_f32(x, 4)), in(random_f32(s, 5))}, c), kPointTol,
               threads);
         }
+      }
+    }
+  }
+}
+
+// kiln.MaxPoolNchw16c: ResNet's 3x3 stride 2, YOLO's 5x5 stride 1, a 2x2 without padding, a
+// dilated window, ceil_mode (a last window hanging past the input), auto_pad and asymmetric pads;
+// channel tails and batches; 1 to 3 threads.
+TEST(LayoutTactics, BlockedMaxPool) {
+  struct Window {
+    Ints kernel, strides, pads, dilations;
+    int64_t ceil_mode = 0;
+    std::string auto_pad;
+  };
+  const Window windows[] = {
+      {{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}},    {{5, 5}, {1, 1}, {2, 2, 2, 2}, {1, 1}},
+      {{2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}},    {{3, 3}, {1, 2}, {2, 1, 2, 0}, {2, 2}},
+      {{3, 2}, {2, 2}, {0, 1, 1, 0}, {1, 1}, 1}, {{3, 3}, {2, 2}, {}, {1, 1}, 0, "SAME_UPPER"}};
+  for (const Window& win : windows) {
+    for (int64_t c : {5, 16, 40}) {
+      for (int threads : {1, 2, 3}) {
+        OpCase op =
+            layout_case("MaxPoolNchw16c", {in(random_f32({2, padded_channels(c), 11, 14}, 6))}, c);
+        op.attrs.set("kernel_shape", win.kernel);
+        op.attrs.set("strides", win.strides);
+        op.attrs.set("dilations", win.dilations);
+        if (!win.pads.empty()) op.attrs.set("pads", win.pads);
+        if (win.ceil_mode != 0) op.attrs.set("ceil_mode", win.ceil_mode);
+        if (!win.auto_pad.empty()) op.attrs.set("auto_pad", win.auto_pad);
+        SCOPED_TRACE(::testing::Message() << "k" << win.kernel[0] << "x" << win.kernel[1] << " c"
+                                          << c << " threads " << threads);
+        expect_matches_reference_prepacked("pool.max_nchw16c.f32", op, kPointTol, threads);
       }
     }
   }

@@ -182,3 +182,78 @@ TEST(Nchw16cLayout, ASqueezeAndExcitationStaysBlocked) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+// x [1, 3, 20, 21] -> a 3x3 stride-2 stem to 16 channels ("stem", X read as NCHW) -> `pools`
+// MaxPools with window k, stride s, pad p -> a 1x1 to 24 ("pw") -> y.
+OnnxBuilder stem_pool_model(int pools, int64_t k, int64_t s, int64_t p) {
+  OnnxBuilder b;
+  b.input("x", 1, {1, 3, 20, 21});
+  b.initializer("ws", {16, 3, 3, 3}, testing::weights(16 * 27));
+  auto& stem = b.node("Conv", {"x", "ws"}, {"c"}, "stem");
+  set_attr_ints(stem, "strides", {2, 2});
+  set_attr_ints(stem, "pads", {1, 1, 1, 1});
+  std::string in = "c";
+  for (int i = 0; i < pools; ++i) {
+    const std::string out = "p" + std::to_string(i);
+    auto& pool = b.node("MaxPool", {in}, {out}, "pool" + std::to_string(i));
+    set_attr_ints(pool, "kernel_shape", {k, k});
+    set_attr_ints(pool, "strides", {s, s});
+    set_attr_ints(pool, "pads", {p, p, p, p});
+    in = out;
+  }
+  pointwise(b, "pw", in, "y", 16, 24);
+  b.output("y");
+  return b;
+}
+
+// ResNet's stem: the max pool between two blocked convolutions reads and writes blocked tensors,
+// so no reorder follows the stem.
+TEST(Nchw16cLayout, AMaxPoolAfterABlockedConvolutionStaysBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  const auto r = testing::run_pass(stem_pool_model(1, 3, 2, 1), layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"kiln.ConvNchw16c", "kiln.MaxPoolNchw16c", "kiln.ConvNchw16c",
+                                    "kiln.FromNchw16c"}));
+  EXPECT_EQ(r.after.nodes[1].name, "pool0");
+  EXPECT_EQ(r.after.nodes[1].attrs.get_int("channels", 0), 16);
+  EXPECT_EQ(r.after.value(r.after.nodes[1].outputs[0]).desc.to_string(), "float32[1,16,5,6]");
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+// YOLO's SPPF: max pools that read max pools stay blocked along the chain.
+TEST(Nchw16cLayout, ChainedMaxPoolsStayBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  const auto r = testing::run_pass(stem_pool_model(3, 5, 1, 2), layout());
+  const Ops ops = op_types(r.after);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.MaxPoolNchw16c"), 3) << r.after.dump();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.FromNchw16c"), 1) << r.after.dump();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.ToNchw16c"), 0) << r.after.dump();
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+// A max pool whose input no blocked convolution writes, or whose Indices are read, stays NCHW.
+TEST(Nchw16cLayout, AMaxPoolWithoutABlockedProducerOrWithIndicesStaysNchw) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder lone;
+  lone.input("x", 1, {1, 16, 8, 8});
+  auto& pool = lone.node("MaxPool", {"x"}, {"p"}, "pool");
+  set_attr_ints(pool, "kernel_shape", {2, 2});
+  pointwise(lone, "pw", "p", "y", 16, 24);
+  lone.output("y");
+  const auto r = testing::run_pass(lone, layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"MaxPool", "Conv"}));
+
+  OnnxBuilder indices = stem_pool_model(0, 1, 1, 0);
+  auto& with = indices.node("MaxPool", {"y"}, {"q", "i"}, "pool_indices");
+  set_attr_ints(with, "kernel_shape", {2, 2});
+  indices.output("q");
+  indices.output("i");
+  const auto ri = testing::run_pass(indices, layout());
+  const Ops ops = op_types(ri.after);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.MaxPoolNchw16c"), 0) << ri.after.dump();
+}
+
+}  // namespace
+}  // namespace kiln

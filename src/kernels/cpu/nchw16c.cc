@@ -1,5 +1,10 @@
 #include "kernels/cpu/nchw16c.h"
 
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
 namespace kiln::kernels::cpu {
 namespace {
 constexpr int64_t kBlockLanes = 16;
@@ -54,6 +59,51 @@ void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t block
     for (int64_t p = 0; p < hw; ++p) {
       for (int64_t l = 0; l < kBlockLanes; ++l)
         dst[p * kBlockLanes + l] = src[p * kBlockLanes + l] * scale[l];
+    }
+  }
+}
+
+namespace {
+
+// The taps k in [lo, hi) of a window starting at `start` (dilation dil, k taps) that land in
+// [0, in).
+std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t dil, int64_t k, int64_t in) {
+  const int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
+  const int64_t hi = in - start <= 0 ? 0 : std::min(k, (in - start + dil - 1) / dil);
+  return {lo, std::max(lo, hi)};
+}
+
+}  // namespace
+
+void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
+                      int64_t row_end) {
+  // A block's 16 lanes as 4 values of 4: GCC left a plain lane loop scalar (maxss), and split a
+  // 16-float vector type into scalars too.
+  using Quad = float __attribute__((vector_size(4 * sizeof(float))));
+  constexpr int kQuads = kBlockLanes / 4;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t plane = r / p.out_h, oh = r % p.out_h;
+    const float* xp = x + plane * p.in_h * p.in_w * kBlockLanes;
+    float* yr = y + r * p.out_w * kBlockLanes;
+    const int64_t ih0 = oh * p.stride_h - p.pad_top;
+    const auto [kh0, kh1] = taps_inside(ih0, p.dil_h, p.k_h, p.in_h);
+    for (int64_t ow = 0; ow < p.out_w; ++ow) {
+      const int64_t iw0 = ow * p.stride_w - p.pad_left;
+      const auto [kw0, kw1] = taps_inside(iw0, p.dil_w, p.k_w, p.in_w);
+      Quad acc[kQuads];
+      for (Quad& a : acc) a = Quad{} + std::numeric_limits<float>::lowest();
+      for (int64_t kh = kh0; kh < kh1; ++kh) {
+        const float* xr = xp + (ih0 + kh * p.dil_h) * p.in_w * kBlockLanes;
+        for (int64_t kw = kw0; kw < kw1; ++kw) {
+          const float* v = xr + (iw0 + kw * p.dil_w) * kBlockLanes;
+          for (int q = 0; q < kQuads; ++q) {
+            Quad vq;
+            std::memcpy(&vq, v + 4 * q, sizeof vq);
+            acc[q] = acc[q] < vq ? vq : acc[q];  // NaN skipped
+          }
+        }
+      }
+      std::memcpy(yr + ow * kBlockLanes, acc, sizeof acc);
     }
   }
 }

@@ -6,6 +6,8 @@
 // that callers split them over threads.
 #include <cstdint>
 
+#include "kernels/cpu/pool.h"
+
 namespace kiln::kernels::cpu {
 
 // One channel block: x, `lanes` (<= 16) NCHW planes of hw pixels -> y [hw][16], the lanes past
@@ -20,5 +22,11 @@ void global_avg_pool_nchw16c(const float* x, int64_t hw, float* y, int64_t begin
 // = image * blocks + block and plane' = (s_per_image ? image : 0) * blocks + block.
 void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t blocks, int64_t hw,
                  float* y, int64_t begin, int64_t end);
+
+// MaxPool on blocked planes: p.planes = images x channel blocks, each lane pooled alone; output
+// rows [row_begin, row_end) of pool2d_rows(p). As max_pool2d: NaN inputs are skipped, a window
+// wholly in the padding gives lowest().
+void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
+                      int64_t row_end);
 
 }  // namespace kiln::kernels::cpu
