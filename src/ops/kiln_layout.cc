@@ -111,13 +111,21 @@ Result<int64_t> channels_attr(const NodeContext& ctx) {
   return c;
 }
 
-Status infer_from_nchw16c(InferContext& ctx) {
+// The checks of a layout op whose input 0 is a blocked float32 [N, Cp, H, W] of known rank
+// holding attribute `channels`' channels; returns that count.
+Result<int64_t> blocked_input_channels(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
   const ir::TensorDesc& x = ctx.input(0);
   KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
   KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
   KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
   if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  return c;
+}
+
+Status infer_from_nchw16c(InferContext& ctx) {
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(const int64_t c, blocked_input_channels(ctx));
   ctx.set_output(0, with_channels(x, ir::Dim::known(c)));
   return Status::ok();
 }
@@ -230,12 +238,8 @@ Status run_conv_nchw16c(RunContext& ctx) {
 // ------------------------------------------------------------------------------
 
 Status infer_pool_nchw16c(InferContext& ctx) {
-  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
   const ir::TensorDesc& x = ctx.input(0);
-  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
-  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
-  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
-  if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  KILN_RETURN_IF_ERROR(blocked_input_channels(ctx).status());
   ir::TensorDesc y = x;
   (*y.shape)[2] = (*y.shape)[3] = ir::Dim::known(1);
   ctx.set_output(0, std::move(y));
@@ -290,12 +294,8 @@ Result<WindowAttrs> max_pool_window(const NodeContext& ctx) {
 }
 
 Status infer_max_pool_nchw16c(InferContext& ctx) {
-  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, {}));
   const ir::TensorDesc& x = ctx.input(0);
-  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input"));
-  KILN_ASSIGN_OR_RETURN(const int64_t c, channels_attr(ctx));
-  KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
-  if (!x.has_rank()) return ctx.unsupported("input {} has no known rank", x.to_string());
+  KILN_RETURN_IF_ERROR(blocked_input_channels(ctx).status());
   KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
   KILN_ASSIGN_OR_RETURN(ir::Shape shape, window_output_shape(ctx, *x.shape, x.dim(1), w));
   KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, shape));
