@@ -53,6 +53,25 @@ inline __attribute__((always_inline)) void store_tile(typename T::V* acc, const 
   }
 }
 
+// One input channel's step of a register tile: acc[p * NW + j] += x(p) * W's vector j for P
+// pixels and the first NL of the tile's NW vectors (vector j of block j / NV at w + (j / NV) *
+// w_block). x(p) reads pixel p's value of the channel: the pointwise, dense and plain-input
+// kernels differ only there.
+template <class T, int P, int NW, int NL, class X>
+inline __attribute__((always_inline)) void channel_step(const float* w, int64_t w_block, X x,
+                                                        typename T::V* acc) {
+  using V = typename T::V;
+  V wv[NW];
+#pragma GCC unroll 8
+  for (int j = 0; j < NL; ++j) wv[j] = T::loadu(w + (j / kNv<T>)*w_block + (j % kNv<T>)*T::kLanes);
+#pragma GCC unroll 24
+  for (int p = 0; p < P; ++p) {
+    const V xv = T::set1(x(p));
+#pragma GCC unroll 8
+    for (int j = 0; j < NL; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
+  }
+}
+
 // --- pointwise ---------------------------------------------------------------------------------
 
 struct PwArgs {
@@ -84,17 +103,8 @@ void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
     const float* xb = a.x + (c0 / kBlk) * a.x_block;
     const int lanes = static_cast<int>(std::min(kBlk, a.in_c - c0));
     for (int l = 0; l < lanes; ++l, w += kBlk) {
-      V wv[NW];
-#pragma GCC unroll 8
-      for (int j = 0; j < NL; ++j) {
-        wv[j] = T::loadu(w + (j / kNv<T>)*a.w_block + (j % kNv<T>)*T::kLanes);
-      }
-#pragma GCC unroll 24
-      for (int p = 0; p < P; ++p) {
-        const V xv = T::set1(xb[p * a.x_pixel + l]);
-#pragma GCC unroll 8
-        for (int j = 0; j < NL; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
-      }
+      channel_step<T, P, NW, NL>(
+          w, a.w_block, [&](int p) { return xb[p * a.x_pixel + l]; }, acc);
     }
   }
   store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
@@ -333,16 +343,8 @@ inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_
     for (int p = 0; p < P; ++p) xb[p] = tap.x[p] + (c0 / kBlk) * tap.x_block[p];
     const int lanes = static_cast<int>(std::min(kBlk, in_c - c0));
     for (int l = 0; l < lanes; ++l, w += kBlk) {
-      V wv[NW];
-#pragma GCC unroll 8
-      for (int j = 0; j < NW; ++j)
-        wv[j] = T::loadu(w + (j / kNv<T>)*w_block + (j % kNv<T>)*T::kLanes);
-#pragma GCC unroll 12
-      for (int p = 0; p < P; ++p) {
-        const V xv = T::set1(Plain ? xb[p][l * tap.x_lane[p]] : xb[p][l]);
-#pragma GCC unroll 8
-        for (int j = 0; j < NW; ++j) acc[p * NW + j] = T::fmadd(xv, wv[j], acc[p * NW + j]);
-      }
+      channel_step<T, P, NW, NW>(
+          w, w_block, [&](int p) { return Plain ? xb[p][l * tap.x_lane[p]] : xb[p][l]; }, acc);
     }
   }
 }
@@ -379,17 +381,8 @@ inline __attribute__((always_inline)) void dense_plain_inside(const Nchw16cConvP
       const float* xk = xr + kw * p.dil_w;
       for (int64_t c = 0; c < p.in_c; ++c, w += kBlk) {
         const float* xc = xk + c * plane;
-        V wv[NW];
-#pragma GCC unroll 8
-        for (int j = 0; j < NW; ++j) {
-          wv[j] = T::loadu(w + (j / kNv<T>)*a.w_block + (j % kNv<T>)*T::kLanes);
-        }
-#pragma GCC unroll 12
-        for (int q = 0; q < P; ++q) {
-          const V xv = T::set1(xc[q * sw]);
-#pragma GCC unroll 8
-          for (int j = 0; j < NW; ++j) acc[q * NW + j] = T::fmadd(xv, wv[j], acc[q * NW + j]);
-        }
+        channel_step<T, P, NW, NW>(
+            w, a.w_block, [&](int q) { return xc[q * sw]; }, acc);
       }
     }
   }
