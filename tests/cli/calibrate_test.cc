@@ -13,7 +13,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace calibrate_test {
 
 namespace fs = std::filesystem;
 using testing::OnnxBuilder;
@@ -161,5 +161,5 @@ TEST_F(Calibrate, ErrorsNameTheProblemAndWriteNothing) {
   EXPECT_FALSE(fs::exists(calib));
 }
 
-}  // namespace
+}  // namespace calibrate_test
 }  // namespace kiln

@@ -14,7 +14,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace compare_binary_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -302,5 +302,5 @@ TEST(KilnCompareDigits, Fp32EngineKeepsTheReferenceTop1) {
   EXPECT_NEAR(j["labels"]["reference_top1_percent"].get<double>(), 100.0 * 447 / 450, 1e-9);
 }
 
-}  // namespace
+}  // namespace compare_binary_test
 }  // namespace kiln

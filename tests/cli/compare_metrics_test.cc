@@ -9,7 +9,7 @@
 #include "compare/metrics.h"
 
 namespace kiln::cli::compare {
-namespace {
+namespace compare_metrics_test {
 
 ErrorStats stats_of(const std::vector<float>& got, const std::vector<float>& ref,
                     Tolerance tol = {}) {
@@ -124,5 +124,5 @@ TEST(CompareRanking, RanksByTheErrorALayerAdds) {
   EXPECT_NEAR(ranked[2].added, 0.001, 1e-6);
 }
 
-}  // namespace
+}  // namespace compare_metrics_test
 }  // namespace kiln::cli::compare

@@ -11,7 +11,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace debug_precision_test {
 
 using cli::debug::Trial;
 
@@ -97,5 +97,5 @@ TEST(DebugPrecision, Errors) {
   EXPECT_NE(r.out.find("missing.onnx"), std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace debug_precision_test
 }  // namespace kiln

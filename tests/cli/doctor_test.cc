@@ -5,7 +5,7 @@
 #include "kiln_process.h"
 
 namespace kiln {
-namespace {
+namespace doctor_test {
 
 TEST(KilnDoctor, NamesTheKernelPathsOfTheCappedIsa) {
   const auto scalar = testing::run_kiln_env("KILN_MAX_ISA=sse4_2", "doctor");
@@ -28,5 +28,5 @@ TEST(KilnDoctor, RefusesAnUnknownIsaCap) {
   EXPECT_NE(r.out.find("KILN_MAX_ISA"), std::string::npos) << r.out;
 }
 
-}  // namespace
+}  // namespace doctor_test
 }  // namespace kiln

@@ -9,7 +9,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace engine_commands_test {
 
 namespace fs = std::filesystem;
 using testing::OnnxBuilder;
@@ -170,5 +170,5 @@ TEST_F(EngineCommands, DamagedEnginesAreRefused) {
   expect(kiln("inspect " + model_), 1, {"ONNX"});
 }
 
-}  // namespace
+}  // namespace engine_commands_test
 }  // namespace kiln

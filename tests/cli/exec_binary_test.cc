@@ -19,7 +19,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace exec_binary_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -364,5 +364,5 @@ TEST_F(KilnExec, HelpPrintsTheFlagsAndNoBanner) {
   EXPECT_TRUE(has_line(r, "--infStreams=N"));
 }
 
-}  // namespace
+}  // namespace exec_binary_test
 }  // namespace kiln

@@ -8,7 +8,7 @@
 #include "parallel/thread_pool.h"
 
 namespace kiln::cli::exec {
-namespace {
+namespace exec_options_test {
 
 Result<ExecOptions> parse(std::initializer_list<const char*> args) {
   std::vector<std::string> v(args.begin(), args.end());
@@ -353,5 +353,5 @@ TEST(ExecOptions, HelpListsEveryFlagGroup) {
   }
 }
 
-}  // namespace
+}  // namespace exec_options_test
 }  // namespace kiln::cli::exec

@@ -16,7 +16,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln::cli::exec {
-namespace {
+namespace exec_report_test {
 
 using nlohmann::json;
 using testing::check_schema;
@@ -297,5 +297,5 @@ TEST(ExecExports, LayerInfoOfABuiltEngine) {
   EXPECT_EQ(names["Layers"].size(), plan->layers.size());
 }
 
-}  // namespace
+}  // namespace exec_report_test
 }  // namespace kiln::cli::exec

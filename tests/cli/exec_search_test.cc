@@ -6,7 +6,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln::cli::exec {
-namespace {
+namespace exec_search_test {
 
 SearchCandidate candidate(int64_t batch, int streams, double per_s, bool within) {
   SearchCandidate c;
@@ -94,5 +94,5 @@ TEST(ExecThroughputSearch, TableAndVerdict) {
   EXPECT_EQ(search_lines(r).back(), "No configuration meets the latency bound.");
 }
 
-}  // namespace
+}  // namespace exec_search_test
 }  // namespace kiln::cli::exec

@@ -10,7 +10,7 @@
 #include "exec/statistics.h"
 
 namespace kiln::cli::exec {
-namespace {
+namespace exec_statistics_test {
 
 TEST(ExecStatistics, PercentileIndexFollowsTrtexecsNearestRank) {
   // index = max(N - 1 - floor((1 - p/100) N), 0)
@@ -161,5 +161,5 @@ TEST(ExecLayerProfiler, EmptyReport) {
   EXPECT_EQ(r.total.average_ms, 0);
 }
 
-}  // namespace
+}  // namespace exec_statistics_test
 }  // namespace kiln::cli::exec

@@ -6,7 +6,7 @@
 #include "exec/sweep_command.h"
 
 namespace kiln::cli::exec {
-namespace {
+namespace exec_sweep_test {
 
 Result<SweepOptions> parse(std::initializer_list<const char*> args) {
   std::vector<std::string> v(args.begin(), args.end());
@@ -86,5 +86,5 @@ TEST(ExecSweep, Fnv1a64KnownValues) {
   EXPECT_EQ(fnv1a64("bar", fnv1a64("foo")), fnv1a64("foobar"));
 }
 
-}  // namespace
+}  // namespace exec_sweep_test
 }  // namespace kiln::cli::exec

@@ -9,7 +9,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace fp16_build_test {
 
 namespace fs = std::filesystem;
 using testing::expect_out;
@@ -90,5 +90,5 @@ TEST_F(Fp16Build, ExecAndSweepReportFp16) {
   EXPECT_TRUE(found) << "no fp16 summary in res/";
 }
 
-}  // namespace
+}  // namespace fp16_build_test
 }  // namespace kiln

@@ -10,7 +10,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace int8_build_test {
 
 namespace fs = std::filesystem;
 using testing::expect_out;
@@ -117,5 +117,5 @@ TEST_F(Int8Build, CalibrationOfAnotherModelWarns) {
              0, {"was made from another model"});
 }
 
-}  // namespace
+}  // namespace int8_build_test
 }  // namespace kiln

@@ -9,7 +9,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace kiln_binary_test {
 
 using testing::OnnxBuilder;
 using testing::TempDir;
@@ -94,5 +94,5 @@ TEST(OperatorsDoc, IsUpToDate) {
          "docs/operators.md`";
 }
 
-}  // namespace
+}  // namespace kiln_binary_test
 }  // namespace kiln

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace kiln::cli {
-namespace {
+namespace options_test {
 
 TEST(Options, ParsesShapes) {
   auto s = parse_shapes("--shapes", "input:1x3x224x224,mask:8x128");
@@ -47,5 +47,5 @@ TEST(Options, ParsesNamedFiles) {
   EXPECT_FALSE(parse_named_files("--loadInputs", "input.npy").is_ok());
 }
 
-}  // namespace
+}  // namespace options_test
 }  // namespace kiln::cli

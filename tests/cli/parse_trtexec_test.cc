@@ -14,7 +14,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln::cli::report {
-namespace {
+namespace parse_trtexec_test {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -218,5 +218,5 @@ TEST(ParseTrtexecCli, WritesTheSummaryOrNothing) {
   EXPECT_NE(missing.out.find("nope.log"), std::string::npos) << missing.out;
 }
 
-}  // namespace
+}  // namespace parse_trtexec_test
 }  // namespace kiln::cli::report

@@ -15,7 +15,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace pipeline_binary_test {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -254,5 +254,5 @@ TEST_F(Pipeline, ErrorsNameTheFileOrFlagAndWriteNoJson) {
   EXPECT_FALSE(fs::exists(out));
 }
 
-}  // namespace
+}  // namespace pipeline_binary_test
 }  // namespace kiln

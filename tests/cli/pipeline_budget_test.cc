@@ -6,7 +6,7 @@
 #include "pipeline/stage_stats.h"
 
 namespace kiln::cli::pipeline {
-namespace {
+namespace pipeline_budget_test {
 
 TEST(PipelineBudget, ParsesUnitsAndRates) {
   EXPECT_DOUBLE_EQ(*parse_budget_ms("33ms"), 33);
@@ -78,5 +78,5 @@ TEST(PipelineStageStats, MedianPercentileMeanAndShares) {
   EXPECT_DOUBLE_EQ(s.budget[1].excess_ms, 10);  // p99 end-to-end 20
 }
 
-}  // namespace
+}  // namespace pipeline_budget_test
 }  // namespace kiln::cli::pipeline

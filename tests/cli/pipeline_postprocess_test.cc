@@ -8,7 +8,7 @@
 #include "pipeline/detection.h"
 
 namespace kiln::cli::pipeline {
-namespace {
+namespace pipeline_postprocess_test {
 
 Detection det(int64_t cls, float score, float x1, float y1, float x2, float y2) {
   return {cls, score, {x1, y1, x2, y2}};
@@ -154,5 +154,5 @@ TEST(PipelineYolo, PlainResizeScalesBothAxes) {
   EXPECT_FALSE(io::preprocess_geometry(400, 400, p).is_ok());  // the crop does not fit
 }
 
-}  // namespace
+}  // namespace pipeline_postprocess_test
 }  // namespace kiln::cli::pipeline

@@ -8,7 +8,7 @@
 #include <sstream>
 
 namespace kiln::cli {
-namespace {
+namespace progress_test {
 
 // Counted on a copy: os.str() returns a new string on every call.
 long count_of(const std::string& s, char c) { return std::count(s.begin(), s.end(), c); }
@@ -132,5 +132,5 @@ TEST(ProgressThrottle, NoTargetOrNoWorkPrintsNothing) {
   EXPECT_EQ(os.str(), "");
 }
 
-}  // namespace
+}  // namespace progress_test
 }  // namespace kiln::cli

@@ -18,7 +18,7 @@
 #include "testing/qdq_models.h"
 
 namespace kiln {
-namespace {
+namespace quantize_test {
 
 namespace fs = std::filesystem;
 using testing::expect_out;
@@ -221,5 +221,5 @@ TEST_F(Quantize, CalibrationOfAnotherModelWarns) {
              0, {"was made from another model"});
 }
 
-}  // namespace
+}  // namespace quantize_test
 }  // namespace kiln

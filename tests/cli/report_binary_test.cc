@@ -11,7 +11,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln {
-namespace {
+namespace report_binary_test {
 
 namespace fs = std::filesystem;
 using testing::run_kiln;
@@ -145,5 +145,5 @@ TEST_F(KilnReport, ErrorsExitWith1AndWriteNothing) {
   }
 }
 
-}  // namespace
+}  // namespace report_binary_test
 }  // namespace kiln

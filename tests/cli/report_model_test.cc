@@ -13,7 +13,7 @@
 #include "report_fixtures.h"
 
 namespace kiln::cli::report {
-namespace {
+namespace report_model_test {
 
 using json = nlohmann::json;
 using testing::SummarySpec;
@@ -234,5 +234,5 @@ TEST(ReportFigures, LongProfilesGroupTheRest) {
   EXPECT_EQ(f[2].svg.find(">layer0<"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace report_model_test
 }  // namespace kiln::cli::report

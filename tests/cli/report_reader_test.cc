@@ -9,7 +9,7 @@
 #include "testing/onnx_builder.h"
 
 namespace kiln::cli::report {
-namespace {
+namespace report_reader_test {
 
 using json = nlohmann::json;
 namespace fs = std::filesystem;
@@ -290,5 +290,5 @@ TEST_F(ReportFolder, ProfilesAreMatchedByTheExportProfileFlag) {
                {"prof.json: field '[1].timeMs': missing"});
 }
 
-}  // namespace
+}  // namespace report_reader_test
 }  // namespace kiln::cli::report

@@ -10,7 +10,7 @@
 #include "report/svg.h"
 
 namespace kiln::cli::report {
-namespace {
+namespace report_svg_test {
 
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
@@ -209,5 +209,5 @@ TEST(ReportCharts, HorizontalBarsLabelLongNamesAndZeroValues) {
   expect_well_escaped(render_hbar_chart(all_zero));
 }
 
-}  // namespace
+}  // namespace report_svg_test
 }  // namespace kiln::cli::report

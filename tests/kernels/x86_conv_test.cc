@@ -14,7 +14,7 @@
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace x86_conv_test {
 
 // Sums of a few hundred products in float against the reference's double.
 constexpr Tolerance kConvTol{1e-4, 5e-5};
@@ -313,5 +313,5 @@ TEST(X86ConvTactic, DeclaresItsIsa) {
   }
 }
 
-}  // namespace
+}  // namespace x86_conv_test
 }  // namespace kiln::testing

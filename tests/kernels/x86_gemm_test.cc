@@ -7,7 +7,7 @@
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace x86_gemm_test {
 
 constexpr Tolerance kGemmTol{1e-4, 5e-5};
 constexpr Tolerance kActTol{1e-4, 1e-4};
@@ -130,5 +130,5 @@ TEST(X86GemmTactic, RefusesWhatItCannotRun) {
   }
 }
 
-}  // namespace
+}  // namespace x86_gemm_test
 }  // namespace kiln::testing

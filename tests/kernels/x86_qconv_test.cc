@@ -15,7 +15,7 @@
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace x86_qconv_test {
 
 std::string gemm_name(const std::string& isa) {
   return isa == "avx512" ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
@@ -337,5 +337,5 @@ TEST(X86QConvTactic, DeclaresItsIsa) {
   EXPECT_EQ(maddubs->required_features(), kIsaAvx2);
 }
 
-}  // namespace
+}  // namespace x86_qconv_test
 }  // namespace kiln::testing

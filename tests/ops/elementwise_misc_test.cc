@@ -5,7 +5,7 @@
 #include "elementwise_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace elementwise_misc_test {
 
 using namespace ew;
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -117,5 +117,5 @@ TEST(ElementwiseMisc, Dropout) {
   expect_error(op("Dropout", {t<int32_t>({1}, {1})}, 13), StatusCode::kUnsupported, "int32");
 }
 
-}  // namespace
+}  // namespace elementwise_misc_test
 }  // namespace kiln::testing

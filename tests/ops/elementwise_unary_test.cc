@@ -6,7 +6,7 @@
 #include "elementwise_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace elementwise_unary_test {
 
 using namespace ew;
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -209,5 +209,5 @@ TEST(ElementwiseUnary, Not) {
   expect_error(op("Not", {t<float>({1}, {1.0f})}), StatusCode::kUnsupported, "float32");
 }
 
-}  // namespace
+}  // namespace elementwise_unary_test
 }  // namespace kiln::testing

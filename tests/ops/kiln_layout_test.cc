@@ -3,6 +3,7 @@
 // on X too), and a negative test for each validation.
 #include "ops/kiln_layout.h"
 
+#include "kernels/tactic_test_util.h"
 #include "nn_test_util.h"
 
 namespace kiln::nn_test {

@@ -7,7 +7,7 @@
 #include "nn_test_util.h"
 
 namespace kiln::nn_test {
-namespace {
+namespace kiln_quant_test {
 
 using testing::f32;
 
@@ -245,5 +245,5 @@ TEST(KilnQGemm, Errors) {
                StatusCode::kInvalidModel, "65794 products per output");
 }
 
-}  // namespace
+}  // namespace kiln_quant_test
 }  // namespace kiln::nn_test

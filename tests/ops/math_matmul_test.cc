@@ -3,7 +3,7 @@
 #include "ops/math_test_util.h"
 
 namespace kiln::testing::math {
-namespace {
+namespace math_matmul_test {
 
 // A = [[1,2,3],[4,5,6]], B = [[7,8],[9,10],[11,12]]: A*B = [[58,64],[139,154]].
 Tensor mat_a() { return f32({2, 3}, {1, 2, 3, 4, 5, 6}); }
@@ -148,5 +148,5 @@ TEST(MathQLinearMatMul, Requantizes) {
                 tensor<uint8_t>({1, 1}, {13}));
 }
 
-}  // namespace
+}  // namespace math_matmul_test
 }  // namespace kiln::testing::math

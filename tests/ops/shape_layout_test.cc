@@ -4,7 +4,7 @@
 #include "ops/shape_test_util.h"
 
 namespace kiln::shape_test {
-namespace {
+namespace shape_layout_test {
 
 const Tensor k2x3 = f32({2, 3}, {1, 2, 3, 4, 5, 6});
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
@@ -316,5 +316,5 @@ TEST(ShapeTrilu, UpperLowerAndK) {
                "rank >= 2");
 }
 
-}  // namespace
+}  // namespace shape_layout_test
 }  // namespace kiln::shape_test

@@ -3,7 +3,7 @@
 #include "ops/shape_test_util.h"
 
 namespace kiln::shape_test {
-namespace {
+namespace shape_reshape_test {
 
 const Tensor k2x3 = f32({2, 3}, {1, 2, 3, 4, 5, 6});
 
@@ -221,5 +221,5 @@ TEST(ShapeExpand, SymbolicDims) {
   EXPECT_EQ(inferred({"Expand", 13, {}, {x, desc(DType::kI64, {K(3)})}}), "float32[?,?,?]");
 }
 
-}  // namespace
+}  // namespace shape_reshape_test
 }  // namespace kiln::shape_test

@@ -10,7 +10,7 @@
 #include "runtime/reference_executor.h"
 
 namespace kiln {
-namespace {
+namespace activation_match_test {
 
 using kernels::ref::Activation;
 using kernels::ref::ActivationParams;
@@ -297,5 +297,5 @@ TEST(ActivationMatch, OtherOpsAreNot) {
   expect_no_match(square);
 }
 
-}  // namespace
+}  // namespace activation_match_test
 }  // namespace kiln

@@ -8,7 +8,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace batchnorm_folding_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -334,11 +334,11 @@ TEST(BatchnormFolding, SkipsMatMulWhoseChannelIsNotItsColumns) {
   expect_unchanged(testing::run_pass(b, pass()));
 }
 
-}  // namespace
+}  // namespace batchnorm_folding_test
 }  // namespace kiln
 
 namespace kiln {
-namespace {
+namespace batchnorm_folding_test {
 
 // PyTorch's QAT export of Conv + BN: Conv -> Div(per-channel BN scale) -> BatchNormalization. The
 // Div folds into the weights (a scale without shift), then the BN does.
@@ -379,5 +379,5 @@ TEST(BatchnormFolding, LeavesDivAlongOtherAxesAndDivByX) {
   }
 }
 
-}  // namespace
+}  // namespace batchnorm_folding_test
 }  // namespace kiln

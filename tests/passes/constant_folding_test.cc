@@ -7,7 +7,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace constant_folding_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -231,5 +231,5 @@ TEST(ConstantFolding, NeverFoldsRandomOps) {
   }
 }
 
-}  // namespace
+}  // namespace constant_folding_test
 }  // namespace kiln

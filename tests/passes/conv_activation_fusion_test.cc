@@ -6,7 +6,7 @@
 #include "passes/conv_residual_fusion.h"
 
 namespace kiln {
-namespace {
+namespace conv_activation_fusion_test {
 
 using testing::conv_model;
 using testing::OnnxBuilder;
@@ -149,5 +149,5 @@ TEST(ConvActivationFusion, LeavesFloat64AndOtherOps) {
   EXPECT_EQ(op_types(run_pass(mm, pass()).after), (std::vector<std::string>{"MatMul", "Relu"}));
 }
 
-}  // namespace
+}  // namespace conv_activation_fusion_test
 }  // namespace kiln

@@ -6,7 +6,7 @@
 #include "passes/conv_activation_fusion.h"
 
 namespace kiln {
-namespace {
+namespace conv_residual_fusion_test {
 
 using testing::conv_model;
 using testing::OnnxBuilder;
@@ -142,5 +142,5 @@ TEST(ConvResidualFusion, NotTwice) {
   testing::expect_same_outputs(r.before, r.after);
 }
 
-}  // namespace
+}  // namespace conv_residual_fusion_test
 }  // namespace kiln

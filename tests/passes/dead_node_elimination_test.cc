@@ -7,7 +7,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace dead_node_elimination_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -110,5 +110,5 @@ TEST(CompactValues, RenumbersNodesInputsOutputsAndNames) {
   EXPECT_EQ(ir::compact_values(g), 0);
 }
 
-}  // namespace
+}  // namespace dead_node_elimination_test
 }  // namespace kiln

@@ -40,13 +40,6 @@ inline void double_initializer(OnnxBuilder& b, const std::string& name, std::vec
   for (double v : values) t.add_double_data(v);
 }
 
-inline void set_attr_float(onnx::NodeProto& node, const std::string& name, float v) {
-  onnx::AttributeProto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
 // Runs `pass` on a graph built or edited by hand (run_pass imports a builder's model instead) and
 // checks that the graph is still structurally valid.
 inline passes::PassLog run_on(ir::Graph& graph, const passes::PassDef& pass) {

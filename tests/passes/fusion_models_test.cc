@@ -20,7 +20,7 @@
 #include "testing/model_set.h"
 
 namespace kiln {
-namespace {
+namespace fusion_models_test {
 
 namespace fs = std::filesystem;
 
@@ -90,5 +90,5 @@ INSTANTIATE_TEST_SUITE_P(
         ModelCase{"yolov8n", {{"conv_activation_fusion", 57}}}),
     param_name);
 
-}  // namespace
+}  // namespace fusion_models_test
 }  // namespace kiln

@@ -8,7 +8,7 @@
 #include "passes/pipeline.h"
 
 namespace kiln {
-namespace {
+namespace fusion_pipeline_test {
 
 TEST(FusionPipeline, FusionsRunInOrder) {
   std::vector<std::string_view> names;
@@ -49,5 +49,5 @@ TEST(FusionPipeline, ResNetBlockBecomesOneFusedConv) {
   EXPECT_EQ(testing::op_types(unfused), (std::vector<std::string>{"Conv", "Add", "Relu"}));
 }
 
-}  // namespace
+}  // namespace fusion_pipeline_test
 }  // namespace kiln

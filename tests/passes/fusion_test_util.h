@@ -13,20 +13,6 @@
 
 namespace kiln::testing {
 
-inline void set_attr_float(onnx::NodeProto& node, const std::string& name, float v) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(v);
-}
-
-inline void set_attr_string(onnx::NodeProto& node, const std::string& name, const std::string& v) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::STRING);
-  a->set_s(v);
-}
-
 // A Constant node (as torch.onnx emits for scalars) producing `output`.
 inline void constant_node(OnnxBuilder& b, const std::string& output, std::vector<int64_t> dims,
                           std::vector<float> values) {

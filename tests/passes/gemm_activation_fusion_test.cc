@@ -6,7 +6,7 @@
 #include "passes/matmul_add_fusion.h"
 
 namespace kiln {
-namespace {
+namespace gemm_activation_fusion_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -112,5 +112,5 @@ TEST(GemmActivationFusion, IntegerGemmIsNot) {
   EXPECT_EQ(op_types(run_pass(b, pass()).after), (std::vector<std::string>{"Gemm", "Relu"}));
 }
 
-}  // namespace
+}  // namespace gemm_activation_fusion_test
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace graph_edit_test {
 
 using testing::OnnxBuilder;
 
@@ -60,5 +60,5 @@ TEST(GraphEdit, UniqueNamesAndOrigins) {
   EXPECT_EQ(conv.origins(), (std::vector<std::string>{"r1", "n1", "abs1"}));
 }
 
-}  // namespace
+}  // namespace graph_edit_test
 }  // namespace kiln

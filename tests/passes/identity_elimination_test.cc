@@ -6,7 +6,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace identity_elimination_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -152,5 +152,5 @@ TEST(IdentityElimination, KeepsDropoutInTrainingMode) {
   EXPECT_EQ(log.count("identity_elimination"), 0u);
 }
 
-}  // namespace
+}  // namespace identity_elimination_test
 }  // namespace kiln

@@ -5,7 +5,7 @@
 #include "fusion_test_util.h"
 
 namespace kiln {
-namespace {
+namespace matmul_add_fusion_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -135,5 +135,5 @@ TEST(MatMulAddFusion, GemmStaysGemm) {
   EXPECT_TRUE(r.log.entries().empty());
 }
 
-}  // namespace
+}  // namespace matmul_add_fusion_test
 }  // namespace kiln

@@ -10,7 +10,7 @@
 #include "passes/conv_residual_fusion.h"
 
 namespace kiln {
-namespace {
+namespace nchw16c_layout_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -155,11 +155,11 @@ TEST(Nchw16cLayout, DenseConvolutionsAreBlockedGroupedOnesStayNchw) {
                                     "kiln.FromNchw16c", "Conv"}));
 }
 
-}  // namespace
+}  // namespace nchw16c_layout_test
 }  // namespace kiln
 
 namespace kiln {
-namespace {
+namespace nchw16c_layout_test {
 
 // A squeeze-and-excitation between blocked convolutions (EfficientNet's), then a 1x1 "pw".
 TEST(Nchw16cLayout, ASqueezeAndExcitationStaysBlocked) {
@@ -180,11 +180,11 @@ TEST(Nchw16cLayout, ASqueezeAndExcitationStaysBlocked) {
                                {{"x", *io::random_tensor(DType::kF32, {2, 20, 6, 7}, 5)}});
 }
 
-}  // namespace
+}  // namespace nchw16c_layout_test
 }  // namespace kiln
 
 namespace kiln {
-namespace {
+namespace nchw16c_layout_test {
 
 // x [1, 3, 20, 21] -> a 3x3 stride-2 stem to 16 channels ("stem", X read as NCHW) -> `pools`
 // MaxPools with window k, stride s, pad p -> a 1x1 to 24 ("pw") -> y.
@@ -255,5 +255,5 @@ TEST(Nchw16cLayout, AMaxPoolWithoutABlockedProducerOrWithIndicesStaysNchw) {
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.MaxPoolNchw16c"), 0) << ri.after.dump();
 }
 
-}  // namespace
+}  // namespace nchw16c_layout_test
 }  // namespace kiln

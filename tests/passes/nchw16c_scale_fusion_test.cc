@@ -9,7 +9,7 @@
 #include "passes/nchw16c_layout.h"
 
 namespace kiln {
-namespace {
+namespace nchw16c_scale_fusion_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -96,5 +96,5 @@ TEST(Nchw16cScaleFusion, NotWhenNoTacticRunsTheFusedConvolution) {
   EXPECT_EQ(count(op_types(after), "kiln.ConvNchw16c"), 4u) << after.dump();
 }
 
-}  // namespace
+}  // namespace nchw16c_scale_fusion_test
 }  // namespace kiln

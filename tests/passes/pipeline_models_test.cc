@@ -20,7 +20,7 @@
 #include "testing/tensor_compare.h"
 
 namespace kiln {
-namespace {
+namespace pipeline_models_test {
 
 namespace fs = std::filesystem;
 
@@ -100,5 +100,5 @@ INSTANTIATE_TEST_SUITE_P(
                       ModelCase{"tiny_bert", {1, 2}}),
     [](const ::testing::TestParamInfo<ModelCase>& info) { return info.param.name; });
 
-}  // namespace
+}  // namespace pipeline_models_test
 }  // namespace kiln

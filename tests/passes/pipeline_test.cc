@@ -6,7 +6,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace pipeline_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -101,5 +101,5 @@ TEST(Pipeline, RejectsAnUnknownPassNameListingTheValidOnes) {
   EXPECT_TRUE(log.entries().empty());
 }
 
-}  // namespace
+}  // namespace pipeline_test
 }  // namespace kiln

@@ -7,7 +7,7 @@
 #include "passes/pass_harness.h"
 
 namespace kiln {
-namespace {
+namespace transpose_reshape_elimination_test {
 
 using testing::OnnxBuilder;
 using testing::op_types;
@@ -209,5 +209,5 @@ TEST(TransposeReshapeElimination, KeepsReshapeBetweenUnknownDims) {
   expect_unchanged(testing::run_pass(b, pass()));
 }
 
-}  // namespace
+}  // namespace transpose_reshape_elimination_test
 }  // namespace kiln

@@ -114,6 +114,20 @@ void set_attr_ints(onnx::NodeProto& node, const std::string& name, std::vector<i
   for (int64_t x : v) a->add_ints(x);
 }
 
+void set_attr_float(onnx::NodeProto& node, const std::string& name, float v) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+
+void set_attr_string(onnx::NodeProto& node, const std::string& name, const std::string& v) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+
 TempDir::TempDir() {
   std::random_device rd;
   path_ = std::filesystem::temp_directory_path() /

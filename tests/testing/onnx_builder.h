@@ -41,6 +41,8 @@ OnnxBuilder conv_relu_conv_model(std::vector<int64_t> x_dims, std::vector<std::s
 
 void set_attr_int(onnx::NodeProto& node, const std::string& name, int64_t v);
 void set_attr_ints(onnx::NodeProto& node, const std::string& name, std::vector<int64_t> v);
+void set_attr_float(onnx::NodeProto& node, const std::string& name, float v);
+void set_attr_string(onnx::NodeProto& node, const std::string& name, const std::string& v);
 
 // A fresh empty folder under the system temp dir, removed by the destructor.
 class TempDir {
