@@ -256,5 +256,52 @@ TEST(X86ConvNchw16c, RefusesGroupedConvolutionsAndScalesOnAWindow) {
   }
 }
 
+// Where the weights outweigh the input (co_outer), each thread's part of the tasks runs every co
+// tile over its own contiguous spans of output rows, co tile by co tile; every (co tile, span) pair
+// is one task.
+TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
+  for (int64_t co_tiles : {1, 3, 4}) {
+    for (int64_t spans : {1, 2, 7, 14}) {
+      for (int64_t parts : {1, 2, 3, 5}) {
+        kernels::x86::Nchw16cConvPlan pl;
+        pl.co_outer = true;
+        pl.co_tiles = co_tiles;
+        pl.tasks = co_tiles * spans;
+        pl.parts = std::min(parts, spans);
+        SCOPED_TRACE(::testing::Message()
+                     << co_tiles << " co tiles, " << spans << " spans, " << pl.parts << " parts");
+        std::vector<int> seen(static_cast<size_t>(pl.tasks), 0);
+        int64_t task = 0;
+        for (int64_t i = 0; i < pl.parts; ++i) {
+          const int64_t s0 = spans * i / pl.parts, s1 = spans * (i + 1) / pl.parts;
+          for (int64_t t = 0; t < co_tiles; ++t) {
+            for (int64_t s = s0; s < s1; ++s, ++task) {
+              const kernels::x86::Nchw16cTask got = kernels::x86::nchw16c_task(pl, task);
+              EXPECT_EQ(got.co_tile, t) << "task " << task;
+              EXPECT_EQ(got.span, s) << "task " << task;
+              ++seen[static_cast<size_t>(got.co_tile * spans + got.span)];
+            }
+          }
+        }
+        EXPECT_EQ(task, pl.tasks);
+        EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), pl.tasks);
+      }
+    }
+  }
+  // A real layer (ResNet-50's stride-2 3x3 of 256 channels) gets one part per thread.
+  kernels::cpu::Conv2DParams p;
+  p.in_c = p.out_c = 256;
+  p.in_h = p.in_w = 28;
+  p.out_h = p.out_w = 14;
+  p.k_h = p.k_w = 3;
+  p.stride_h = p.stride_w = 2;
+  p.pad_top = p.pad_left = 1;
+  const auto pl = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 2);
+  EXPECT_TRUE(pl.dense);
+  EXPECT_TRUE(pl.co_outer);
+  EXPECT_EQ(pl.parts, 2);
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 1).parts, 1);
+}
+
 }  // namespace
 }  // namespace kiln::testing

@@ -164,8 +164,11 @@ struct Nchw16cConvPlan {
   // chunk may be shorter) of one image.
   int64_t co_tile = 0, co_tiles = 0, px_tile = 0, chunk = 0, chunks = 0;
   // Pointwise and dense: consecutive tasks share a co tile (its weights outweigh an image's input)
-  // rather than a chunk of pixels.
+  // rather than a chunk of pixels. The (image, chunk) spans then split into `parts` contiguous
+  // parts, one per thread, each running its co tiles over its own spans: a thread reads the input
+  // pixels it (or the layer before, split the same way) wrote, not the other core's.
   bool co_outer = false;
+  int64_t parts = 1;
   // Depthwise: output columns [ow_lo, ow_hi) have every tap inside the input row; a task is
   // `rows` output rows (the last chunk may be shorter) of one block of one image. Dense: a task is
   // `rows` output rows of one co tile of one image.
@@ -185,6 +188,11 @@ void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float
 // plain_x: X is NCHW (not depthwise): the dense kernel runs it, a 1x1 too.
 Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads,
                                   bool plain_x = false);
+// Pointwise and dense: task's co tile and (image, chunk) span.
+struct Nchw16cTask {
+  int64_t co_tile = 0, span = 0;
+};
+Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task);
 // A run's tensors, all blocked but the bias.
 struct Nchw16cConvIo {
   const float* x = nullptr;

@@ -335,7 +335,6 @@ template <class T, int P, int NB, bool Plain>
 inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_t in_c,
                                                      const float* w, int64_t w_block,
                                                      typename T::V* acc) {
-  using V = typename T::V;
   constexpr int NW = NB * kNv<T>;
   for (int64_t c0 = 0; c0 < in_c; c0 += kBlk) {
     const float* xb[P];
@@ -368,7 +367,6 @@ template <class T, int P, int NB>
 inline __attribute__((always_inline)) void dense_plain_inside(const Nchw16cConvPlan& pl,
                                                               const DenseArgs& a, int64_t oh,
                                                               int64_t ow0, typename T::V* acc) {
-  using V = typename T::V;
   constexpr int NW = NB * kNv<T>;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t plane = p.in_h * p.in_w, sw = p.stride_w;
@@ -504,9 +502,7 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     }
     // Consecutive tasks share a chunk of input pixels and differ in co tile, or (co_outer) share a
     // co tile's weights and differ in chunk: whichever is larger stays in cache.
-    const int64_t spans = pl.tasks / pl.co_tiles;  // (image, chunk) pairs
-    const int64_t t = pl.co_outer ? task / spans : task % pl.co_tiles;
-    const int64_t rest = pl.co_outer ? task % spans : task / pl.co_tiles;
+    const auto [t, rest] = nchw16c_task(pl, task);
     if (pl.dense) {
       const int64_t c = rest % pl.row_chunks, n = rest / pl.row_chunks;
       const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);

@@ -140,6 +140,7 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   if (!pl.depthwise) {
     const int64_t in_floats = pl.in_blocks * kBlk * p.in_h * p.in_w;
     pl.co_outer = static_cast<int64_t>(nchw16c_conv_packed_weights_floats(p)) > in_floats;
+    if (pl.co_outer) pl.parts = std::clamp<int64_t>(threads, 1, pl.tasks / pl.co_tiles);
   }
   return pl;
 }
@@ -149,6 +150,19 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
 size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
   if (plan.depthwise || plan.dense) return 0;
   return static_cast<size_t>(plan.in_blocks * nchw16c_tile_pixels(plan.isa, 1) * kBlk);
+}
+
+Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task) {
+  if (!plan.co_outer) return {task % plan.co_tiles, task / plan.co_tiles};
+  // Part i holds spans [s0, s1): tasks [co_tiles * s0, co_tiles * s1), co tile by co tile.
+  const int64_t spans = plan.tasks / plan.co_tiles;
+  const auto first_span = [&](int64_t i) { return spans * i / plan.parts; };
+  int64_t i = task * plan.parts / plan.tasks;
+  while (i + 1 < plan.parts && plan.co_tiles * first_span(i + 1) <= task) ++i;
+  while (i > 0 && plan.co_tiles * first_span(i) > task) --i;
+  const int64_t s0 = first_span(i), n = first_span(i + 1) - s0;
+  const int64_t local = task - plan.co_tiles * s0;
+  return {local / n, s0 + local % n};
 }
 
 void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const Nchw16cConvIo& io,
