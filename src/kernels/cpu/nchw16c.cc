@@ -82,9 +82,11 @@ void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t r
   using Quad = float __attribute__((vector_size(4 * sizeof(float))));
   constexpr int kQuads = kBlockLanes / 4;
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const int64_t plane = r / p.out_h, oh = r % p.out_h;
+    // Plane fastest: a thread's rows are whole output rows of every plane, as the convolutions
+    // around it split theirs, so each thread reads what it wrote.
+    const int64_t plane = r % p.planes, oh = r / p.planes;
     const float* xp = x + plane * p.in_h * p.in_w * kBlockLanes;
-    float* yr = y + r * p.out_w * kBlockLanes;
+    float* yr = y + (plane * p.out_h + oh) * p.out_w * kBlockLanes;
     const int64_t ih0 = oh * p.stride_h - p.pad_top;
     const auto [kh0, kh1] = taps_inside(ih0, p.dil_h, p.k_h, p.in_h);
     for (int64_t ow = 0; ow < p.out_w; ++ow) {

@@ -24,7 +24,8 @@ void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t block
                  float* y, int64_t begin, int64_t end);
 
 // MaxPool on blocked planes: p.planes = images x channel blocks, each lane pooled alone; output
-// rows [row_begin, row_end) of pool2d_rows(p). As max_pool2d: NaN inputs are skipped, a window
+// rows [row_begin, row_end) of pool2d_rows(p), numbered row by row with the plane fastest (row r
+// is row r / planes of plane r % planes). As max_pool2d: NaN inputs are skipped, a window
 // wholly in the padding gives lowest().
 void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
                       int64_t row_end);
