@@ -140,7 +140,8 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   if (!pl.depthwise) {
     const int64_t in_floats = pl.in_blocks * kBlk * p.in_h * p.in_w;
     pl.co_outer = static_cast<int64_t>(nchw16c_conv_packed_weights_floats(p)) > in_floats;
-    if (pl.co_outer) pl.parts = std::clamp<int64_t>(threads, 1, pl.tasks / pl.co_tiles);
+    if (pl.co_outer)
+      pl.parts = std::max<int64_t>(1, std::min<int64_t>(threads, pl.tasks / pl.co_tiles));
   }
   return pl;
 }
