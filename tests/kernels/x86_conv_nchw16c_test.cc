@@ -301,6 +301,19 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
   EXPECT_TRUE(pl.co_outer);
   EXPECT_EQ(pl.parts, 2);
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 1).parts, 1);
+  // A 1x1 whose pixels make few chunks (MobileNetV2's 96 -> 576 at 14x14): whole chunks per
+  // thread, the last at least 90% of the others (196 had been cut 168 + 28).
+  kernels::cpu::Conv2DParams pw;
+  pw.in_c = 96;
+  pw.out_c = 576;
+  pw.in_h = pw.in_w = pw.out_h = pw.out_w = 14;
+  for (int threads : {2, 3}) {
+    const auto plw = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, pw, threads);
+    ASSERT_FALSE(plw.dense);
+    EXPECT_EQ(plw.chunks % threads, 0) << threads << " threads";
+    const int64_t last = 196 - (plw.chunks - 1) * plw.chunk;
+    EXPECT_GE(last * 10, plw.chunk * 9) << threads << " threads: " << plw.chunk << ", " << last;
+  }
 }
 
 }  // namespace
