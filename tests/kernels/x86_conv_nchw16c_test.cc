@@ -301,8 +301,11 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
   EXPECT_TRUE(pl.co_outer);
   EXPECT_EQ(pl.parts, 2);
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 1).parts, 1);
-  // A 1x1 whose pixels make few chunks (MobileNetV2's 96 -> 576 at 14x14): whole chunks per
-  // thread, the last at least 90% of the others (196 had been cut 168 + 28).
+}
+
+// A 1x1 whose pixels make few chunks (MobileNetV2's 96 -> 576 at 14x14): whole chunks per thread,
+// the last at least 90% of the others (196 had been cut 168 + 28).
+TEST(X86ConvNchw16c, PointwiseChunksAreEvenAndAMultipleOfTheThreads) {
   kernels::cpu::Conv2DParams pw;
   pw.in_c = 96;
   pw.out_c = 576;
