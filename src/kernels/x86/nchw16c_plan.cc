@@ -161,12 +161,11 @@ size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
 
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task) {
   if (!plan.co_outer) return {task % plan.co_tiles, task / plan.co_tiles};
-  // Part i holds spans [s0, s1): tasks [co_tiles * s0, co_tiles * s1), co tile by co tile.
+  // Part i holds spans [s0, s1) (s0 = spans * i / parts): tasks [co_tiles * s0, co_tiles * s1),
+  // co tile by co tile, so task / co_tiles is one of its spans and names the part.
   const int64_t spans = plan.tasks / plan.co_tiles;
   const auto first_span = [&](int64_t i) { return spans * i / plan.parts; };
-  int64_t i = task * plan.parts / plan.tasks;
-  while (i + 1 < plan.parts && plan.co_tiles * first_span(i + 1) <= task) ++i;
-  while (i > 0 && plan.co_tiles * first_span(i) > task) --i;
+  const int64_t i = ((task / plan.co_tiles + 1) * plan.parts - 1) / spans;
   const int64_t s0 = first_span(i), n = first_span(i + 1) - s0;
   const int64_t local = task - plan.co_tiles * s0;
   return {local / n, s0 + local % n};
