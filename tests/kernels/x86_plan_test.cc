@@ -1,7 +1,8 @@
-// How kiln's x86 float convolution plans share a layer between threads: every output is in exactly
-// one task, and the thread with the most work (run_tasks' contiguous ranges of tasks) does not
-// carry much more than its share on ResNet-50's layers whose output does not split evenly by
-// columns (196 pixels are 6 panels of 32 and a bit).
+// How kiln's x86 convolution plans share a layer between threads: every output is in exactly one
+// task, and the thread with the most work (run_tasks' contiguous ranges of tasks) does not carry
+// much more than its share on ResNet-50's layers whose output does not split evenly by columns
+// (196 pixels are 6 panels of 32 and a bit); INT8 1x1 layers on large planes split over pixels,
+// so that no thread packs another's patch panels.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 
 #include "kernels/conv_cases.h"
 #include "kernels/x86/kernels.h"
+#include "kernels/x86/qkernels.h"
 
 namespace kiln::testing {
 namespace {
@@ -56,6 +58,23 @@ TEST(X86ConvPlan, TwoThreadsShareFourteenByFourteenOneByOneLayersEvenly) {
       EXPECT_LE(busiest_share(pl, 2), 0.55);
       EXPECT_DOUBLE_EQ(busiest_share(kx::plan_conv_gemm(isa, conv2d_params(g), 1), 1), 1.0);
     }
+  }
+}
+
+// A flat INT8 plan packs its panels in every task: cut over output channels, ResNet-50's 1x1
+// layers on 56x56 planes had both threads pack every panel and read all of the input.
+TEST(X86QConvPlan, TwoThreadsSplitLargePlaneOneByOneLayersOverPixels) {
+  const ConvGeom layers[] = {
+      {.cin = 64, .cout = 64, .h = 56, .w = 56, .kh = 1, .kw = 1},
+      {.cin = 64, .cout = 256, .h = 56, .w = 56, .kh = 1, .kw = 1},
+      {.cin = 256, .cout = 64, .h = 56, .w = 56, .kh = 1, .kw = 1},
+  };
+  for (const ConvGeom& g : layers) {
+    SCOPED_TRACE(::testing::Message() << g.cin << "->" << g.cout << " " << g.h << "x" << g.w);
+    const kx::QConvPlan pl = kx::plan_qconv(kx::QIsa::kAvx512Vnni, conv2d_params(g), 2);
+    ASSERT_TRUE(pl.flat);
+    EXPECT_EQ(pl.m_blocks, 1);
+    EXPECT_EQ(pl.n_blocks % 2, 0);
   }
 }
 
