@@ -1,8 +1,8 @@
 // How kiln's x86 convolution plans share a layer between threads: every output is in exactly one
 // task, and the thread with the most work (run_tasks' contiguous ranges of tasks) does not carry
 // much more than its share on ResNet-50's layers whose output does not split evenly by columns
-// (196 pixels are 6 panels of 32 and a bit); INT8 1x1 layers on large planes split over pixels,
-// so that no thread packs another's patch panels.
+// (196 pixels are 6 panels of 32 and a bit); INT8 layers on large planes split over pixels, so
+// that no thread packs another's patch panels, at whole output rows where their quad planes are.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,6 +75,27 @@ TEST(X86QConvPlan, TwoThreadsSplitLargePlaneOneByOneLayersOverPixels) {
     ASSERT_TRUE(pl.flat);
     EXPECT_EQ(pl.m_blocks, 1);
     EXPECT_EQ(pl.n_blocks % 2, 0);
+  }
+}
+
+// A pixel block that starts mid-row builds the quad planes of the rows it shares with its
+// neighbour again: ResNet-50's 784-pixel layers were cut 432 + 352 (15.4 rows), or over output
+// channels with every thread building and copying every patch.
+TEST(X86QConvPlan, TwoThreadsSplitPixelsAtWholeRows) {
+  const ConvGeom layers[] = {
+      {.cin = 128, .cout = 128, .h = 28, .w = 28, .pad = 1},
+      {.cin = 128, .cout = 128, .h = 56, .w = 56, .stride = 2, .pad = 1},
+      {.cin = 256, .cout = 512, .h = 56, .w = 56, .kh = 1, .kw = 1, .stride = 2},
+      {.cin = 64, .cout = 64, .h = 56, .w = 56, .pad = 1},
+  };
+  for (const ConvGeom& g : layers) {
+    SCOPED_TRACE(::testing::Message() << g.cin << "->" << g.cout << " k" << g.kh << " s" << g.stride
+                                      << " " << g.h << "x" << g.w);
+    const kx::QConvPlan pl = kx::plan_qconv(kx::QIsa::kAvx512Vnni, conv2d_params(g), 2);
+    ASSERT_FALSE(pl.flat);
+    EXPECT_EQ(pl.m_blocks, 1);
+    EXPECT_EQ(pl.n_blocks, 2);
+    EXPECT_EQ(pl.nc % pl.p.out_w, 0) << pl.nc << " pixels a block";
   }
 }
 

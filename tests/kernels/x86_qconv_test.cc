@@ -204,6 +204,11 @@ TEST(X86QConvTactic, PrepackedAndThreadedMatchTheReference) {
       expect_matches_reference_prepacked(
           gemm_name(isa), qconv_case({.cin = 12, .cout = 24, .h = 7, .w = 7, .pad = 1}),
           kQuantFloatTol, threads);
+      // Pixel blocks of whole rows (98 or 70 of 196 pixels: panels and a short tail each).
+      expect_matches_reference_prepacked(
+          gemm_name(isa),
+          qconv_case({.cin = 16, .cout = 24, .h = 28, .w = 28, .stride = 2, .pad = 1}),
+          kQuantFloatTol, threads);
       expect_matches_reference_prepacked(
           gemm_name(isa),
           qconv_case({.cin = 33, .cout = 40, .h = 14, .w = 15, .kh = 1, .kw = 1},

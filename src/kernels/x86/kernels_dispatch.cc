@@ -53,7 +53,7 @@ Split split_work(int64_t m, int64_t n, int64_t units, const Blocking& bl, int th
 // channels, each thread packing all patches, and ran slower on 2 threads than with its uneven
 // column split (kernel bench: 1.6-2.3 ms -> 2.3-2.6); charged 64 it keeps the column split, while
 // the AVX-512 tile (196 pixels: 128 + 68) still splits channels, and gains (2.3-3.0 -> 1.9-2.2).
-BlockSetup conv_pack_setup(bool flat) { return {flat ? 4 : 64, 1, 0, true}; }
+BlockSetup conv_pack_setup(bool flat) { return {.per_col = flat ? 4 : 64}; }
 
 // The depth blocks of a depth k: as few as the largest block allows, of equal size (a 600-deep
 // product runs as 5 x 120, not 4 x 128 + 88).

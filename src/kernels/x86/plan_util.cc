@@ -6,30 +6,31 @@
 namespace kiln::kernels::x86 {
 namespace {
 
-Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t mr, int64_t nr) {
-  const Blocks mb = even_blocks(m, m_blocks, mr), nb = even_blocks(n, n_blocks, nr);
+Split blocks(int64_t m, int64_t n, int64_t m_blocks, int64_t n_blocks, int64_t mr, int64_t n_unit) {
+  const Blocks mb = even_blocks(m, m_blocks, mr), nb = even_blocks(n, n_blocks, n_unit);
   return {mb.size, nb.size, mb.count, nb.count};
 }
 
 // The time of the slowest thread when `threads` run the split's tasks as run_tasks() does
 // (contiguous ranges, channel blocks fastest), in computed lanes: a task costs its rows times its
-// columns rounded up to whole nr-wide panels, plus `overhead` lanes (its packing), plus its weight
+// columns rounded up to the tile's grain, plus `overhead` lanes (its packing), plus its weight
 // rows streamed in once (a row at about 4 bytes a cycle costs 16 lanes: an INT8 row of kq quads
 // is 4 * kq bytes, a lane kq / 16 cycles of vpdpbusd; a float row of depth k is 4 * k bytes, an
-// AVX-512 lane k / 16 cycles of FMA), plus the setup of its pixel block (BlockSetup).
+// AVX-512 lane k / 16 cycles of FMA), plus the setup of its columns (BlockSetup).
 int64_t makespan(const Split& s, int64_t m, int64_t n, int64_t units, int64_t nr, int threads,
                  int64_t overhead, const BlockSetup& setup) {
   const int64_t tasks = units * s.m_blocks * s.n_blocks;
   const int64_t parts = std::min<int64_t>(threads, tasks);
+  const int64_t grain = setup.col_grain > 0 ? setup.col_grain : nr;
   int64_t worst = 0;
   for (int64_t part = 0; part < parts; ++part) {
     int64_t sum = 0, block = -1;
     for (int64_t t = part * tasks / parts; t < (part + 1) * tasks / parts; ++t) {
       const int64_t mb = t % s.m_blocks, nb = (t / s.m_blocks) % s.n_blocks;
       const int64_t rows = std::min(s.mc, m - mb * s.mc);
-      const int64_t cols = round_up(std::min(s.nc, n - nb * s.nc), nr);
-      sum += rows * cols + overhead + 16 * rows;
-      if (setup.every_task || t / s.m_blocks != block) sum += setup.lanes(s.nc);
+      const int64_t cols = std::min(s.nc, n - nb * s.nc);
+      sum += rows * round_up(cols, grain) + overhead + 16 * rows + setup.per_col * cols;
+      if (t / s.m_blocks != block) sum += setup.block_lanes(s.nc);
       block = t / s.m_blocks;
     }
     worst = std::max(worst, sum);
@@ -53,13 +54,16 @@ Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, i
   const int64_t n_max = std::min(ceil_div(n, nr), n0 + 4 * threads);
   for (int64_t nb = area_cap > 0 ? 1 : n0; nb <= n_max; ++nb) {
     for (int64_t mb = m0; mb <= m_max; ++mb) {
-      const Split s = blocks(m, n, mb, nb, mr, nr);
-      if (area_cap > 0 && s.mc * s.nc > area_cap) continue;
-      const int64_t cost = makespan(s, m, n, units, nr, threads, overhead, setup);
-      const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
-      if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {
-        best = s;
-        best_cost = cost;
+      for (int64_t n_unit : {nr, setup.whole_rows ? setup.row : int64_t{0}}) {
+        if (n_unit <= 0) continue;
+        const Split s = blocks(m, n, mb, nb, mr, n_unit);
+        if (area_cap > 0 && s.mc * s.nc > area_cap) continue;
+        const int64_t cost = makespan(s, m, n, units, nr, threads, overhead, setup);
+        const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
+        if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {
+          best = s;
+          best_cost = cost;
+        }
       }
     }
   }

@@ -32,24 +32,34 @@ int64_t phases_used(int64_t k, int64_t d, int64_t stride) {
   return used;
 }
 
-// build_x4's cost per quad plane row, in lanes: per used phase and channel quad, four byte rows
-// gathered and interleaved, about 50 + 1.5 * wps cycles (from ResNet-50's stride-2 layers, where
-// rows are short and the per-row work dominates), while a lane of output costs kq / 16 cycles of
-// vpdpbusd. Ignoring it split such layers over output channels, and both threads
-// built the same quad planes: 2 threads ran them only 1.24x faster than 1.
-// A flat plan packs its panels from the input in every task (pack_flat_panel), about half a
-// cycle per pixel and channel quad, 8 lanes a pixel. Uncharged, ResNet-50's 1x1 layers on 56x56
-// planes (64 -> 64, 64 -> 256) tied with the column split and were cut over output channels:
-// both threads packed every panel and read all of the input, half of it written by the other
-// core, and 2 threads ran 64 -> 64 no faster than 1.
+// What a task's pixels cost beyond their dot products, in lanes (a lane of output costs kq / 16
+// cycles of vpdpbusd). The tile computes whole vectors of pixels, so a short block costs its
+// vectors, not whole panels.
+// - Every task packs its patch panels: a flat plan straight from the input (pack_flat_panel),
+//   others as runs copied from the quad planes; about half a cycle per pixel and channel quad, 8
+//   lanes a pixel. Uncharged, ResNet-50's 1x1 layers on 56x56 planes (64 -> 64, 64 -> 256) tied
+//   with the pixel split and were cut over output channels: both threads packed every panel and
+//   read all of the input, and 2 threads ran 64 -> 64 no faster than 1.
+// - build_x4 per quad plane row: per used phase and channel quad, four byte rows gathered and
+//   interleaved, about 50 + 1.5 * wps cycles (from ResNet-50's stride-2 3x3 layers, where it is a
+//   fifth of a thread's time). Ignoring it split such layers over output channels, and both
+//   threads built the same quad planes: 2 threads ran them only 1.24x faster than 1.
+// - Pixel blocks of whole output rows are candidates: one that starts mid-row builds the quad
+//   planes of the rows it shares with its neighbour again. Splitting ResNet-50's 14x14 output of
+//   its stride-2 3x3 256-channel layer as 98 + 98 pixels rather than 256 channels as 128 + 128
+//   took it from 0.35 to 0.26 ms on 2 threads (kernel bench).
 BlockSetup quad_plane_setup(const QConvPlan& pl) {
-  if (pl.flat) return {8, 1, 0, true};
+  BlockSetup s{.per_col = 8, .col_grain = pl.bl.lanes};
+  if (pl.flat) return s;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t phases =
       phases_used(p.k_h, p.dil_h, p.stride_h) * phases_used(p.k_w, p.dil_w, p.stride_w);
   const int64_t cycles = phases * pl.cq * (100 + 3 * pl.wps) / 2;
-  return {std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1)),
-          std::max<int64_t>(1, p.out_w), 1 + pl.row_halo};
+  s.per_row = std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1));
+  s.row = std::max<int64_t>(1, p.out_w);
+  s.extra_rows = 1 + pl.row_halo;
+  s.whole_rows = true;
+  return s;
 }
 
 // The larger of a pair's positive and negative sums: what 255 times it must keep within int16.
