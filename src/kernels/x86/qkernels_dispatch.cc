@@ -45,9 +45,11 @@ int64_t phases_used(int64_t k, int64_t d, int64_t stride) {
 //   fifth of a thread's time). Ignoring it split such layers over output channels, and both
 //   threads built the same quad planes: 2 threads ran them only 1.24x faster than 1.
 // - Pixel blocks of whole output rows are candidates: one that starts mid-row builds the quad
-//   planes of the rows it shares with its neighbour again. Splitting ResNet-50's 14x14 output of
-//   its stride-2 3x3 256-channel layer as 98 + 98 pixels rather than 256 channels as 128 + 128
-//   took it from 0.35 to 0.26 ms on 2 threads (kernel bench).
+//   planes of the rows it shares with its neighbour again. ResNet-50's 784-pixel layers had been
+//   cut 432 + 352 pixels (15.4 rows) or over channels; in whole rows, 2 threads: 3x3 s2 128@56
+//   0.23-0.24 -> 0.22-0.23 ms (kernel bench), 3x3 128@28 0.203 -> 0.193 (in the network). The
+//   14x14 stride-2 256-channel layer keeps its channel split: whole rows were faster alone (0.35
+//   -> 0.26 ms) but not in the network.
 BlockSetup quad_plane_setup(const QConvPlan& pl) {
   BlockSetup s{.per_col = 8, .col_grain = pl.bl.lanes};
   if (pl.flat) return s;
