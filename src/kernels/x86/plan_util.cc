@@ -52,19 +52,20 @@ Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, i
   int64_t best_cost = makespan(best, m, n, units, nr, threads, overhead, setup);
   const int64_t m_max = std::min(ceil_div(m, mr), m0 + 4 * threads);
   const int64_t n_max = std::min(ceil_div(n, nr), n0 + 4 * threads);
+  const auto consider = [&](const Split& s) {
+    if (area_cap > 0 && s.mc * s.nc > area_cap) return;
+    const int64_t cost = makespan(s, m, n, units, nr, threads, overhead, setup);
+    const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
+    if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {
+      best = s;
+      best_cost = cost;
+    }
+  };
   for (int64_t nb = area_cap > 0 ? 1 : n0; nb <= n_max; ++nb) {
     for (int64_t mb = m0; mb <= m_max; ++mb) {
-      for (int64_t n_unit : {nr, setup.whole_rows ? setup.row : int64_t{0}}) {
-        if (n_unit <= 0) continue;
-        const Split s = blocks(m, n, mb, nb, mr, n_unit);
-        if (area_cap > 0 && s.mc * s.nc > area_cap) continue;
-        const int64_t cost = makespan(s, m, n, units, nr, threads, overhead, setup);
-        const int64_t tasks = s.m_blocks * s.n_blocks, best_tasks = best.m_blocks * best.n_blocks;
-        if (cost < best_cost || (cost == best_cost && tasks < best_tasks)) {
-          best = s;
-          best_cost = cost;
-        }
-      }
+      consider(blocks(m, n, mb, nb, mr, nr));
+      // A block that starts mid-row builds the rows it shares with its neighbour a second time.
+      if (setup.per_row > 0) consider(blocks(m, n, mb, nb, mr, setup.row));
     }
   }
   return best;

@@ -40,17 +40,15 @@ constexpr Blocks even_blocks(int64_t extent, int64_t blocks, int64_t unit) {
 // What a thread pays, in the makespan's lanes, to set up a task's columns, and how its tile
 // computes them. An INT8 convolution that is not flat builds a pixel block's quad planes, once
 // for consecutive tasks of the same block (a block of nc output pixels spans ceil(nc / row) +
-// extra_rows rows of per_row lanes each); every task packs its columns (per_col lanes each: a
-// float convolution's B, an INT8 convolution's patch panels). Zero for GEMMs.
+// extra_rows rows of per_row lanes each; with per_row set, blocks of whole rows are split
+// candidates too); every task packs its columns (per_col lanes each: a float convolution's B,
+// an INT8 convolution's patch panels). Zero for GEMMs.
 struct BlockSetup {
   int64_t per_row = 0, row = 1, extra_rows = 0;
   int64_t per_col = 0;
   // The tile's column granularity, to which a block's columns are rounded up in the cost (0: the
   // panel width nr; the INT8 tile runs a short panel as fewer vectors).
   int64_t col_grain = 0;
-  // Blocks of whole rows (row columns each) are candidates too: a block that starts mid-row
-  // builds and copies the rows it shares with its neighbour a second time.
-  bool whole_rows = false;
   int64_t block_lanes(int64_t nc) const {
     return per_row == 0 ? 0 : per_row * (ceil_div(nc, row) + extra_rows);
   }

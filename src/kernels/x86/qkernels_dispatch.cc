@@ -41,9 +41,11 @@ int64_t phases_used(int64_t k, int64_t d, int64_t stride) {
 //   with the pixel split and were cut over output channels: both threads packed every panel and
 //   read all of the input, and 2 threads ran 64 -> 64 no faster than 1.
 // - build_x4 per quad plane row: per used phase and channel quad, four byte rows gathered and
-//   interleaved, about 50 + 1.5 * wps cycles (from ResNet-50's stride-2 3x3 layers, where it is a
-//   fifth of a thread's time). Ignoring it split such layers over output channels, and both
-//   threads built the same quad planes: 2 threads ran them only 1.24x faster than 1.
+//   interleaved, about 50 + 1.5 * wps cycles (from ResNet-50's stride-2 layers, where rows are
+//   short and the per-row work dominates; perf on the 3x3 128@56 one, 1 thread: building the
+//   quad planes and copying the patches take about a third of the kernel's time). Ignoring it split
+//   such layers over output channels, and both threads built the same quad planes: 2 threads ran
+//   them only 1.24x faster than 1.
 // - Pixel blocks of whole output rows are candidates: one that starts mid-row builds the quad
 //   planes of the rows it shares with its neighbour again. ResNet-50's 784-pixel layers had been
 //   cut 432 + 352 pixels (15.4 rows) or over channels; in whole rows, 2 threads: 3x3 s2 128@56
@@ -60,7 +62,6 @@ BlockSetup quad_plane_setup(const QConvPlan& pl) {
   s.per_row = std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1));
   s.row = std::max<int64_t>(1, p.out_w);
   s.extra_rows = 1 + pl.row_halo;
-  s.whole_rows = true;
   return s;
 }
 
