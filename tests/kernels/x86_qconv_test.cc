@@ -46,6 +46,9 @@ TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
       // tails of 4 and 2 pixels (run with the channels in the lanes on VNNI), odd depths
       {.cin = 20, .cout = 12, .h = 14, .w = 14, .pad = 1},
       {.cin = 7, .cout = 9, .h = 5, .w = 10, .pad = 1},
+      // tails of 3 and 2 pixels over an odd number of quads (27: 9 taps x 3 channel quads)
+      {.cin = 9, .cout = 11, .h = 3, .w = 17, .pad = 1},
+      {.cin = 10, .cout = 8, .h = 5, .w = 10, .pad = 1},
       {.cin = 12, .cout = 24, .h = 9, .w = 50, .kh = 1, .kw = 1, .stride = 2},
       {.cin = 7, .cout = 9, .h = 10, .w = 11, .kh = 3, .kw = 3, .stride = 3, .pad = 1},
       // stride 2 over rows of several 32-byte loads with a masked end, and wide padding

@@ -109,17 +109,17 @@ inline void interleave4(const uint8_t* rows, int64_t ld, int64_t count, uint8_t*
 }
 
 // A 1x1, stride-1, unpadded convolution's patch panel straight from the input (xg: the image's
-// and group's first channel): per channel quad, pixels [j, j + NR) of the 4 channels interleaved;
-// missing channels and pixels from `end` on read x_zero. (Its quad planes would be the same
-// bytes: this skips writing and reading them.)
+// and group's first channel): per channel quad, `row` bytes (pixels [j, j + row / 4)) of the 4
+// channels interleaved; missing channels and pixels from `end` on read x_zero. (Its quad planes
+// would be the same bytes: this skips writing and reading them.) Up to 63 bytes past each quad's
+// row are written too (a later quad, or kQPanelCopySlack, takes them).
 template <class Q>
 void pack_flat_panel(const QConvPlan& pl, const uint8_t* xg, int64_t j, int64_t end, uint8_t x_zero,
-                     uint8_t* dst) {
-  constexpr int64_t kNr = Q::kNv * Q::kLanes;
+                     int64_t row, uint8_t* dst) {
   const int64_t hw = pl.p.in_h * pl.p.in_w;
   const __m128i fill = _mm_set1_epi8(static_cast<char>(x_zero));
-  for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += kNr * 4) {
-    for (int64_t g = 0; g < kNr; g += 16) {
+  for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += row) {
+    for (int64_t g = 0; g < row / 4; g += 16) {
       const int n = static_cast<int>(min64(16, max64(0, end - (j + g))));
       __m128i r[4];
       for (int64_t t = 0; t < 4; ++t) {
@@ -211,12 +211,11 @@ inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t bytes) {
   }
 }
 
-// The patch panel of a panel's runs: per quad (kh, kw, channel quad), each run's lanes copied
-// from the quad planes, in order.
+// The patch panel of a panel's runs: per quad (kh, kw, channel quad), `row` bytes a quad, each
+// run's lanes copied from the quad planes, in order.
 template <class Q>
 void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, const PanelRun* runs,
-                   int nruns, uint8_t* dst) {
-  constexpr size_t kPanelRow = Q::kNv * Q::kLanes * 4;
+                   int nruns, int64_t row, uint8_t* dst) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t plane = rph * pl.wps * 4;
   for (int64_t kh = 0; kh < p.k_h; ++kh) {
@@ -224,7 +223,7 @@ void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, const Pa
     for (int64_t kw = 0; kw < p.k_w; ++kw) {
       const int64_t px = (kw * p.dil_w) % p.stride_w, rx = (kw * p.dil_w) / p.stride_w;
       const uint8_t* src = x4 + (py * p.stride_w + px) * pl.cq * plane + (ry * pl.wps + rx) * 4;
-      for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += kPanelRow) {
+      for (int64_t c4 = 0; c4 < pl.cq; ++c4, dst += row) {
         const uint8_t* quad = src + c4 * plane;
         for (int r = 0; r < nruns; ++r) {
           copy_run(dst + runs[r].dst * 4, quad + runs[r].src * 4, runs[r].lanes * 4);
@@ -260,9 +259,11 @@ struct QRows {
   int64_t base, plane;
 };
 
+// b: the patch panel, b_row bytes a quad (NR lanes of 4 bytes, or 4 a pixel in a short tail panel
+// run by pixel_dots).
 template <class Q>
-using QConvUkernelFn = void (*)(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
-                                const QPanelSegs<Q>& segs, const QOut<Q>& o);
+using QConvUkernelFn = void (*)(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row,
+                                const QRows& rows, const QPanelSegs<Q>& segs, const QOut<Q>& o);
 
 // How far ahead of the depth loop its weight panel is prefetched. In a network the weights come
 // from memory (INT8 ResNet-50 reads 25 MB an image) and the hardware prefetchers did not keep
@@ -307,26 +308,39 @@ __attribute__((noinline)) void qconv_depth_loop(int64_t kq, const uint8_t* a, co
   }
 }
 
-// A panel's last vector holding at most this many pixels runs them one by one with the output
-// channels in the lanes (Q::pixel_dot): a 7x7 image's 49th pixel, a 14x14 image's last 4. The
-// vector tile would spend kMr broadcasts and dot products a quad on them (8 for one useful lane),
-// a third of what the 48 pixels before cost; pixel_dot spends one per pixel.
+// A panel's last vector holding at most this many pixels runs them with the output channels in
+// the lanes (Q::pixel_dots): a 7x7 image's 49th pixel, a 14x14 image's last 4. The vector tile
+// would spend kMr broadcasts and dot products a quad on them (8 for one useful lane), a third of
+// what the 48 pixels before cost; pixel_dots spends one weight load a quad and one dot product
+// per pixel, reading a panel packed 4 bytes a pixel (qconv_tasks).
 inline constexpr int kPixelDotMaxLanes = 4;
 
 // The depth loop of that case: the same accumulators as qconv_depth_loop<Q, R, 1> in the lanes
 // [0, lanes) of out[r] (the others are never stored).
 template <class Q, int R>
-void qconv_depth_pixels(int64_t kq, const uint8_t* a, const uint8_t* b, const int32_t* start,
-                        int lanes, typename Q::I* out) {
-  constexpr int64_t kPanelRow = Q::kNv * Q::kLanes * 4;
+void qconv_depth_pixels(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row,
+                        const int32_t* start, int lanes, typename Q::I* out) {
+  static_assert(kPixelDotMaxLanes == 4);
   int32_t start8[Q::kMr] = {};
   for (int r = 0; r < R; ++r) start8[r] = start[r];
+  int32_t acc[kPixelDotMaxLanes][Q::kMr];
+  switch (lanes) {
+    case 1:
+      Q::template pixel_dots<1>(kq, a, b, b_row, start8, acc);
+      break;
+    case 2:
+      Q::template pixel_dots<2>(kq, a, b, b_row, start8, acc);
+      break;
+    case 3:
+      Q::template pixel_dots<3>(kq, a, b, b_row, start8, acc);
+      break;
+    default:
+      Q::template pixel_dots<4>(kq, a, b, b_row, start8, acc);
+      break;
+  }
   for (int l = 0; l < lanes; ++l) {
-    int32_t acc[Q::kMr];
-    Q::pixel_dot(kq, a, b + l * 4, kPanelRow, start8, acc);
-    for (int r = 0; r < R; ++r) {
-      std::memcpy(reinterpret_cast<char*>(out + r) + l * 4, &acc[r], 4);
-    }
+    for (int r = 0; r < R; ++r)
+      std::memcpy(reinterpret_cast<char*>(out + r) + l * 4, &acc[l][r], 4);
   }
 }
 
@@ -362,14 +376,14 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
 
 // R rows x NV vectors of output: the depth loop, then the epilogue.
 template <class Q, int R, int NV>
-void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, const QRows& rows,
+void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row, const QRows& rows,
                    const QPanelSegs<Q>& segs, const QOut<Q>& o) {
   int32_t start[R];
   for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
   alignas(64) typename Q::I done[R * NV];
   if constexpr (NV == 1 && Q::kPixelDot) {
     if (segs.seg[0].hi <= kPixelDotMaxLanes) {
-      qconv_depth_pixels<Q, R>(kq, a, b, start, segs.seg[0].hi, done);
+      qconv_depth_pixels<Q, R>(kq, a, b, b_row, start, segs.seg[0].hi, done);
     } else {
       qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
     }
@@ -439,14 +453,17 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
                     (b * p.out_c + m) * plane, plane};
     const uint8_t* wp = packed + g * w_group + (m0 / kMr) * w_panel;
     for (int64_t j = p0; j < p1; j += kNr) {
-      const int64_t nv = qceil(min64(kNr, p1 - j), Q::kLanes);
+      const int64_t n = min64(kNr, p1 - j), nv = qceil(n, Q::kLanes);
+      // A short tail panel (run by pixel_dots) keeps its pixels' quads together: its depth loop
+      // then reads one cache line per 16 / n quads, not one per quad.
+      const int64_t row = Q::kPixelDot && n <= kPixelDotMaxLanes ? n * 4 : kNr * 4;
       if (pl.flat) {
         pack_flat_panel<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, j, p1,
-                           static_cast<uint8_t>(ep.in_zero), panel);
+                           static_cast<uint8_t>(ep.in_zero), row, panel);
       } else {
         PanelRun runs[kNr];
-        const int nruns = panel_runs(pl, j, min64(j + kNr, p1), oh0, runs);
-        pack_x4_panel<Q>(pl, x4, rph, runs, nruns, panel);
+        const int nruns = panel_runs(pl, j, j + n, oh0, runs);
+        pack_x4_panel<Q>(pl, x4, rph, runs, nruns, row, panel);
       }
       const QPanelSegs<Q> segs = panel_segs<Q>(j, p1);
       for (int64_t i = 0; i < rows; i += kMr) {
@@ -456,8 +473,8 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         rs.w_scale += i;
         if (rs.bias != nullptr) rs.bias += i;
         rs.base += i * plane;
-        kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kq, wp + (i / kMr) * w_panel, panel, rs,
-                                                       segs, o);
+        kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kq, wp + (i / kMr) * w_panel, panel, row,
+                                                       rs, segs, o);
       }
     }
   }

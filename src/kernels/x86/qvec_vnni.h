@@ -49,31 +49,63 @@ struct QVecVnni {
   using W = I;
   static W weight(const uint8_t* w) { return _mm512_set1_epi32(load32(w)); }
   static I dot_w(I acc, P x, W w) { return _mm512_dpbusd_epi32(acc, x, w); }
-  // One pixel against a weight panel, the output channels in the lanes: per quad q, the pixel's
-  // quad (at x + q * x_step) broadcast, the panel's kMr rows of quad q (32 bytes, row r in lane
-  // r) as the s8 operand. acc[r] = start[r] + sum over q; four chains hide vpdpbusd's latency.
+  // L neighbouring pixels (quads 4 bytes apart in a panel row) against a weight panel, the
+  // output channels in the lanes: per quad q, the panel's kMr rows of quad q (32 bytes, row r in
+  // lane r) loaded once as the s8 operand of every pixel, each pixel's quad (at x + q * x_step +
+  // 4 l) broadcast. acc[l][r] = start[r] + sum over q. U quads in flight per pixel (L x U >= 4
+  // chains) hide vpdpbusd's latency.
   static constexpr bool kPixelDot = true;
   static_assert(kMr == 8 && kWq == 4, "a panel quad step is one 8-lane vector");
-  static void pixel_dot(int64_t kq, const uint8_t* w, const uint8_t* x, int64_t x_step,
-                        const int32_t* start, int32_t* acc) {
-    __m256i c[4] = {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(start)),
-                    _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-    int64_t q = 0;
-    for (; q + 4 <= kq; q += 4) {
+  template <int L>
+  static void pixel_dots(int64_t kq, const uint8_t* w, const uint8_t* x, int64_t x_step,
+                         const int32_t* start, int32_t (*acc)[kMr]) {
+    constexpr int U = L == 1 ? 4 : 2;
+    __m256i c[U][L];
 #pragma GCC unroll 4
-      for (int u = 0; u < 4; ++u) {
-        c[u] = _mm256_dpbusd_epi32(
-            c[u], _mm256_set1_epi32(load32(x + (q + u) * x_step)),
-            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + (q + u) * 32)));
+    for (int l = 0; l < L; ++l) {
+      c[0][l] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start));
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) c[u][l] = _mm256_setzero_si256();
+    }
+    auto step = [&](int u, int64_t q) __attribute__((always_inline)) {
+      const __m256i wq = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + q * 32));
+#pragma GCC unroll 4
+      for (int l = 0; l < L; ++l) {
+        c[u][l] =
+            _mm256_dpbusd_epi32(c[u][l], _mm256_set1_epi32(load32(x + q * x_step + l * 4)), wq);
       }
+    };
+    int64_t q = 0;
+    if constexpr (L == 1) {
+      // Two quads a zmm (quad q in lanes 0-7, q + 1 in 8-15): half the dot products.
+      __m512i z[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                      _mm512_setzero_si512()};
+      for (; q + 8 <= kq; q += 8) {
+#pragma GCC unroll 4
+        for (int u = 0; u < 4; ++u) {
+          const int64_t p = q + 2 * u;
+          const __m512i xv = _mm512_mask_set1_epi32(_mm512_set1_epi32(load32(x + p * x_step)),
+                                                    0xFF00, load32(x + (p + 1) * x_step));
+          z[u] = _mm512_dpbusd_epi32(z[u], xv, _mm512_loadu_si512(w + p * 32));
+        }
+      }
+      const __m512i zs =
+          _mm512_add_epi32(_mm512_add_epi32(z[0], z[1]), _mm512_add_epi32(z[2], z[3]));
+      c[1][0] = _mm512_castsi512_si256(zs);
+      c[2][0] = _mm512_extracti64x4_epi64(zs, 1);
     }
-    for (; q < kq; ++q) {
-      c[0] = _mm256_dpbusd_epi32(c[0], _mm256_set1_epi32(load32(x + q * x_step)),
-                                 _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + q * 32)));
+    for (; q + U <= kq; q += U) {
+#pragma GCC unroll 4
+      for (int u = 0; u < U; ++u) step(u, q + u);
     }
-    const __m256i sum =
-        _mm256_add_epi32(_mm256_add_epi32(c[0], c[1]), _mm256_add_epi32(c[2], c[3]));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc), sum);
+    for (; q < kq; ++q) step(0, q);
+#pragma GCC unroll 4
+    for (int l = 0; l < L; ++l) {
+      __m256i sum = c[0][l];
+#pragma GCC unroll 4
+      for (int u = 1; u < U; ++u) sum = _mm256_add_epi32(sum, c[u][l]);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc[l]), sum);
+    }
   }
 
   // GEMM: a row's u8 quad broadcast, the s8 quads of kLanes columns of B from memory.
