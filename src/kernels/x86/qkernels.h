@@ -106,6 +106,9 @@ struct QConvPlan {
   int64_t m_blocks = 0, n_blocks = 0;
   int64_t tasks = 0;    // batch * group * n_blocks * m_blocks
   size_t x4_bytes = 0;  // a task's quad planes, slack included
+  // build_x4's interleaved input row: pad_left lanes of x_zero, the row's in_w quads, then
+  // x_zero lanes as far as any phase row's gather reads.
+  int64_t qrow_lanes = 0;
 };
 
 // Bytes past the patch panel and past the quad planes that a panel's runs (copied in whole

@@ -45,46 +45,6 @@ void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
 
 // --- quad planes -----------------------------------------------------------------------------
 
-// n / step for n >= 0, without a division for the usual strides (the divisions were a sixth of
-// a stride-2 layer's quad-plane building).
-inline int64_t div_step(int64_t n, int64_t step) {
-  return step == 1 ? n : step == 2 ? n >> 1 : n / step;
-}
-
-// dst[0, n) = fill, in 16-byte stores: up to 15 bytes past n are written too.
-inline void fill16(uint8_t* dst, int64_t n, __m128i fill) {
-  for (int64_t t = 0; t < n; t += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t), fill);
-}
-
-// dst[t] = src[iw0 + t * step] where that index is in [0, w), else fill, for t < count. Reads
-// src only within [0, w); writes up to 15 bytes past dst[count] (build_x4's rows are written in
-// order and padded, so the next row or the slack takes them).
-template <class Q>
-void gather_row(const uint8_t* src, int64_t iw0, int64_t step, int64_t w, int64_t count,
-                uint8_t fill, uint8_t* dst) {
-  const int64_t lo = iw0 >= 0 ? 0 : min64(count, div_step(-iw0 + step - 1, step));
-  const int64_t hi =
-      w - 1 - iw0 < 0 ? lo : max64(lo, min64(count, div_step(w - 1 - iw0, step) + 1));
-  const __m128i f = _mm_set1_epi8(static_cast<char>(fill));
-  fill16(dst, lo, f);
-  if (step == 1) {
-    std::memcpy(dst + lo, src + iw0 + lo, static_cast<size_t>(hi - lo));
-  } else if (step == 2) {  // the even bytes of 32 at a time, masked at the row's end
-    const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
-    for (int64_t t = lo; t < hi; t += 16) {
-      const int64_t at = iw0 + 2 * t;
-      const int n = static_cast<int>(min64(32, w - at));
-      const __m128i a = Q::load16(src + at, 0, n < 16 ? n : 16, f);
-      const __m128i b = n > 16 ? Q::load16(src + at + 16, 0, n - 16, f) : f;
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + t),
-                       _mm_unpacklo_epi64(_mm_shuffle_epi8(a, even), _mm_shuffle_epi8(b, even)));
-    }
-  } else {
-    for (int64_t t = lo; t < hi; ++t) dst[t] = src[iw0 + t * step];
-  }
-  fill16(dst + hi, count - hi, f);
-}
-
 // Four 16-byte vectors interleaved into 16 int32 lanes (vector j in byte j of each lane).
 inline void interleave16(__m128i a, __m128i b, __m128i c, __m128i d, uint8_t* dst) {
   const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
@@ -94,18 +54,6 @@ inline void interleave16(__m128i a, __m128i b, __m128i c, __m128i d, uint8_t* ds
   _mm_storeu_si128(out + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
   _mm_storeu_si128(out + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
   _mm_storeu_si128(out + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
-}
-
-// Four byte rows (stride `ld`) interleaved into `count` int32 lanes (row j in byte j), 16 at a
-// time; the last group may write up to 63 bytes past count * 4.
-inline void interleave4(const uint8_t* rows, int64_t ld, int64_t count, uint8_t* dst) {
-  for (int64_t t = 0; t < count; t += 16, dst += 64) {
-    const auto* r = reinterpret_cast<const __m128i*>(rows + t);
-    interleave16(_mm_loadu_si128(r),
-                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + ld + t)),
-                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 2 * ld + t)),
-                 _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows + 3 * ld + t)), dst);
-  }
 }
 
 // A 1x1, stride-1, unpadded convolution's patch panel straight from the input (xg: the image's
@@ -131,9 +79,6 @@ void pack_flat_panel(const QConvPlan& pl, const uint8_t* xg, int64_t j, int64_t 
   }
 }
 
-// Bytes of one row of `tmp` in build_x4 (a multiple of 16 covering wps).
-inline int64_t x4_tmp_row(const QConvPlan& pl) { return qceil(pl.wps, 16) * 16; }
-
 // True when some tap k < taps (dilation d) falls on stride phase `phase`: (k * d) % stride.
 inline bool phase_used(int64_t taps, int64_t d, int64_t stride, int64_t phase) {
   for (int64_t k = 0; k < taps && k < stride; ++k) {
@@ -142,40 +87,73 @@ inline bool phase_used(int64_t taps, int64_t d, int64_t stride, int64_t phase) {
   return false;
 }
 
+// Input row ih of the four channels of quad c4 interleaved into int32 lanes (channel j in byte
+// j) at qrow + pad_left lanes; missing channels read x_zero. Writes whole 16-lane groups (the
+// lanes past in_w hold x_zero quads).
+template <class Q>
+void interleave_input_row(const QConvPlan& pl, const uint8_t* xg, int64_t c4, int64_t ih,
+                          __m128i fill, uint8_t* qrow) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t hw = p.in_h * p.in_w;
+  const uint8_t* rows[4];
+  for (int64_t j = 0; j < 4; ++j) {
+    const int64_t c = c4 * 4 + j;
+    rows[j] = c < pl.cg ? xg + c * hw + ih * p.in_w : nullptr;
+  }
+  uint8_t* dst = qrow + p.pad_left * 4;
+  for (int64_t t = 0; t < p.in_w; t += 16, dst += 64) {
+    const int n = static_cast<int>(min64(16, p.in_w - t));
+    __m128i r[4];
+    for (int j = 0; j < 4; ++j)
+      r[j] = rows[j] != nullptr ? Q::load16(rows[j] + t, 0, n, fill) : fill;
+    interleave16(r[0], r[1], r[2], r[3], dst);
+  }
+}
+
+// dst[t] = src[t * step] for t < count, int32 lanes; writes exactly count lanes.
+inline void gather_quads(const uint8_t* src, int64_t step, int64_t count, uint8_t* dst) {
+  if (step == 1) {
+    std::memcpy(dst, src, static_cast<size_t>(count * 4));
+    return;
+  }
+  int64_t t = 0;
+  if (step == 2) {  // the even lanes of 8, 4 at a time
+    for (; t + 4 <= count; t += 4) {
+      const __m128 a = _mm_loadu_ps(reinterpret_cast<const float*>(src + t * 8));
+      const __m128 b = _mm_loadu_ps(reinterpret_cast<const float*>(src + t * 8 + 16));
+      _mm_storeu_ps(reinterpret_cast<float*>(dst + t * 4), _mm_shuffle_ps(a, b, 0x88));
+    }
+  }
+  for (; t < count; ++t) std::memcpy(dst + t * 4, src + t * step * 4, 4);
+}
+
 // The quad planes of one image and group (xg: its first channel) for the phase rows that output
 // rows [oh0, oh0 + rph - row_halo) read: [phase y][phase x][channel quad][rph][wps] int32 lanes,
-// x_zero where the padded input is outside the input (and in missing channels).
+// x_zero where the padded input is outside the input (and in missing channels). Each input row
+// is interleaved once (into qrow, pl.qrow_lanes lanes) and every column phase gathered from it.
 template <class Q>
 void build_x4(const QConvPlan& pl, const uint8_t* xg, uint8_t x_zero, int64_t oh0, int64_t rph,
-              uint8_t* x4, uint8_t* tmp) {
+              uint8_t* x4, uint8_t* qrow) {
   const cpu::Conv2DParams& p = pl.p;
-  const int64_t ld = x4_tmp_row(pl), hw = p.in_h * p.in_w;
-  uint8_t* dst = x4;
+  const __m128i fill = _mm_set1_epi8(static_cast<char>(x_zero));
+  std::memset(qrow, x_zero, static_cast<size_t>(pl.qrow_lanes * 4));
+  const int64_t row = pl.wps * 4, plane = rph * row, phase = pl.cq * plane;
   for (int64_t py = 0; py < p.stride_h; ++py) {
-    for (int64_t px = 0; px < p.stride_w; ++px) {
-      if (!phase_used(p.k_h, p.dil_h, p.stride_h, py) ||
-          !phase_used(p.k_w, p.dil_w, p.stride_w, px)) {
-        dst += pl.cq * rph * pl.wps * 4;  // never read (a 1x1 stride-2 kernel reads 1 of 4)
-        continue;
-      }
-      for (int64_t c4 = 0; c4 < pl.cq; ++c4) {
-        for (int64_t rr = 0; rr < rph; ++rr, dst += pl.wps * 4) {
-          const int64_t ih = (oh0 + rr) * p.stride_h + py - p.pad_top;
-          if (ih < 0 || ih >= p.in_h) {
-            std::memset(dst, x_zero, static_cast<size_t>(pl.wps * 4));
-            continue;
+    if (!phase_used(p.k_h, p.dil_h, p.stride_h, py)) continue;  // never read
+    uint8_t* const x4y = x4 + py * p.stride_w * phase;
+    for (int64_t c4 = 0; c4 < pl.cq; ++c4) {
+      for (int64_t rr = 0; rr < rph; ++rr) {
+        const int64_t ih = (oh0 + rr) * p.stride_h + py - p.pad_top;
+        const bool inside = ih >= 0 && ih < p.in_h;
+        if (inside) interleave_input_row<Q>(pl, xg, c4, ih, fill, qrow);
+        for (int64_t px = 0; px < p.stride_w; ++px) {
+          if (!phase_used(p.k_w, p.dil_w, p.stride_w, px)) continue;
+          uint8_t* dst = x4y + px * phase + c4 * plane + rr * row;
+          if (inside) {
+            gather_quads(qrow + px * 4, p.stride_w, pl.wps, dst);
+          } else {
+            std::memset(dst, x_zero, static_cast<size_t>(row));
           }
-          for (int64_t j = 0; j < 4; ++j) {
-            const int64_t c = c4 * 4 + j;
-            uint8_t* row = tmp + j * ld;
-            if (c >= pl.cg) {
-              std::memset(row, x_zero, static_cast<size_t>(pl.wps));
-            } else {
-              gather_row<Q>(xg + c * hw + ih * p.in_w, px - p.pad_left, p.stride_w, p.in_w, pl.wps,
-                            x_zero, row);
-            }
-          }
-          interleave4(tmp, ld, pl.wps, dst);
         }
       }
     }
@@ -428,8 +406,8 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
   const QOut<Q> o(ep, y);
   const cpu::Conv2DParams& p = pl.p;
   uint8_t* panel = scratch;
-  uint8_t* tmp = panel + qround64(pl.kq * kNr * 4 + kQPanelCopySlack);
-  uint8_t* x4 = tmp + qround64(4 * x4_tmp_row(pl) + 64);
+  uint8_t* qrow = panel + qround64(pl.kq * kNr * 4 + kQPanelCopySlack);
+  uint8_t* x4 = qrow + qround64(pl.qrow_lanes * 4);
   const int64_t w_panel = pl.kq * kMr * Q::kWq;
   const int64_t w_group = qceil(pl.mg, kMr) * w_panel;
   const auto* wsum = reinterpret_cast<const int32_t*>(packed + qround64(p.group * w_group));
@@ -445,7 +423,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
     const int64_t oh0 = p0 / p.out_w, rph = (p1 - 1) / p.out_w - oh0 + 1 + pl.row_halo;
     if (!pl.flat && built != t / pl.m_blocks) {
       build_x4<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w,
-                  static_cast<uint8_t>(ep.in_zero), oh0, rph, x4, tmp);
+                  static_cast<uint8_t>(ep.in_zero), oh0, rph, x4, qrow);
       built = t / pl.m_blocks;
     }
     const int64_t m = g * pl.mg + m0;

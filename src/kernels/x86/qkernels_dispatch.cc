@@ -40,12 +40,12 @@ int64_t phases_used(int64_t k, int64_t d, int64_t stride) {
 //   lanes a pixel. Uncharged, ResNet-50's 1x1 layers on 56x56 planes (64 -> 64, 64 -> 256) tied
 //   with the pixel split and were cut over output channels: both threads packed every panel and
 //   read all of the input, and 2 threads ran 64 -> 64 no faster than 1.
-// - build_x4 per quad plane row: per used phase and channel quad, four byte rows gathered and
-//   interleaved, about 50 + 1.5 * wps cycles (from ResNet-50's stride-2 layers, where rows are
-//   short and the per-row work dominates; perf on the 3x3 128@56 one, 1 thread: building the
-//   quad planes and copying the patches take about a third of the kernel's time). Ignoring it split
-//   such layers over output channels, and both threads built the same quad planes: 2 threads ran
-//   them only 1.24x faster than 1.
+// - build_x4 per quad plane row: about 15 + wps cycles (1 thread, each layer timed with and
+//   without rebuilding its quad planes: 21-58 cycles a phase row on ResNet-50's 3x3 layers,
+//   2026-11-29, after each input row became interleaved once for all its column phases; before,
+//   four byte rows were gathered per phase row and the cost was 50 + 1.5 * wps). Ignoring it split
+//   stride-2 layers over output channels, and both threads built the same quad planes: 2 threads
+//   ran them only 1.24x faster than 1.
 // - Pixel blocks of whole output rows are candidates: one that starts mid-row builds the quad
 //   planes of the rows it shares with its neighbour again. ResNet-50's 784-pixel layers had been
 //   cut 432 + 352 pixels (15.4 rows) or over channels; in whole rows, 2 threads: 3x3 s2 128@56
@@ -58,7 +58,7 @@ BlockSetup quad_plane_setup(const QConvPlan& pl) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t phases =
       phases_used(p.k_h, p.dil_h, p.stride_h) * phases_used(p.k_w, p.dil_w, p.stride_w);
-  const int64_t cycles = phases * pl.cq * (100 + 3 * pl.wps) / 2;
+  const int64_t cycles = phases * pl.cq * (30 + 2 * pl.wps) / 2;
   s.per_row = std::max<int64_t>(1, cycles * 16 / std::max<int64_t>(pl.kq, 1));
   s.row = std::max<int64_t>(1, p.out_w);
   s.extra_rows = 1 + pl.row_halo;
@@ -144,6 +144,9 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   // is within a row). (A flat plan builds none.)
   pl.x4_bytes =
       pl.flat ? 0 : round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 + kQPanelCopySlack);
+  // A phase row's lane t reads lane pad_left + t * stride + phase; a stride-2 gather reads 8 lanes
+  // for 4 (qkernels_conv_impl.h's gather_quads); the interleave writes whole 16-lane groups.
+  pl.qrow_lanes = p.pad_left + std::max(round_up(p.in_w, 16), (pl.wps + 4) * p.stride_w) + 16;
   return pl;
 }
 
@@ -162,9 +165,9 @@ void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, u
 }
 
 size_t qconv_scratch_bytes(const QConvPlan& plan) {
-  // The patch panel, build_x4's four byte rows, the quad planes (qkernels_conv_impl.h).
-  return round64(plan.kq * plan.bl.nr * 4 + kQPanelCopySlack) +
-         round64(4 * round_up(plan.wps, 16) + 64) + plan.x4_bytes;
+  // The patch panel, build_x4's interleaved row, the quad planes (qkernels_conv_impl.h).
+  return round64(plan.kq * plan.bl.nr * 4 + kQPanelCopySlack) + round64(plan.qrow_lanes * 4) +
+         plan.x4_bytes;
 }
 
 void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
