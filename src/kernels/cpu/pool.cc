@@ -106,20 +106,19 @@ template <typename T>
 void max_pool2d_typed(const Pool2DParams& p, const T* x, T* y, int64_t row_begin, int64_t row_end) {
   constexpr int64_t kBuf = 4096 / sizeof(T);  // elements of the row buffer on the stack
   const int64_t extent = (p.k_w - 1) * p.dil_w + 1;
-  if (extent > kBuf) {  // a window wider than the buffer: tap by tap
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      T* yr = y + r * p.out_w;
-      std::fill(yr, yr + p.out_w, std::numeric_limits<T>::lowest());
-      pool_row(p, x + (r / p.out_h) * p.in_h * p.in_w, r % p.out_h, yr, max_op<T>);
-    }
-    return;
-  }
   alignas(64) T buf[kBuf];
   const int64_t seg = (kBuf - extent) / p.stride_w + 1;  // outputs per segment
   for (int64_t r = row_begin; r < row_end; ++r) {
-    const T* xp = x + (r / p.out_h) * p.in_h * p.in_w;
+    const int64_t plane = r % p.planes, oh = r / p.planes;  // see max_pool2d
+    const T* xp = x + plane * p.in_h * p.in_w;
+    T* yr = y + (plane * p.out_h + oh) * p.out_w;
+    if (extent > kBuf) {  // a window wider than the buffer: tap by tap
+      std::fill(yr, yr + p.out_w, std::numeric_limits<T>::lowest());
+      pool_row(p, xp, oh, yr, max_op<T>);
+      continue;
+    }
     for (int64_t o0 = 0; o0 < p.out_w; o0 += seg) {
-      max_pool_segment(p, xp, r % p.out_h, o0, std::min(p.out_w, o0 + seg), buf, y + r * p.out_w);
+      max_pool_segment(p, xp, oh, o0, std::min(p.out_w, o0 + seg), buf, yr);
     }
   }
 }

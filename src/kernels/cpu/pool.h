@@ -31,11 +31,14 @@ struct Pool2DParams {
 };
 
 // The kernels compute output rows [row_begin, row_end) of the planes * out_h rows (threads take
-// disjoint ranges).
+// disjoint ranges), plane by plane (row r: plane r / out_h) unless said otherwise.
 inline int64_t pool2d_rows(const Pool2DParams& p) { return p.planes * p.out_h; }
 
 // A window lying entirely in the padding gives lowest(), as the reference does; NaN inputs are
-// skipped.
+// skipped. Row r is output row r / planes of plane r % planes: a thread's range of rows is a band
+// of every plane, the band a convolution split over pixels wrote before it and the next one reads
+// (INT8 ResNet-50, whose stem splits its rows, 2 threads: the two 1x1 layers after the pooling
+// 0.057 -> 0.043 and 0.154 -> 0.145 ms than after plane-major ranges).
 void max_pool2d(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
                 int64_t row_end);
 // The same on uint8 (a quantized tensor: the max commutes with the quantization).
