@@ -1,4 +1,6 @@
 // MaxPool, AveragePool and their global forms with the builtin pooling kernels.
+#include "tactics/builtin_pool.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,49 +21,6 @@ namespace {
 namespace cpu = kernels::cpu;
 
 enum class PoolKind { kMax, kAverage };
-
-// The window as the shape function reads it (ceil_mode exists from opset 10), resolved for X's
-// concrete dims, with the output dims checked against Y.
-Result<cpu::Pool2DParams> pool_params(const ir::Node& node, int since_version, const TensorView& x,
-                                      const TensorView& y) {
-  const ops::NodeContext ctx(node, since_version);
-  const auto spatial = static_cast<size_t>(x.rank() - 2);
-  ops::WindowAttrs w;
-  KILN_RETURN_IF_ERROR(ops::read_kernel_shape(ctx, spatial, /*required=*/true, w));
-  KILN_RETURN_IF_ERROR(ops::read_window_attrs(ctx, w, /*with_ceil_mode=*/since_version >= 10));
-  Dims want{x.dim(0), x.dim(1)};
-  int64_t in[2] = {1, 1}, out[2] = {1, 1}, k[2] = {1, 1}, s[2] = {1, 1}, dil[2] = {1, 1};
-  int64_t pb[2] = {0, 0}, pe[2] = {0, 0};
-  for (size_t d = 0; d < spatial; ++d) {
-    const size_t slot = d + 2 - spatial;  // 1-D pooling fills the width slot only
-    in[slot] = x.dim(static_cast<int>(d + 2));
-    out[slot] = ops::window_out_dim(w, d, in[slot]);
-    want.push_back(out[slot]);
-    k[slot] = w.kernel[d];
-    s[slot] = w.strides[d];
-    dil[slot] = w.dilations[d];
-    std::tie(pb[slot], pe[slot]) = ops::window_pads(w, d, in[slot]);
-  }
-  if (!same_dims(y, want)) {
-    return layer_error(node, "output is [{}] but the window gives [{}]", dims_to_string(y.dims),
-                       dims_to_string(want));
-  }
-  return cpu::Pool2DParams{x.dim(0) * x.dim(1),
-                           in[0],
-                           in[1],
-                           out[0],
-                           out[1],
-                           k[0],
-                           k[1],
-                           s[0],
-                           s[1],
-                           dil[0],
-                           dil[1],
-                           pb[0],
-                           pb[1],
-                           pe[0],
-                           pe[1]};
-}
 
 class PoolKernel final : public LayerKernel {
  public:
@@ -238,6 +197,47 @@ class BlockedMaxPoolTactic final : public BuiltinTactic {
 };
 
 }  // namespace
+
+Result<kernels::cpu::Pool2DParams> pool_params(const ir::Node& node, int since_version,
+                                               const TensorView& x, const TensorView& y) {
+  const ops::NodeContext ctx(node, since_version);
+  const auto spatial = static_cast<size_t>(x.rank() - 2);
+  ops::WindowAttrs w;
+  KILN_RETURN_IF_ERROR(ops::read_kernel_shape(ctx, spatial, /*required=*/true, w));
+  KILN_RETURN_IF_ERROR(ops::read_window_attrs(ctx, w, /*with_ceil_mode=*/since_version >= 10));
+  Dims want{x.dim(0), x.dim(1)};
+  int64_t in[2] = {1, 1}, out[2] = {1, 1}, k[2] = {1, 1}, s[2] = {1, 1}, dil[2] = {1, 1};
+  int64_t pb[2] = {0, 0}, pe[2] = {0, 0};
+  for (size_t d = 0; d < spatial; ++d) {
+    const size_t slot = d + 2 - spatial;  // 1-D pooling fills the width slot only
+    in[slot] = x.dim(static_cast<int>(d + 2));
+    out[slot] = ops::window_out_dim(w, d, in[slot]);
+    want.push_back(out[slot]);
+    k[slot] = w.kernel[d];
+    s[slot] = w.strides[d];
+    dil[slot] = w.dilations[d];
+    std::tie(pb[slot], pe[slot]) = ops::window_pads(w, d, in[slot]);
+  }
+  if (!same_dims(y, want)) {
+    return layer_error(node, "output is [{}] but the window gives [{}]", dims_to_string(y.dims),
+                       dims_to_string(want));
+  }
+  return kernels::cpu::Pool2DParams{x.dim(0) * x.dim(1),
+                                    in[0],
+                                    in[1],
+                                    out[0],
+                                    out[1],
+                                    k[0],
+                                    k[1],
+                                    s[0],
+                                    s[1],
+                                    dil[0],
+                                    dil[1],
+                                    pb[0],
+                                    pb[1],
+                                    pe[0],
+                                    pe[1]};
+}
 
 void append_pool_tactics(std::vector<const Tactic*>& out) {
   static const PoolTactic max_pool("pool.max.f32", "MaxPool", PoolKind::kMax);

@@ -23,6 +23,10 @@
 
 namespace kiln::kernels::x86 {
 KILN_X86_DECLARE_QISA(vnni)
+namespace vnni {
+void max_pool_u8(const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y, int64_t begin,
+                 int64_t end);
+}  // namespace vnni
 KILN_X86_DECLARE_QISA(qavx2)
 
 // vpmaddubsw (qkernels_avx2_maddubs.cc): the convolutions and the GEMM (no quantize kernels).

@@ -30,6 +30,7 @@
 #include <string>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/pool.h"
 #include "kernels/ref/qconv.h"
 
 namespace kiln::kernels::x86 {
@@ -182,5 +183,21 @@ void quantize_per_tensor(QIsa isa, const float* x, float scale, int32_t zero, bo
                          void* y, int64_t begin, int64_t end);
 void dequantize_per_tensor(QIsa isa, const void* x, float scale, int32_t zero, bool is_signed,
                            float* y, int64_t begin, int64_t end);
+
+// --- uint8 max pooling (AVX-512 BW, in the VNNI unit) -------------------------------------------
+// cpu::max_pool2d's result and row numbering (kernels/cpu/pool.h), whole rows in vectors: the max
+// over the window's input rows into a zero-padded row buffer (uint8's lowest is 0, so padding
+// needs no test), then over the taps along it; stride 2 splits the buffer into its even and odd
+// bytes first, so every tap is one unaligned load. The portable form's per-row loops with scalar
+// tails cost more than the arithmetic on ResNet-50's 56-wide rows.
+
+// Bytes of the row buffer a layer needs; the kernel applies when stride_w is 1 or 2 and this is
+// at most kQMaxPoolBufBytes.
+inline constexpr int64_t kQMaxPoolBufBytes = 4096;
+int64_t qmax_pool_buf_bytes(const cpu::Pool2DParams& p);
+bool qmax_pool_applies(const cpu::Pool2DParams& p);
+// Rows [row_begin, row_end); isa must be kAvx512Vnni.
+void qmax_pool_run(QIsa isa, const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y,
+                   int64_t row_begin, int64_t row_end);
 
 }  // namespace kiln::kernels::x86

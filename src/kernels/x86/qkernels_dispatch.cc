@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 #include <optional>
 
@@ -329,6 +330,29 @@ void dequantize_per_tensor(QIsa isa, const void* x, float scale, int32_t zero, b
     return vnni::dequantize_per_tensor(x, scale, zero, is_signed, y, begin, end);
   }
   return qavx2::dequantize_per_tensor(x, scale, zero, is_signed, y, begin, end);
+}
+
+// --- uint8 max pooling ----------------------------------------------------------------------
+
+int64_t qmax_pool_buf_bytes(const cpu::Pool2DParams& p) {
+  // The vertical pass writes whole 64-byte groups of the row after pad_left zeros; stride 1 reads
+  // a 64-byte vector at every tap of every output group; stride 2 splits whole 128-byte groups
+  // into the even and odd halves its taps read.
+  const int64_t out = round_up(p.out_w, 64), reach = (p.k_w - 1) * p.dil_w;
+  const int64_t taps = p.stride_w == 1 ? out + reach + 64 : 2 * round_up(out + reach / 2 + 1, 64);
+  return round_up(std::max(p.pad_left + round_up(p.in_w, 64), taps), 128);
+}
+
+bool qmax_pool_applies(const cpu::Pool2DParams& p) {
+  return (p.stride_w == 1 || p.stride_w == 2) && p.k_w >= 1 && p.dil_w >= 1 && p.dil_h >= 1 &&
+         qmax_pool_buf_bytes(p) <= kQMaxPoolBufBytes;
+}
+
+void qmax_pool_run(QIsa isa, const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y,
+                   int64_t row_begin, int64_t row_end) {
+  assert(isa == QIsa::kAvx512Vnni && qmax_pool_applies(p));
+  (void)isa;
+  vnni::max_pool_u8(p, x, y, row_begin, row_end);
 }
 
 }  // namespace kiln::kernels::x86

@@ -6,8 +6,18 @@
 #include "kernels/x86/qisa_entry.h"
 #include "kernels/x86/qkernels_dw_impl.h"
 #include "kernels/x86/qkernels_gemm_impl.h"
+#include "kernels/x86/qkernels_pool_impl.h"
 #include "kernels/x86/qkernels_qdq_impl.h"
 
 #define KILN_X86_QISA vnni
 #define KILN_X86_QVEC QVecVnni
 #include "kernels/x86/qkernels_isa.inc"
+
+namespace kiln::kernels::x86::vnni {
+
+void max_pool_u8(const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y, int64_t begin,
+                 int64_t end) {
+  qmax_pool_rows(p, x, y, begin, end);
+}
+
+}  // namespace kiln::kernels::x86::vnni

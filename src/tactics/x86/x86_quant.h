@@ -43,5 +43,6 @@ inline Tensor packed_bytes(size_t n) { return Tensor(DType::kU8, {static_cast<in
 void append_x86_qconv_tactics(std::vector<const Tactic*>& out);  // x86_qconv.cc
 void append_x86_qgemm_tactics(std::vector<const Tactic*>& out);  // x86_qgemm.cc
 void append_x86_qdq_tactics(std::vector<const Tactic*>& out);    // x86_qdq.cc
+void append_x86_qpool_tactics(std::vector<const Tactic*>& out);  // x86_qpool.cc
 
 }  // namespace kiln::tactics::x86

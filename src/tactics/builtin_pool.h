@@ -1,0 +1,14 @@
+#pragma once
+// What the pooling tactics share (builtin_pool.cc, x86/x86_qpool.cc): a pooling node's window.
+
+#include "kernels/cpu/pool.h"
+#include "tactics/tactic.h"
+
+namespace kiln::tactics::builtin {
+
+// The window as the shape function reads it (ceil_mode exists from opset 10), resolved for X's
+// concrete dims (rank 3 or 4), with the output dims checked against Y.
+Result<kernels::cpu::Pool2DParams> pool_params(const ir::Node& node, int since_version,
+                                               const TensorView& x, const TensorView& y);
+
+}  // namespace kiln::tactics::builtin

@@ -1,0 +1,78 @@
+// MaxPool of a uint8 tensor (quant/maxpool_hoist.h puts it on the INT8 side) with the AVX-512
+// kernel of kernels/x86/qkernels.h; a window it does not take (stride_w above 2, a row too wide
+// for its buffer) runs the portable kernel, as pool.max.u8 does.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/pool.h"
+#include "parallel/thread_pool.h"
+#include "tactics/builtin_pool.h"
+#include "tactics/builtin_util.h"
+#include "tactics/x86/x86_quant.h"
+
+namespace kiln::tactics::x86 {
+namespace {
+
+namespace cpu = kernels::cpu;
+
+class QMaxPoolKernel final : public LayerKernel {
+ public:
+  QMaxPoolKernel(const LayerSpec& spec, kx::QIsa isa)
+      : node_(*spec.node), since_version_(spec.since_version), isa_(isa) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    KILN_ASSIGN_OR_RETURN(p_, builtin::pool_params(node_, since_version_, in[0], out[0]));
+    fast_ = kx::qmax_pool_applies(p_);
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const auto* x = static_cast<const uint8_t*>(in[0].data);
+    auto* y = static_cast<uint8_t*>(out[0].data);
+    const int64_t grain =
+        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p_.out_w * p_.k_h * p_.k_w));
+    parallel::parallel_for(thread_pool(), cpu::pool2d_rows(p_), grain, [&](int64_t b, int64_t e) {
+      if (fast_) {
+        kx::qmax_pool_run(isa_, p_, x, y, b, e);
+      } else {
+        cpu::max_pool2d(p_, x, y, b, e);
+      }
+    });
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  int since_version_;
+  kx::QIsa isa_;
+  cpu::Pool2DParams p_;
+  bool fast_ = false;
+};
+
+class QMaxPoolTactic final : public X86QuantTactic {
+ public:
+  QMaxPoolTactic() : X86QuantTactic("pool.max.u8.avx512", "", "MaxPool", kx::QIsa::kAvx512Vnni) {}
+
+  std::string why_not(const LayerSpec& spec) const override {
+    const auto& outs = spec.node->outputs;
+    if (outs.size() > 1 && outs[1] != ir::kNoValue) return "the Indices output is not produced";
+    if (spec.inputs[0].dtype != DType::kU8 || spec.outputs[0].dtype != DType::kU8) {
+      return fmt::format("takes uint8, not {}", dtype_name(spec.inputs[0].dtype));
+    }
+    return builtin::require_rank(spec, 0, 3, 4);
+  }
+
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new QMaxPoolKernel(spec, qisa()));
+  }
+};
+
+}  // namespace
+
+void append_x86_qpool_tactics(std::vector<const Tactic*>& out) {
+  static const QMaxPoolTactic max_pool;
+  out.push_back(&max_pool);
+}
+
+}  // namespace kiln::tactics::x86
