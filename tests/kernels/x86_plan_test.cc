@@ -78,6 +78,19 @@ TEST(X86QConvPlan, TwoThreadsSplitLargePlaneOneByOneLayersOverPixels) {
   }
 }
 
+// A flat layer's pixel blocks may end at any vector: ResNet-50's 512 -> 128 layers on 28x28
+// planes had only whole panels to split (432 + 352 pixels) and were cut over output channels,
+// both threads packing every panel; in whole vectors they split 400 + 384.
+TEST(X86QConvPlan, TwoThreadsSplitFlatLayersInWholeVectors) {
+  const ConvGeom g{.cin = 512, .cout = 128, .h = 28, .w = 28, .kh = 1, .kw = 1};
+  const kx::QConvPlan pl = kx::plan_qconv(kx::QIsa::kAvx512Vnni, conv2d_params(g), 2);
+  ASSERT_TRUE(pl.flat);
+  EXPECT_EQ(pl.m_blocks, 1);
+  EXPECT_EQ(pl.n_blocks, 2);
+  EXPECT_EQ(pl.nc % pl.bl.lanes, 0);
+  EXPECT_LE(pl.nc - (pl.nw - pl.nc), pl.bl.lanes);  // the two blocks within a vector
+}
+
 // A pixel block that starts mid-row builds the quad planes of the rows it shares with its
 // neighbour again: ResNet-50's 784-pixel layers were cut 432 + 352 (15.4 rows), or over output
 // channels with every thread building and copying every patch.

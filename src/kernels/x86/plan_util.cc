@@ -64,8 +64,13 @@ Split split_tasks(int64_t m, int64_t n, int64_t units, int64_t mr, int64_t nr, i
   for (int64_t nb = area_cap > 0 ? 1 : n0; nb <= n_max; ++nb) {
     for (int64_t mb = m0; mb <= m_max; ++mb) {
       consider(blocks(m, n, mb, nb, mr, nr));
-      // A block that starts mid-row builds the rows it shares with its neighbour a second time.
-      if (setup.per_row > 0) consider(blocks(m, n, mb, nb, mr, setup.row));
+      // A block that starts mid-row builds the rows it shares with its neighbour a second time;
+      // blocks with no row setup may end at any vector (a flat INT8 1x1 layer's pixels).
+      if (setup.per_row > 0) {
+        consider(blocks(m, n, mb, nb, mr, setup.row));
+      } else if (setup.col_grain > 0) {
+        consider(blocks(m, n, mb, nb, mr, setup.col_grain));
+      }
     }
   }
   return best;
