@@ -2,6 +2,7 @@
 // (Relu, Affine, HardSigmoid) or sigmoid at exact points (sigmoid(0) = 0.5, sigmoid(ln 3) = 0.75)
 // so that every expected value is computed by hand from the ONNX equations.
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "elementwise_test_util.h"
@@ -53,6 +54,20 @@ TEST(Rnn, SimpleRnnForwardAndReverse) {
   const double h1 = std::tanh(0.5);
   const OpCase d = rnn_case("RNN", simple_rnn_inputs(), attrs({{"hidden_size", int64_t{1}}}));
   expect_output(d, t<float>({1, 1, 1}, {static_cast<float>(std::tanh(1.0 + 0.25 * h1))}), 1);
+}
+
+// A NaN input stays NaN through Relu and HardSigmoid, as the Relu and HardSigmoid ops keep it (a
+// max / min against the bounds had turned it into 0 and 1).
+TEST(Rnn, NanPassesThroughReluAndHardSigmoid) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  Inputs in = simple_rnn_inputs();
+  in[0] = t<float>({2, 1, 1}, {nan, 2});
+  const OpCase relu = rnn_case("RNN", in, relu_rnn());
+  expect_output(relu, t<float>({2, 1, 1, 1}, {nan, nan}), 0);
+  const OpCase hard = rnn_case("RNN", in,
+                               attrs({{"hidden_size", int64_t{1}},
+                                      {"activations", std::vector<std::string>{"HardSigmoid"}}}));
+  expect_output(hard, t<float>({2, 1, 1, 1}, {nan, nan}), 0);
 }
 
 TEST(Rnn, Bidirectional) {

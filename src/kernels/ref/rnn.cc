@@ -13,7 +13,7 @@ double activate(const RnnActivation& a, double v) {
   const double beta = a.beta;
   switch (a.kind) {
     case RnnActivationKind::kRelu:
-      return std::max(0.0, v);
+      return v < 0 ? 0.0 : v;  // NaN stays NaN, as the Relu op (std::max would give 0)
     case RnnActivationKind::kTanh:
       return std::tanh(v);
     case RnnActivationKind::kSigmoid:
@@ -27,7 +27,7 @@ double activate(const RnnActivation& a, double v) {
     case RnnActivationKind::kScaledTanh:
       return alpha * std::tanh(beta * v);
     case RnnActivationKind::kHardSigmoid:
-      return std::max(0.0, std::min(1.0, alpha * v + beta));
+      return std::clamp(alpha * v + beta, 0.0, 1.0);  // NaN stays NaN, as the HardSigmoid op
     case RnnActivationKind::kElu:
       return v < 0 ? alpha * std::expm1(v) : v;
     case RnnActivationKind::kSoftsign:
