@@ -45,6 +45,10 @@ TEST(X86ConvTactic, Im2colOverPixelAndDepthBlocks) {
       {.cin = 3, .cout = 8, .h = 17, .w = 19, .kh = 7, .kw = 7, .stride = 2, .pad = 3},  // a stem
       {.cin = 2, .cout = 4, .h = 5, .w = 6, .kh = 5, .kw = 1, .pad = 2},
       {.cin = 16, .cout = 16, .h = 1, .w = 1, .pad = 1},
+      // Strides past 2: a ViT-style patch embedding (kernel = stride, rows inside the input) and
+      // a padded stride 3 whose rows start and end outside it.
+      {.cin = 3, .cout = 24, .h = 32, .w = 48, .kh = 8, .kw = 8, .stride = 8},
+      {.cin = 4, .cout = 10, .h = 13, .w = 14, .kh = 3, .kw = 3, .stride = 3, .pad = 1},
   };
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : cases) {

@@ -114,6 +114,9 @@ void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t k
         copy_row_segment<T>(xc + ih * g.in_w, iw0, g.in_w, d, r.len);
       } else if (g.s_w == 2) {
         copy_row_segment_s2<T>(xc + ih * g.in_w, iw0, g.in_w, d, r.len);
+      } else if (iw0 >= 0 && iw0 + (r.len - 1) * g.s_w < g.in_w) {  // inside the row
+        const float* row = xc + ih * g.in_w + iw0;
+        for (int64_t q = 0; q < r.len; ++q) d[q] = row[q * g.s_w];
       } else {
         const float* row = xc + ih * g.in_w;
         for (int64_t q = 0; q < r.len; ++q) {
