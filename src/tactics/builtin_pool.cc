@@ -77,24 +77,13 @@ class PoolTactic final : public BuiltinTactic {
   PoolTactic(std::string_view name, std::string_view op, PoolKind kind, bool u8 = false)
       : BuiltinTactic(name, op), kind_(kind), u8_(u8) {}
   std::string why_not(const LayerSpec& spec) const override {
-    const auto& outs = spec.node->outputs;
-    if (outs.size() > 1 && outs[1] != ir::kNoValue) return "the Indices output is not produced";
-    std::string why = u8_ ? require_u8_pool(spec) : require_f32(spec);
-    if (why.empty()) why = require_rank(spec, 0, 3, 4);
-    return why;
+    return pool_why_not(spec, u8_ ? DType::kU8 : DType::kF32);
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     return std::unique_ptr<LayerKernel>(new PoolKernel(spec, kind_));
   }
 
  private:
-  static std::string require_u8_pool(const LayerSpec& spec) {
-    if (spec.inputs[0].dtype != DType::kU8 || spec.outputs[0].dtype != DType::kU8) {
-      return fmt::format("takes uint8, not {}", dtype_name(spec.inputs[0].dtype));
-    }
-    return "";
-  }
-
   PoolKind kind_;
   bool u8_;
 };
@@ -237,6 +226,21 @@ Result<kernels::cpu::Pool2DParams> pool_params(const ir::Node& node, int since_v
                                     pb[1],
                                     pe[0],
                                     pe[1]};
+}
+
+std::string pool_why_not(const LayerSpec& spec, DType dtype) {
+  const auto& outs = spec.node->outputs;
+  if (outs.size() > 1 && outs[1] != ir::kNoValue) return "the Indices output is not produced";
+  std::string why;
+  if (dtype == DType::kU8) {
+    if (spec.inputs[0].dtype != DType::kU8 || spec.outputs[0].dtype != DType::kU8) {
+      why = fmt::format("takes uint8, not {}", dtype_name(spec.inputs[0].dtype));
+    }
+  } else {
+    why = require_f32(spec);
+  }
+  if (why.empty()) why = require_rank(spec, 0, 3, 4);
+  return why;
 }
 
 void append_pool_tactics(std::vector<const Tactic*>& out) {

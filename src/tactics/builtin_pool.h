@@ -11,4 +11,9 @@ namespace kiln::tactics::builtin {
 Result<kernels::cpu::Pool2DParams> pool_params(const ir::Node& node, int since_version,
                                                const TensorView& x, const TensorView& y);
 
+// Why a MaxPool / AveragePool tactic of `dtype` (float32, or uint8 for a quantized MaxPool)
+// cannot run the layer: the Indices output, another dtype, a rank other than 3 or 4; "" when it
+// can.
+std::string pool_why_not(const LayerSpec& spec, DType dtype);
+
 }  // namespace kiln::tactics::builtin

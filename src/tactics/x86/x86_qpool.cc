@@ -1,14 +1,11 @@
 // MaxPool of a uint8 tensor (quant/maxpool_hoist.h puts it on the INT8 side) with the AVX-512
 // kernel of kernels/x86/qkernels.h; a window it does not take (stride_w above 2, a row too wide
 // for its buffer) runs the portable kernel, as pool.max.u8 does.
-#include <fmt/format.h>
-
 #include <algorithm>
 
 #include "kernels/cpu/pool.h"
 #include "parallel/thread_pool.h"
 #include "tactics/builtin_pool.h"
-#include "tactics/builtin_util.h"
 #include "tactics/x86/x86_quant.h"
 
 namespace kiln::tactics::x86 {
@@ -55,12 +52,7 @@ class QMaxPoolTactic final : public X86QuantTactic {
   QMaxPoolTactic() : X86QuantTactic("pool.max.u8.avx512", "", "MaxPool", kx::QIsa::kAvx512Vnni) {}
 
   std::string why_not(const LayerSpec& spec) const override {
-    const auto& outs = spec.node->outputs;
-    if (outs.size() > 1 && outs[1] != ir::kNoValue) return "the Indices output is not produced";
-    if (spec.inputs[0].dtype != DType::kU8 || spec.outputs[0].dtype != DType::kU8) {
-      return fmt::format("takes uint8, not {}", dtype_name(spec.inputs[0].dtype));
-    }
-    return builtin::require_rank(spec, 0, 3, 4);
+    return builtin::pool_why_not(spec, DType::kU8);
   }
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
