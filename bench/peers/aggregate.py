@@ -70,9 +70,29 @@ RATIO_OF = {"onnxruntime": ("kiln", "onnxruntime"), "pytorch": ("kiln", "pytorch
             "kiln-int8-w7": ("kiln-int8-w7", "onnxruntime-qdq")}
 
 
-def ratios(agg):
+def paired_ratios(rows):
+    """{(model, batch, threads, engine): (median, count)} of num p50 / den p50 within each repeat,
+    (num, den) = RATIO_OF[engine], over the repeats where both measured. On a host whose speed
+    drifts between repeats this is steadier than the ratio of the medians, whose numerator and
+    denominator may come from different repeats."""
+    p50 = {}
+    for r in rows:
+        if "error" not in r and "p50_ms" in r:
+            p50[(r["model"], r["batch"], r["threads"], r.get("repeat"), r["engine"])] = r["p50_ms"]
+    per = {}
+    for (m, b, t, rep, e) in p50:
+        for peer, (num, den) in RATIO_OF.items():
+            if e == num and (m, b, t, rep, den) in p50:
+                per.setdefault((m, b, t, peer), []).append(p50[(m, b, t, rep, num)] /
+                                                           p50[(m, b, t, rep, den)])
+    return {k: (statistics.median(v), len(v)) for k, v in per.items()}
+
+
+def ratios(agg, rows=None):
     """{(model, batch, threads, engine): {"p50": num p50 / den p50, "img_s": num img/s / den img/s}}
-    with (num, den) = RATIO_OF[engine], for every cell where both measured."""
+    with (num, den) = RATIO_OF[engine], for every cell where both measured; given the rows, also
+    "p50_paired" and "paired_n" (paired_ratios)."""
+    paired = paired_ratios(rows) if rows is not None else {}
     out = {}
     for (m, b, t, e), s in agg.items():
         if e not in RATIO_OF:
@@ -82,6 +102,8 @@ def ratios(agg):
             continue
         out[(m, b, t, e)] = {"p50": num["p50_ms"] / den["p50_ms"],
                              "img_s": num["images_per_s"] / den["images_per_s"]}
+        if (m, b, t, e) in paired:
+            out[(m, b, t, e)]["p50_paired"], out[(m, b, t, e)]["paired_n"] = paired[(m, b, t, e)]
     return out
 
 

@@ -55,6 +55,22 @@ class AggregateTest(unittest.TestCase):
         self.assertNotIn(("resnet50", 1, 2, "opencv"), rat)  # no measurement
         self.assertNotIn(("vit_tiny", 1, 2, "onnxruntime"), rat)  # no kiln row
 
+    def test_paired_ratios_take_each_repeat_on_its_own(self):
+        # Medians 20 / 20 = 1.0; per repeat 0.5, 1.5, 0.5 -> 0.5. The failed repeat 3 pairs nothing.
+        rows = [row("kiln", v, repeat=i) for i, v in enumerate([10.0, 30.0, 20.0])]
+        rows += [row("onnxruntime", v, repeat=i) for i, v in enumerate([20.0, 20.0, 40.0])]
+        rows += [{"engine": "kiln", "model": "resnet50", "batch": 1, "threads": 2, "repeat": 3,
+                  "error": "x"}, row("onnxruntime", 10.0, repeat=3)]
+        rat = aggregate.ratios(aggregate.aggregate(rows), rows)
+        r = rat[("resnet50", 1, 2, "onnxruntime")]
+        self.assertAlmostEqual(r["p50"], 1.0)
+        self.assertAlmostEqual(r["p50_paired"], 0.5)
+        self.assertEqual(r["paired_n"], 3)
+        meta = {"date": "2026-01-01 00:00 UTC", "cpu": "Test CPU", "cores": 2, "repeats": 4,
+                "kiln_commit": "abc", "iters": 100, "budget_s": 5.0, "min_iters": 10,
+                "warmup_runs": 10, "warmup_s": 1.0}
+        self.assertIn("| resnet50 | 1 | 2 | 1.00x (0.50x) |", report.markdown(rows, meta))
+
     def test_int8_ratios_pair_kiln_int8_with_the_int8_peer_and_kiln_fp32(self):
         rows = [row("kiln", 40.0), row("kiln-int8", 10.0), row("onnxruntime-qdq", 20.0),
                 row("onnxruntime", 30.0), row("pytorch-int8", 8.0)]

@@ -51,7 +51,7 @@ def _fmt(v, digits=2):
 
 def markdown(rows, meta):
     agg = aggregate.aggregate(rows)
-    rat = aggregate.ratios(agg)
+    rat = aggregate.ratios(agg, rows)
     engines = _engines(agg)
     versions = {}
     for (_, _, _, e), s in agg.items():
@@ -120,15 +120,19 @@ def markdown(rows, meta):
             if s["errors"]:
                 failures.append((m, b, t, e, s["errors"]))
     ratio_cols = _ratio_columns(agg)
-    lines += ["", "kiln's p50 relative to each peer (median p50 over median p50; below 1: kiln is "
-                  "faster):", "",
+    lines += ["", "kiln's p50 relative to each peer (median p50 over median p50; in parentheses, "
+                  "with more than one repeat, the median of the per-repeat ratios, steadier when "
+                  "the host's speed drifts between repeats; below 1: kiln is faster):", "",
               "| model | batch | threads | " + " | ".join(h for _, h in ratio_cols) + " |",
               "|---|---:|---:|" + "---:|" * len(ratio_cols)]
     for (m, b, t) in aggregate.cells(agg):
         cols = []
         for p, _ in ratio_cols:
             r = rat.get((m, b, t, p))
-            cols.append(f"{r['p50']:.2f}x" if r else "—")
+            cell = f"{r['p50']:.2f}x" if r else "—"
+            if r and r.get("paired_n", 0) > 1:
+                cell += f" ({r['p50_paired']:.2f}x)"
+            cols.append(cell)
         lines.append(f"| {m} | {b} | {t} | " + " | ".join(cols) + " |")
     if failures:
         lines += ["", "Not measured (the engine's own error):", ""]
