@@ -41,8 +41,7 @@ class PoolKernel final : public LayerKernel {
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const int64_t rows = cpu::pool2d_rows(p_);
-    const int64_t grain =
-        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p_.out_w * p_.k_h * p_.k_w));
+    const int64_t grain = pool_row_grain(p_);
     if (in[0].dtype == DType::kU8) {
       const auto* x = static_cast<const uint8_t*>(in[0].data);
       auto* y = static_cast<uint8_t*>(out[0].data);

@@ -1,6 +1,8 @@
 #pragma once
 // What the pooling tactics share (builtin_pool.cc, x86/x86_qpool.cc): a pooling node's window.
 
+#include <algorithm>
+
 #include "kernels/cpu/pool.h"
 #include "tactics/tactic.h"
 
@@ -10,6 +12,11 @@ namespace kiln::tactics::builtin {
 // concrete dims (rank 3 or 4), with the output dims checked against Y.
 Result<kernels::cpu::Pool2DParams> pool_params(const ir::Node& node, int since_version,
                                                const TensorView& x, const TensorView& y);
+
+// Output rows a thread takes at least in an NCHW pooling (about 32K window taps).
+inline int64_t pool_row_grain(const kernels::cpu::Pool2DParams& p) {
+  return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p.out_w * p.k_h * p.k_w));
+}
 
 // Why a MaxPool / AveragePool tactic of `dtype` (float32, or uint8 for a quantized MaxPool)
 // cannot run the layer: the Indices output, another dtype, a rank other than 3 or 4; "" when it

@@ -293,6 +293,13 @@ __attribute__((noinline)) void qconv_depth_loop(int64_t kq, const uint8_t* a, co
 // per pixel, reading a panel packed 4 bytes a pixel (qconv_tasks).
 inline constexpr int kPixelDotMaxLanes = 4;
 
+// Whether a panel of `pixels` output pixels is such a tail: qconv_tasks then packs it 4 bytes a
+// pixel and qconv_ukernel runs it by pixel_dots, so both ask this one question.
+template <class Q>
+constexpr bool qconv_pixel_panel(int64_t pixels) {
+  return Q::kPixelDot && pixels <= kPixelDotMaxLanes;
+}
+
 // The depth loop of that case: the same accumulators as qconv_depth_loop<Q, R, 1> in the lanes
 // [0, lanes) of out[r] (the others are never stored).
 template <class Q, int R>
@@ -360,7 +367,7 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row
   for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
   alignas(64) typename Q::I done[R * NV];
   if constexpr (NV == 1 && Q::kPixelDot) {
-    if (segs.seg[0].hi <= kPixelDotMaxLanes) {
+    if (qconv_pixel_panel<Q>(segs.seg[0].hi)) {
       qconv_depth_pixels<Q, R>(kq, a, b, b_row, start, segs.seg[0].hi, done);
     } else {
       qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
@@ -434,7 +441,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
       const int64_t n = min64(kNr, p1 - j), nv = qceil(n, Q::kLanes);
       // A short tail panel (run by pixel_dots) keeps its pixels' quads together: its depth loop
       // then reads one cache line per 16 / n quads, not one per quad.
-      const int64_t row = Q::kPixelDot && n <= kPixelDotMaxLanes ? n * 4 : kNr * 4;
+      const int64_t row = qconv_pixel_panel<Q>(n) ? n * 4 : kNr * 4;
       if (pl.flat) {
         pack_flat_panel<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, j, p1,
                            static_cast<uint8_t>(ep.in_zero), row, panel);

@@ -1,8 +1,6 @@
 // MaxPool of a uint8 tensor (quant/maxpool_hoist.h puts it on the INT8 side) with the AVX-512
 // kernel of kernels/x86/qkernels.h; a window it does not take (stride_w above 2, a row too wide
 // for its buffer) runs the portable kernel, as pool.max.u8 does.
-#include <algorithm>
-
 #include "kernels/cpu/pool.h"
 #include "parallel/thread_pool.h"
 #include "tactics/builtin_pool.h"
@@ -27,8 +25,7 @@ class QMaxPoolKernel final : public LayerKernel {
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const auto* x = static_cast<const uint8_t*>(in[0].data);
     auto* y = static_cast<uint8_t*>(out[0].data);
-    const int64_t grain =
-        std::max<int64_t>(1, 32768 / std::max<int64_t>(1, p_.out_w * p_.k_h * p_.k_w));
+    const int64_t grain = builtin::pool_row_grain(p_);
     parallel::parallel_for(thread_pool(), cpu::pool2d_rows(p_), grain, [&](int64_t b, int64_t e) {
       if (fast_) {
         kx::qmax_pool_run(isa_, p_, x, y, b, e);
