@@ -34,9 +34,7 @@ typename T::V exp_v(typename T::V x) {
   const V xc = T::min(T::max(x, T::set1(-103.972084f)), T::set1(88.72283935f));
   V n;
   const V p = exp_reduced<T>(xc, n);
-  // 2^n as two factors so that neither leaves the normal range (n is in [-150, 128]).
-  const V n1 = T::round(T::mul(n, T::set1(0.5f)));
-  V e = T::mul(T::mul(p, T::pow2i(n1)), T::pow2i(T::sub(n, n1)));
+  V e = T::ldexp(p, n);  // n is in [-150, 128]
   e = T::select(T::lt(T::set1(88.72283935f), x), T::set1(__builtin_inff()), e);
   e = T::select(T::lt(x, T::set1(-103.972084f)), T::zero(), e);
   return T::select(T::is_nan(x), x, e);

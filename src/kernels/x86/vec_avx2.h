@@ -101,6 +101,12 @@ struct VecAvx2 {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
   }
+  // p * 2^n for integral n in [-150, 128]: 2^n as two factors so that neither leaves the normal
+  // range of pow2i.
+  static V ldexp(V p, V n) {
+    const V n1 = round(_mm256_mul_ps(n, _mm256_set1_ps(0.5f)));
+    return _mm256_mul_ps(_mm256_mul_ps(p, pow2i(n1)), pow2i(_mm256_sub_ps(n, n1)));
+  }
 };
 
 }  // namespace kiln::kernels::x86

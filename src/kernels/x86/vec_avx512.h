@@ -113,6 +113,9 @@ struct VecAvx512 {
     const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
   }
+  // p * 2^n for integral n in [-150, 128], rounded as one multiply (overflow to inf, underflow
+  // to a denormal or 0): one vscalefps.
+  static V ldexp(V p, V n) { return _mm512_scalef_ps(p, n); }
 };
 
 }  // namespace kiln::kernels::x86
