@@ -39,10 +39,65 @@ void softmax_row(int64_t n, const float* x, float* y) {
   if (tail > 0) T::store_n(y + full, T::mul(T::load_n(y + full, tail), inv), tail);
 }
 
+// Rows of n >= kLanes floats, R at a time: their passes interleave, so that one row's reduction
+// latencies (the max and the sum across lanes) overlap the other's work. A row's last n % kLanes
+// elements are read as the vector that ends at the row's end, overlapping the one before it: the
+// max is idempotent, the sum takes only its new lanes, and both stores of the overlap hold the same
+// values. The tail's input and scaled output are taken before the full vectors' stores, so x may
+// be y.
+template <class T, int R>
+void softmax_rows_wide(int64_t n, const float* x, float* y) {
+  using V = typename T::V;
+  constexpr int64_t kL = T::kLanes;
+  alignas(64) static constexpr float kIota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                  8, 9, 10, 11, 12, 13, 14, 15};
+  const int64_t full = n / kL * kL, last = n - kL;
+  const bool tail = full != n;
+  const auto fresh = T::lt(T::set1(static_cast<float>(full - last) - 0.5f), T::loadu(kIota));
+  V xt[R], m[R], sum[R];
+  for (int r = 0; r < R; ++r) m[r] = xt[r] = T::loadu(x + r * n + last);
+  for (int64_t i = 0; i < full; i += kL) {
+    for (int r = 0; r < R; ++r) m[r] = T::max(m[r], T::loadu(x + r * n + i));
+  }
+  for (int r = 0; r < R; ++r) {
+    m[r] = T::set1(T::reduce_max(m[r]));
+    sum[r] = T::zero();
+  }
+  for (int64_t i = 0; i < full; i += kL) {
+    for (int r = 0; r < R; ++r) {
+      const V e = exp_v<T>(T::sub(T::loadu(x + r * n + i), m[r]));
+      T::storeu(y + r * n + i, e);
+      sum[r] = T::add(sum[r], e);
+    }
+  }
+  V inv[R];
+  for (int r = 0; r < R; ++r) {
+    if (tail) {
+      const V e = exp_v<T>(T::sub(xt[r], m[r]));
+      T::storeu(y + r * n + last, e);
+      sum[r] = T::add(sum[r], T::select(fresh, e, T::zero()));
+    }
+    inv[r] = T::set1(1.0f / T::reduce_add(sum[r]));
+    xt[r] = T::mul(T::loadu(y + r * n + last), inv[r]);
+  }
+  for (int64_t i = 0; i < full; i += kL) {
+    for (int r = 0; r < R; ++r) T::storeu(y + r * n + i, T::mul(T::loadu(y + r * n + i), inv[r]));
+  }
+  if (tail) {
+    for (int r = 0; r < R; ++r) T::storeu(y + r * n + last, xt[r]);
+  }
+}
+
 template <class T>
 void softmax_rows_impl(int64_t rows, int64_t n, const float* x, float* y) {
   const FlushDenormals ftz;
-  for (int64_t r = 0; r < rows; ++r) softmax_row<T>(n, x + r * n, y + r * n);
+  int64_t r = 0;
+  if (n >= T::kLanes) {
+    for (; r + 2 <= rows; r += 2) softmax_rows_wide<T, 2>(n, x + r * n, y + r * n);
+    if (r < rows) softmax_rows_wide<T, 1>(n, x + r * n, y + r * n);
+    return;
+  }
+  for (; r < rows; ++r) softmax_row<T>(n, x + r * n, y + r * n);
 }
 
 }  // namespace
