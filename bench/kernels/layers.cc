@@ -170,6 +170,34 @@ Result<BenchLayer> matmul(const char* name, int64_t m, int64_t k, int64_t n) {
   return finish(name, 2.0 * static_cast<double>(m * k * n), std::move(g));
 }
 
+// ViT-Tiny's attention as attention_fusion makes it: 3 heads of 64 over 197 tokens, Q, K and V
+// read in place from the heads' split of the QKV product ([tokens, heads, 64]: perm_q (1, 0, 2),
+// perm_k (1, 2, 0)) and the result stored as the heads' merge; `strided` false: plain [heads,
+// tokens, 64] operands (K as [heads, 64, tokens]).
+Result<BenchLayer> attention(const char* name, int64_t heads, int64_t tokens, int64_t d,
+                             bool strided) {
+  auto g = std::make_unique<ir::Graph>();
+  const Dims split = {tokens, heads, d};
+  const ir::ValueId q = input(*g, "q", strided ? split : Dims{heads, tokens, d});
+  const ir::ValueId k = input(*g, "k", strided ? split : Dims{heads, d, tokens});
+  const ir::ValueId v = input(*g, "v", strided ? split : Dims{heads, tokens, d});
+  const ir::ValueId y = g->add_value("y");
+  ir::Node node{.name = "attention",
+                .op_type = "Attention",
+                .domain = "kiln",
+                .inputs = {q, k, v},
+                .outputs = {y}};
+  node.attrs.set("scale", 1.0f / std::sqrt(static_cast<float>(d)));
+  if (strided) {
+    node.attrs.set("perm_q", std::vector<int64_t>{1, 0, 2});
+    node.attrs.set("perm_k", std::vector<int64_t>{1, 2, 0});
+    node.attrs.set("perm_v", std::vector<int64_t>{1, 0, 2});
+    node.attrs.set("perm_y", std::vector<int64_t>{1, 0, 2});
+  }
+  g->nodes.push_back(std::move(node));
+  return finish(name, 4.0 * static_cast<double>(heads * tokens * tokens * d), std::move(g));
+}
+
 // ResNet-50's FP32 convolutions by kind (its stride-2 1x1 downsamples last), and MobileNetV2's
 // first convolution (3 input channels, stride 2), 7x7 pointwise ones (49 pixels: a tile of 32
 // columns, one of 16 and a last pixel) and projections to few channels on large planes (2 to 4
@@ -278,6 +306,11 @@ Result<std::vector<BenchLayer>> bench_layers() {
   out.push_back(std::move(qkv));
   KILN_ASSIGN_OR_RETURN(BenchLayer mlp, matmul("vit.matmul_197x768x192", 197, 768, 192));
   out.push_back(std::move(mlp));
+  KILN_ASSIGN_OR_RETURN(BenchLayer att, attention("vit.attention_3x197x64", 3, 197, 64, true));
+  out.push_back(std::move(att));
+  KILN_ASSIGN_OR_RETURN(BenchLayer plain,
+                        attention("vit.attention_3x197x64_plain", 3, 197, 64, false));
+  out.push_back(std::move(plain));
   KILN_ASSIGN_OR_RETURN(BenchLayer fc, matmul("resnet50.fc_1x2048x1000", 1, 2048, 1000));
   out.push_back(std::move(fc));
   for (const CountedShape& c : kResNet50) {

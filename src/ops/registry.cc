@@ -14,6 +14,7 @@ const OpRegistry& op_registry() {
     register_rnn_ops(r);
     register_sampling_ops(r);
     register_kiln_ops(r);
+    register_kiln_attention_ops(r);
     register_kiln_quant_ops(r);
     register_kiln_layout_ops(r);
     return r;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ops/infer_graph.h"
+#include "passes/attention_fusion.h"
 #include "passes/batchnorm_folding.h"
 #include "passes/constant_folding.h"
 #include "passes/conv_activation_fusion.h"
@@ -32,6 +33,7 @@ const std::vector<PassDef>& ordered_passes() {
       batchnorm_folding_pass(),              // folding into weights
       transpose_reshape_elimination_pass(),  // data movement
       matmul_add_fusion_pass(),              // fusion
+      attention_fusion_pass(),
       conv_residual_fusion_pass(),
       conv_activation_fusion_pass(),
       gemm_activation_fusion_pass(),
