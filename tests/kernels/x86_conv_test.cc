@@ -49,6 +49,12 @@ TEST(X86ConvTactic, Im2colOverPixelAndDepthBlocks) {
       // a padded stride 3 whose rows start and end outside it.
       {.cin = 3, .cout = 24, .h = 32, .w = 48, .kh = 8, .kw = 8, .stride = 8},
       {.cin = 4, .cout = 10, .h = 13, .w = 14, .kh = 3, .kw = 3, .stride = 3, .pad = 1},
+      // Kernel rows packed 8 taps at a time: ViT's 16 x 16 patches (rows of 13 pixels: one 8 x 8
+      // transpose and 5 pixels alone; a depth of 768 in blocks), 12-tap rows (8 + 4 alone), and
+      // panels inside a row whose first kernel rows lie in the padding above the input.
+      {.cin = 3, .cout = 24, .h = 64, .w = 208, .kh = 16, .kw = 16, .stride = 16},
+      {.cin = 2, .cout = 8, .h = 24, .w = 60, .kh = 12, .kw = 12, .stride = 12},
+      {.cin = 2, .cout = 8, .h = 16, .w = 800, .kh = 8, .kw = 8, .stride = 8, .pad = 4},
   };
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : cases) {

@@ -82,6 +82,34 @@ void copy_row_segment_s2(const float* row, int64_t iw0, int64_t w, float* dst, i
   }
 }
 
+// Whether the next 8 depth steps are 8 taps of one kernel row (stride above 2, undilated, in
+// the same channel and kernel row) that every run reads inside its input row: copy_taps8 then
+// packs them 8 pixels at a time. A patch embedding (16 x 16, stride 16) had packed each of its
+// 768 x 196 values alone.
+struct PatchRun {
+  int64_t at, len, oh, ow;
+};
+inline bool patch_taps8(const PatchGeom& g, const PatchRun* runs, int nruns, int64_t kw,
+                        int64_t steps_left) {
+  if (g.s_w <= 2 || g.d_w != 1 || kw % 8 != 0 || kw + 8 > g.k_w || steps_left < 8) return false;
+  for (int i = 0; i < nruns; ++i) {
+    const int64_t iw0 = runs[i].ow * g.s_w - g.pad_l + kw;
+    if (iw0 < 0 || iw0 + (runs[i].len - 1) * g.s_w + 7 >= g.in_w) return false;
+  }
+  return true;
+}
+
+// d[t * NR + q] = row[q * s_w + t] for 8 taps t and `len` pixels q: 8 x 8 transposes, the last
+// len % 8 pixels one by one.
+template <int64_t kNr>
+void copy_taps8(const float* row, int64_t s_w, float* d, int64_t len) {
+  int64_t q = 0;
+  for (; q + 8 <= len; q += 8) transpose8x8(row + q * s_w, s_w, d + q, kNr);
+  for (; q < len; ++q) {
+    for (int64_t t = 0; t < 8; ++t) d[t * kNr + q] = row[q * s_w + t];
+  }
+}
+
 // One B panel: patch rows [k0, k0 + kc) x output pixels [n0, n0 + cols) of one image and group
 // (xg: its first input channel), NR floats per row, columns past `cols` zero. The panel's pixels
 // are split once into runs within one output row; each patch row then copies each run.
@@ -89,9 +117,7 @@ template <class T>
 void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t kc, int64_t n0,
                       int64_t cols, float* dst) {
   constexpr int64_t kNr = T::kNv * T::kLanes;
-  struct Run {
-    int64_t at, len, oh, ow;
-  };
+  using Run = PatchRun;
   Run runs[kNr];
   int nruns = 0;
   for (int64_t t = 0, oh = n0 / g.out_w, ow = n0 % g.out_w; t < cols; ++oh, ow = 0) {
@@ -101,15 +127,20 @@ void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t k
   }
   const int64_t khw = g.k_h * g.k_w;
   int64_t c = k0 / khw, kh = (k0 % khw) / g.k_w, kw = k0 % g.k_w;
-  for (int64_t p = 0; p < kc; ++p, dst += kNr) {
+  for (int64_t p = 0; p < kc;) {
     const float* xc = xg + c * g.in_h * g.in_w;
+    const int64_t taps = patch_taps8(g, runs, nruns, kw, kc - p) ? 8 : 1;
     for (int i = 0; i < nruns; ++i) {
       const Run& r = runs[i];
       float* d = dst + r.at;
       const int64_t ih = r.oh * g.s_h - g.pad_t + kh * g.d_h;
       const int64_t iw0 = r.ow * g.s_w - g.pad_l + kw * g.d_w;
       if (ih < 0 || ih >= g.in_h) {
-        std::memset(d, 0, static_cast<size_t>(r.len) * sizeof(float));
+        for (int64_t t = 0; t < taps; ++t) {
+          std::memset(d + t * kNr, 0, static_cast<size_t>(r.len) * sizeof(float));
+        }
+      } else if (taps == 8) {
+        copy_taps8<kNr>(xc + ih * g.in_w + iw0, g.s_w, d, r.len);
       } else if (g.s_w == 1) {
         copy_row_segment<T>(xc + ih * g.in_w, iw0, g.in_w, d, r.len);
       } else if (g.s_w == 2) {
@@ -125,12 +156,14 @@ void pack_patch_panel(const PatchGeom& g, const float* xg, int64_t k0, int64_t k
         }
       }
     }
-    if (cols < kNr) std::memset(dst + cols, 0, static_cast<size_t>(kNr - cols) * sizeof(float));
-    if (++kw == g.k_w) {
-      kw = 0;
-      if (++kh == g.k_h) {
-        kh = 0;
-        ++c;
+    for (int64_t t = 0; t < taps; ++t, ++p, dst += kNr) {
+      if (cols < kNr) std::memset(dst + cols, 0, static_cast<size_t>(kNr - cols) * sizeof(float));
+      if (++kw == g.k_w) {
+        kw = 0;
+        if (++kh == g.k_h) {
+          kh = 0;
+          ++c;
+        }
       }
     }
   }
