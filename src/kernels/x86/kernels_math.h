@@ -29,7 +29,7 @@ inline __attribute__((always_inline)) typename T::V exp_reduced(typename T::V x,
 }
 
 template <class T>
-typename T::V exp_v(typename T::V x) {
+inline __attribute__((always_inline)) typename T::V exp_v(typename T::V x) {
   using V = typename T::V;
   const V xc = T::min(T::max(x, T::set1(-103.972084f)), T::set1(88.72283935f));
   V n;
@@ -77,7 +77,7 @@ typename T::V tanh_v(typename T::V x) {
 
 // 0.5 x (1 + erf(x / sqrt 2)), with 1 + erf(-z) computed as erfc(z) so that it does not cancel.
 template <class T>
-typename T::V gelu_v(typename T::V x) {
+inline __attribute__((always_inline)) typename T::V gelu_v(typename T::V x) {
   using V = typename T::V;
   const V z = T::mul(T::abs(x), T::set1(0.70710678118654752f));
   const V t = T::div(T::set1(1.0f), T::fmadd(z, T::set1(0.3275911f), T::set1(1.0f)));
@@ -183,6 +183,10 @@ inline __attribute__((always_inline)) void activate_n(const Epilogue& ep, typena
     case Act::kSilu:
 #pragma GCC unroll 16
       for (int i = 0; i < N; ++i) x[i] = T::mul(x[i], sigmoid_v<T>(x[i]));
+      return;
+    case Act::kGelu:
+#pragma GCC unroll 16
+      for (int i = 0; i < N; ++i) x[i] = gelu_v<T>(x[i]);
       return;
     default:
 #pragma GCC unroll 16
