@@ -52,8 +52,10 @@ OpCase heads_split(const Shape& z, uint64_t seed) {
 }
 
 constexpr Shape kShapes[] = {
-    {1, 1, 1, 1, 1},    {2, 5, 7, 3, 9},     {1, 8, 8, 8, 8},      {3, 17, 33, 16, 17},
-    {2, 9, 40, 24, 32}, {1, 23, 100, 9, 48}, {3, 50, 197, 64, 64},
+    {1, 1, 1, 1, 1},      {2, 5, 7, 3, 9},     {1, 8, 8, 8, 8},
+    {3, 17, 33, 16, 17},  {2, 9, 40, 24, 32},  {1, 23, 100, 9, 48},
+    {3, 50, 197, 64, 64}, {2, 20, 300, 8, 24},  // more keys than one depth block of the product
+                                                // with V
 };
 
 TEST(X86AttentionTactic, PlainAndTransposedOperandsMatchTheReference) {

@@ -22,6 +22,8 @@ using builtin::layer_error;
 
 // A block's scores stay within 128 KiB (an eighth of L2) while they are normalised and multiplied.
 constexpr int64_t kScoreBlockFloats = 32 * 1024;
+// Up to this many keys, the product with V runs over all of them in one depth block.
+constexpr int64_t kWholeKeysMax = 256;
 
 ref::AttentionPerms read_perms(const ir::Node& node) {
   const ir::Attributes& a = node.attrs;
@@ -85,6 +87,9 @@ class X86AttentionKernel final : public LayerKernel {
       const int64_t rows = tail == 0 ? rows_ : a_.s - (blocks_ - 1) * rows_;
       scores_[tail] = kx::plan_gemm(isa_, rows, a_.t, a_.d, a_.q.rs, a_.q.cs, a_.t, 1);
       values_[tail] = kx::plan_gemm(isa_, rows, a_.dv, a_.t, a_.t, 1, a_.y.rs, 1);
+      // The keys in one depth block: each result tile is stored once (a sequence of 197 would run
+      // as two blocks of 99 and 98, reloading the tile), its V' panel (t x nr) still within L1.
+      if (a_.t <= kWholeKeysMax) values_[tail].bl.kc = std::max<int64_t>(a_.t, 1);
       gemm_scratch = std::max({gemm_scratch, kx::gemm_scratch_floats(scores_[tail]),
                                kx::gemm_scratch_floats(values_[tail])});
     }
