@@ -17,11 +17,6 @@ namespace ref = kernels::ref;
 
 constexpr DType kAttentionTypes[] = {DType::kF32};
 
-ref::AttentionPerms read_perms(const NodeContext& ctx) {
-  const ir::Attributes& a = ctx.attrs();
-  return {a.get_ints("perm_q"), a.get_ints("perm_k"), a.get_ints("perm_v"), a.get_ints("perm_y")};
-}
-
 std::string dims_text(const ir::Shape& s) { return shape_text(ir::TensorDesc::of(DType::kF32, s)); }
 
 // `s` seen through `perm` (empty: as it is); an error naming the operand when perm does not
@@ -58,7 +53,7 @@ Status infer_attention(InferContext& ctx) {
     return ctx.error("Q {}, K {} and V {} must each have rank >= 2", shape_text(qd), shape_text(kd),
                      shape_text(vd));
   }
-  const ref::AttentionPerms perms = read_perms(ctx);
+  const ref::AttentionPerms perms = attention_perms(ctx.attrs());
   KILN_ASSIGN_OR_RETURN(const ir::Shape q, permute(ctx, *qd.shape, perms.q, "q"));
   KILN_ASSIGN_OR_RETURN(const ir::Shape k, permute(ctx, *kd.shape, perms.k, "k"));
   KILN_ASSIGN_OR_RETURN(const ir::Shape v, permute(ctx, *vd.shape, perms.v, "v"));
@@ -81,7 +76,7 @@ Status run_attention(RunContext& ctx) {
   const Tensor& v = ctx.input(2);
   std::string error;
   const std::optional<ref::AttentionShape> shape =
-      ref::attention_shape(q.dims(), k.dims(), v.dims(), read_perms(ctx), error);
+      ref::attention_shape(q.dims(), k.dims(), v.dims(), attention_perms(ctx.attrs()), error);
   if (!shape) return ctx.error("{}", error);
   Tensor& y = ctx.allocate_output(0);
   ref::attention(*shape, ctx.attrs().get_float("scale", 1.0f), q.data<float>(), k.data<float>(),
@@ -90,6 +85,10 @@ Status run_attention(RunContext& ctx) {
 }
 
 }  // namespace
+
+ref::AttentionPerms attention_perms(const ir::Attributes& a) {
+  return {a.get_ints("perm_q"), a.get_ints("perm_k"), a.get_ints("perm_v"), a.get_ints("perm_y")};
+}
 
 void register_kiln_attention_ops(OpRegistry& r) {
   using ir::AttrType;

@@ -22,6 +22,7 @@
 #include "ir/attribute.h"
 #include "ir/tensor_desc.h"
 #include "kernels/ref/activation.h"
+#include "kernels/ref/attention.h"
 #include "ops/op_def.h"
 
 namespace kiln::ops {
@@ -50,6 +51,9 @@ std::vector<AttrSpec> fused_conv_attrs();
 // The residual input of a kiln convolution that adds one element by element (kiln.FusedConv's and
 // kiln.ConvNchw16c's Z: 3) when the node has it, else -1.
 int residual_input(const ir::Node& node);
+
+// kiln.Attention's perm_q, perm_k, perm_v and perm_y attributes (empty when absent).
+kernels::ref::AttentionPerms attention_perms(const ir::Attributes& attrs);
 
 // True when the node has a non-empty activation attribute.
 bool has_activation(const ir::Attributes& attrs);

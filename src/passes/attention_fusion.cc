@@ -175,8 +175,8 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 
 const PassDef& attention_fusion_pass() {
   static const PassDef def{kName,
-                           "MatMul -> Softmax(last axis) -> MatMul (with a scalar scale and K's "
-                           "transpose) -> Attention",
+                           "MatMul -> Softmax(last axis) -> MatMul, with a scalar scale and the "
+                           "operands' and result's Transposes -> Attention",
                            run};
   return def;
 }

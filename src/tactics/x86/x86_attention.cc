@@ -11,6 +11,7 @@
 
 #include "base/int_math.h"
 #include "kernels/ref/attention.h"
+#include "ops/kiln_fused.h"
 #include "tactics/builtin_util.h"
 #include "tactics/x86/x86_common.h"
 
@@ -24,11 +25,6 @@ using builtin::layer_error;
 constexpr int64_t kScoreBlockFloats = 32 * 1024;
 // Up to this many keys, the product with V runs over all of them in one depth block.
 constexpr int64_t kWholeKeysMax = 256;
-
-ref::AttentionPerms read_perms(const ir::Node& node) {
-  const ir::Attributes& a = node.attrs;
-  return {a.get_ints("perm_q"), a.get_ints("perm_k"), a.get_ints("perm_v"), a.get_ints("perm_y")};
-}
 
 // The rows of a task (a multiple of the tile's mr, or all s rows) that balance `threads` best when
 // run_tasks hands out batches x blocks tasks in contiguous parts. In rows' worth of work, a task
@@ -62,7 +58,7 @@ class X86AttentionKernel final : public LayerKernel {
   X86AttentionKernel(const LayerSpec& spec, kx::Isa isa)
       : node_(*spec.node),
         isa_(isa),
-        perms_(read_perms(node_)),
+        perms_(ops::attention_perms(node_.attrs)),
         scale_(node_.attrs.get_float("scale", 1.0f)) {}
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
