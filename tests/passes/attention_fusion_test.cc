@@ -130,37 +130,34 @@ TEST(AttentionFusion, ScoresReadOutsideTheChainAreLeftAlone) {
   EXPECT_EQ(op_types(r.after), op_types(r.before));
 }
 
-TEST(AttentionFusion, ProductsOfOtherShapesOrTypesAreLeftAlone) {
-  // The second product reads the probabilities as its second operand.
+// q @ k -> Softmax -> @ v (or v @ probabilities), inputs of `elem_type`.
+OnnxBuilder chain(std::vector<int64_t> q, std::vector<int64_t> k, std::vector<int64_t> v,
+                  int elem_type = 1, bool probabilities_second = false) {
   OnnxBuilder b;
-  b.input("a", 1, {2, 3, 3});
-  b.input("v", 1, {2, 3, 3});
-  b.node("MatMul", {"a", "a"}, {"s"}, "mm1");
+  b.input("q", elem_type, std::move(q));
+  b.input("k", elem_type, std::move(k));
+  b.input("v", elem_type, std::move(v));
+  b.node("MatMul", {"q", "k"}, {"s"}, "mm1");
   b.node("Softmax", {"s"}, {"p"}, "softmax");
-  b.node("MatMul", {"v", "p"}, {"y"}, "mm2");
+  b.node("MatMul",
+         probabilities_second ? std::vector<std::string>{"v", "p"}
+                              : std::vector<std::string>{"p", "v"},
+         {"y"}, "mm2");
   b.output("y");
-  auto r = run_pass(b, pass());
-  EXPECT_EQ(op_types(r.after), op_types(r.before));
-  // A 1-D value operand (MatMul's vector form).
-  OnnxBuilder c;
-  c.input("q", 1, {2, 3, 4});
-  c.input("k", 1, {2, 4, 3});
-  c.input("v", 1, {3});
-  c.node("MatMul", {"q", "k"}, {"s"}, "mm1");
-  c.node("Softmax", {"s"}, {"p"}, "softmax");
-  c.node("MatMul", {"p", "v"}, {"y"}, "mm2");
-  c.output("y");
-  r = run_pass(c, pass());
-  EXPECT_EQ(op_types(r.after), op_types(r.before));
-  // float64 operands.
-  OnnxBuilder d;
-  for (const char* n : {"q", "k", "v"}) d.input(n, 11, {2, 3, 3});
-  d.node("MatMul", {"q", "k"}, {"s"}, "mm1");
-  d.node("Softmax", {"s"}, {"p"}, "softmax");
-  d.node("MatMul", {"p", "v"}, {"y"}, "mm2");
-  d.output("y");
-  r = run_pass(d, pass());
-  EXPECT_EQ(op_types(r.after), op_types(r.before));
+  return b;
+}
+
+TEST(AttentionFusion, ProductsOfOtherShapesOrTypesAreLeftAlone) {
+  // The plain chain fuses; the second product reading the probabilities as its second operand,
+  // a 1-D value operand (MatMul's vector form) and float64 operands do not.
+  EXPECT_EQ(op_types(run_pass(chain({2, 3, 4}, {2, 4, 3}, {2, 3, 5}), pass()).after),
+            (std::vector<std::string>{"kiln.Attention"}));
+  for (const OnnxBuilder& b :
+       {chain({2, 3, 3}, {2, 3, 3}, {2, 3, 3}, 1, true), chain({2, 3, 4}, {2, 4, 3}, {3}),
+        chain({2, 3, 3}, {2, 3, 3}, {2, 3, 3}, 11)}) {
+    const auto r = run_pass(b, pass());
+    EXPECT_EQ(op_types(r.after), op_types(r.before));
+  }
 }
 
 TEST(AttentionFusion, BroadcastBatchesAndATensorScaleStayExact) {
