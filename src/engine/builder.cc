@@ -156,6 +156,8 @@ Result<tuner::TunerOptions> tuner_options(const BuildOptions& options) {
   t.optimization_level = options.optimization_level;
   t.budget_s = options.budget_s;
   t.threads = options.threads;
+  // An unknown KILN_MAX_ISA is the user's error: host_cpu_features() would read it as no features.
+  KILN_RETURN_IF_ERROR(cpu_features_from_env().status());
   t.features = host_cpu_features();
   KILN_RETURN_IF_ERROR(tuner::apply_tactic_sources(options.tactic_sources, t.disabled_sources));
   return t;

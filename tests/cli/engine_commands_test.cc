@@ -72,6 +72,13 @@ TEST_F(EngineCommands, TuningFlagErrors) {
   EXPECT_FALSE(fs::exists(plan_));
 }
 
+TEST_F(EngineCommands, AnUnknownIsaCapStopsTheBuild) {
+  // The cap's error, not an engine built for no CPU features at all (every layer on ref.generic).
+  expect(testing::run_kiln_env("KILN_MAX_ISA=sse9", build_flags()), 1,
+         {"KILN_MAX_ISA=sse9: unknown ISA cap 'sse9'", "valid values"});
+  EXPECT_FALSE(fs::exists(plan_));
+}
+
 TEST_F(EngineCommands, BuildRunInspect) {
   expect(kiln(build_flags() + " --verbose"), 0,
          {"fused conv_a + relu_b into kiln.FusedConv 'conv_a'", "engine saved to"});
