@@ -16,6 +16,7 @@ struct ConvShape {
   int64_t c, k, hw, kernel, stride, group;
   const char* activation = "Relu";  // fused_conv's
   bool residual = false;            // fused_conv's residual input (ResNet's conv3 of a block)
+  int64_t pad = -1;                 // -1: kernel / 2 (same-size output at stride 1)
 };
 
 Tensor ramp(Dims dims, float scale) {
@@ -71,7 +72,7 @@ Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Gr
 // `blocked`, the kiln.ConvNchw16c the layout pass makes of it (X, Y and the residual nChw16c).
 Result<BenchLayer> fused_conv(const ConvShape& s, bool blocked = false) {
   auto g = std::make_unique<ir::Graph>();
-  const int64_t pad = s.kernel / 2;
+  const int64_t pad = s.pad >= 0 ? s.pad : s.kernel / 2;
   const int64_t out_hw = (s.hw + 2 * pad - s.kernel) / s.stride + 1;
   const auto channels = [&](int64_t c) { return blocked ? kernels::ref::padded_channels(c) : c; };
   const ir::ValueId x = input(*g, "x", {1, channels(s.c), s.hw, s.hw});
@@ -114,7 +115,7 @@ void set_int8_attrs(ir::Node& n, const char* in) {
 // kiln.QConv (uint8 -> uint8, bias, ReLU): what the same layer becomes in an INT8 engine.
 Result<BenchLayer> qconv(const ConvShape& s) {
   auto g = std::make_unique<ir::Graph>();
-  const int64_t pad = s.kernel / 2;
+  const int64_t pad = s.pad >= 0 ? s.pad : s.kernel / 2;
   const int64_t out_hw = (s.hw + 2 * pad - s.kernel) / s.stride + 1;
   const ir::ValueId x = input(*g, "x", {1, s.c, s.hw, s.hw}, DType::kU8);
   const ir::ValueId w = constant(*g, "w", ramp_s8({s.k, s.c / s.group, s.kernel, s.kernel}));
@@ -207,6 +208,7 @@ constexpr ConvShape kConvs[] = {
     {"mobilenet_v2", 144, 24, 56, 1, 1, 1},
     {"mobilenet_v2", 192, 32, 28, 1, 1, 1},
     {"resnet50", 3, 64, 224, 7, 2, 1},
+    {"vit", 3, 192, 224, 16, 16, 1, "", false, 0},  // ViT-Tiny's patch embedding
     {"resnet50", 64, 64, 56, 3, 1, 1},
     {"resnet50", 64, 64, 56, 1, 1, 1},
     {"resnet50", 64, 256, 56, 1, 1, 1},
