@@ -40,12 +40,13 @@ bool dims_conflict(const ir::Dim& a, const ir::Dim& b) {
 }
 
 Status infer_attention(InferContext& ctx) {
-  static constexpr size_t kSame[] = {1, 2};
+  static constexpr size_t kSame[] = {1, 2, 3};
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kAttentionTypes, kSame));
   const ir::TensorDesc& qd = ctx.input(0);
   const ir::TensorDesc& kd = ctx.input(1);
   const ir::TensorDesc& vd = ctx.input(2);
-  if (!qd.has_rank() || !kd.has_rank() || !vd.has_rank()) {
+  const bool masked = ctx.has_input(3);
+  if (!qd.has_rank() || !kd.has_rank() || !vd.has_rank() || (masked && !ctx.input(3).has_rank())) {
     ctx.set_output(0, ir::TensorDesc::unknown_shape(qd.dtype));
     return Status::ok();
   }
@@ -63,6 +64,19 @@ Status infer_attention(InferContext& ctx) {
   }
   const ir::Shape batches[] = {batch_of(q), batch_of(k), batch_of(v)};
   KILN_ASSIGN_OR_RETURN(ir::Shape result, broadcast_shapes(ctx, batches));
+  if (masked) {  // the mask may add batch dims of its own, but not grow the scores' rows
+    ir::Shape scores = result;
+    scores.insert(scores.end(), {q[q.size() - 2], k.back()});
+    const ir::Shape both[] = {scores, *ctx.input(3).shape};
+    KILN_ASSIGN_OR_RETURN(ir::Shape masked_scores, broadcast_shapes(ctx, both));
+    const ir::Dim& ms = masked_scores[masked_scores.size() - 2];
+    const ir::Dim& mt = masked_scores.back();
+    if (dims_conflict(ms, q[q.size() - 2]) || dims_conflict(mt, k.back())) {
+      return ctx.error("the mask {} broadcasts the scores {} beyond their own rows",
+                       shape_text(ctx.input(3)), dims_text(scores));
+    }
+    result.assign(masked_scores.begin(), masked_scores.end() - 2);
+  }
   result.push_back(q[q.size() - 2]);
   result.push_back(v.back());
   KILN_ASSIGN_OR_RETURN(ir::Shape out, permute(ctx, result, perms.y, "y"));
@@ -74,13 +88,15 @@ Status run_attention(RunContext& ctx) {
   const Tensor& q = ctx.input(0);
   const Tensor& k = ctx.input(1);
   const Tensor& v = ctx.input(2);
+  const Tensor* mask = ctx.has_input(3) ? &ctx.input(3) : nullptr;
   std::string error;
   const std::optional<ref::AttentionShape> shape =
-      ref::attention_shape(q.dims(), k.dims(), v.dims(), attention_perms(ctx.attrs()), error);
+      ref::attention_shape(q.dims(), k.dims(), v.dims(), attention_perms(ctx.attrs()), error,
+                           mask != nullptr ? &mask->dims() : nullptr);
   if (!shape) return ctx.error("{}", error);
   Tensor& y = ctx.allocate_output(0);
   ref::attention(*shape, ctx.attrs().get_float("scale", 1.0f), q.data<float>(), k.data<float>(),
-                 v.data<float>(), y.data<float>());
+                 v.data<float>(), mask != nullptr ? mask->data<float>() : nullptr, y.data<float>());
   return Status::ok();
 }
 
@@ -95,7 +111,7 @@ void register_kiln_attention_ops(OpRegistry& r) {
   r.add({.op_type = "Attention",
          .since_versions = {1},
          .min_inputs = 3,
-         .max_inputs = 3,
+         .max_inputs = 4,
          .attrs = {{"scale", AttrType::kFloat},
                    {"perm_q", AttrType::kInts},
                    {"perm_k", AttrType::kInts},

@@ -8,10 +8,12 @@
 //     Gemm's attributes plus activation and activation_params. B is 2-D. A is 2-D (then C follows
 //     Gemm's rules), or of rank > 2 with transA = 0: Y[..., N] = act(alpha * A[..., K] @ op(B) +
 //     beta * C) with C broadcastable to [1, N].
-//   kiln.Attention(Q, K, V) -> Y = Transpose(softmax(scale * Q' @ K') @ V', perm_y), the softmax
-//     along each row of scores, X' = Transpose(X, perm_x) (kernels/ref/attention.h): Q' [..., S,
-//     D], K' [..., D, T], V' [..., T, Dv]; the batch dims broadcast as MatMul's. float32.
-//     Attributes scale (default 1) and perm_q, perm_k, perm_v, perm_y (absent: no transpose).
+//   kiln.Attention(Q, K, V, M?) -> Y = Transpose(softmax(scale * Q' @ K' + M) @ V', perm_y), the
+//     softmax along each row of scores, X' = Transpose(X, perm_x) (kernels/ref/attention.h): Q'
+//     [..., S, D], K' [..., D, T], V' [..., T, Dv]; M, an additive mask (a padding or causal mask),
+//     broadcasts to the scores [..., S, T] (it may add batch dims, not rows or keys); the batch
+//     dims broadcast as MatMul's. float32. Attributes scale (default 1) and perm_q, perm_k, perm_v,
+//     perm_y (absent: no transpose).
 //     In ops/kiln_attention.cc.
 //
 // activation is an activation_name() ("" or absent = none) and activation_params its alpha, beta

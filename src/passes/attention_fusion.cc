@@ -96,6 +96,51 @@ Operand peel(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v,
   return op;
 }
 
+// The product of the chain behind `v`: a MatMul producing it, or a scalar Mul/Div of one, each
+// read only by the chain; -1 otherwise.
+int product_behind(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v) {
+  if (const auto s = scalar_scale(graph, index, v)) v = s->x;
+  const int p = sole_producer(index, v);
+  return p >= 0 && is_onnx_op(graph.nodes[static_cast<size_t>(p)], "MatMul") ? p : -1;
+}
+
+// An Add of a mask to the (scaled) scores producing `v`, read only by the chain: the Add, the
+// scores' side and the mask. The mask must be float32 of known rank, and must not give the scores
+// more rows: its query dim is 1 or the scores' own (the same number or symbol). A mask whose key
+// dim would broadcast a single key is refused when the layer runs.
+struct Masked {
+  int node;
+  ir::ValueId scores, mask;
+};
+std::optional<Masked> additive_mask(const ir::Graph& graph, const ir::GraphIndex& index,
+                                    ir::ValueId v) {
+  const int n = sole_producer(index, v);
+  if (n < 0) return std::nullopt;
+  const ir::Node& add = graph.nodes[static_cast<size_t>(n)];
+  if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.inputs[0] == add.inputs[1]) {
+    return std::nullopt;
+  }
+  for (int side : {0, 1}) {
+    const ir::ValueId scores = add.inputs[static_cast<size_t>(side)];
+    const ir::ValueId mask = add.inputs[static_cast<size_t>(1 - side)];
+    const ir::TensorDesc& md = graph.value(mask).desc;
+    if (product_behind(graph, index, scores) < 0 || md.dtype != DType::kF32 || !md.has_rank()) {
+      continue;
+    }
+    const ir::TensorDesc& sd = graph.value(scores).desc;
+    if (md.rank() >= 2 && sd.has_rank()) {
+      const ir::Dim& mq = md.dim(md.rank() - 2);
+      const ir::Dim& sq = sd.dim(sd.rank() - 2);
+      const bool one = mq.is_known() && mq.value == 1;
+      const bool same = (mq.is_known() && sq.is_known() && mq.value == sq.value) ||
+                        (!mq.is_known() && !mq.symbol.empty() && mq.symbol == sq.symbol);
+      if (!one && !same) continue;
+    }
+    return Masked{n, scores, mask};
+  }
+  return std::nullopt;
+}
+
 // Softmax along the last axis of an input of known rank >= 2 (before opset 13 the axis flattens
 // the dims after it: the last axis only when it is the last dim).
 bool softmax_over_last_axis(const ir::Graph& graph, const ir::Node& sm) {
@@ -121,6 +166,12 @@ std::optional<Fusion> find(const ir::Graph& graph, const ir::GraphIndex& index, 
   std::vector<int> group;
   float scale = 1.0f;
   ir::ValueId scores = sm.inputs[0];
+  ir::ValueId mask = ir::kNoValue;
+  if (const auto m = additive_mask(graph, index, scores)) {
+    group.push_back(m->node);
+    scores = m->scores;
+    mask = m->mask;
+  }
   if (const auto s = scalar_scale(graph, index, scores)) {
     group.push_back(s->node);
     scale *= s->scale;
@@ -156,6 +207,7 @@ std::optional<Fusion> find(const ir::Graph& graph, const ir::GraphIndex& index, 
   fused.op_type = "Attention";
   fused.domain = std::string(ops::kKilnDomain);
   fused.inputs = {q.value, k.value, v.value};
+  if (mask != ir::kNoValue) fused.inputs.push_back(mask);
   fused.outputs = outputs;
   if (scale != 1.0f) fused.attrs.set("scale", scale);
   const std::pair<const char*, const std::vector<int64_t>*> perms[] = {
@@ -175,8 +227,8 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 
 const PassDef& attention_fusion_pass() {
   static const PassDef def{kName,
-                           "MatMul -> Softmax(last axis) -> MatMul, with a scalar scale and the "
-                           "operands' and result's Transposes -> Attention",
+                           "MatMul -> Softmax(last axis) -> MatMul, with a scalar scale, an "
+                           "additive mask and the operands' and result's Transposes -> Attention",
                            run};
   return def;
 }

@@ -1,8 +1,8 @@
 // attention.f32.avx512 / attention.f32.avx2 against the reference kiln.Attention: sequences and
 // depths with every tail (of the 8-row tile, the 32- or 16-column panel, the 8 x 8 transposes that
 // pack the operands), operands read through transposes (the heads' split of a QKV product, keys as
-// rows), broadcast batches, blocks of rows split over threads; a result transpose that moves its
-// rows' axis is refused (other types the op refuses itself).
+// rows), broadcast batches, masks of every broadcast, blocks of rows split over threads; a result
+// transpose that moves its rows' axis is refused (other types the op refuses itself).
 #include <gtest/gtest.h>
 
 #include "kernels/x86_test_util.h"
@@ -85,6 +85,31 @@ TEST(X86AttentionTactic, BatchesBroadcast) {
     c.inputs = {in(scaled({2, 3, 10, 8}, 2.0f, 1)), in(scaled({3, 8, 12}, 2.0f, 2)),
                 in(random_f32({12, 5}, 3))};
     expect_matches_reference(aname(isa), c, kAttentionTol);
+  }
+}
+
+// A mask in [-2, 2), every 7th entry -1e4 (a padded key).
+Tensor mask_values(const Dims& dims, uint64_t seed) {
+  Tensor m = scaled(dims, 2.0f, seed);
+  float* p = m.data<float>();
+  for (int64_t i = 0; i < m.numel(); i += 7) p[i] = -1e4f;
+  return m;
+}
+
+TEST(X86AttentionTactic, MasksOfEveryBroadcast) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const Shape z{2, 19, 37, 16, 8};
+  for (const std::string& isa : isas) {
+    // Per key, per (query, key), one value, per head and key; a mask with a batch dim of its own
+    // (the result [3, heads, s, dv], so the operands plain: no perm_y of rank 3).
+    for (const Dims& dims : {Dims{37}, Dims{19, 37}, Dims{1}, Dims{2, 1, 37}, Dims{3, 1, 19, 37}}) {
+      SCOPED_TRACE(::testing::Message() << isa << " mask " << dims_to_string(dims));
+      OpCase c = dims.size() == 4 ? plain(z, 21) : heads_split(z, 21);
+      c.inputs.push_back(in(mask_values(dims, 22)));
+      expect_matches_reference(aname(isa), c, kAttentionTol);
+      expect_matches_reference_prepacked(aname(isa), c, kAttentionTol, 2);
+    }
   }
 }
 

@@ -55,6 +55,21 @@ TEST(KilnAttention, BatchesBroadcast) {
   EXPECT_NEAR(y.data<float>()[8], 4 * (1 - w), 1e-6f);
 }
 
+TEST(KilnAttention, MaskAddsToTheScaledScores) {
+  // The hand-computed row with a mask of [0, ln 3] on the keys: scores ln 3 + 0 and 0 + ln 3, equal
+  // weights, y = the mean of v0 and v1, [2, 6]. A [2] mask broadcasts over the rows.
+  auto out = run_ok(attention({in(f32({1, 2}, {1, 0})), in(f32({2, 2}, {1, 0, 0, 1})),
+                               in(f32({2, 2}, {4, 8, 0, 4})), in(f32({2}, {0, std::log(3.0f)}))},
+                              attrs({{"scale", std::log(3.0f)}})));
+  expect_f32(out, 0, {1, 2}, {2, 6}, 1e-6f);
+  // A mask with a batch dim of its own: [3, 1, 2] over one batch matrix gives 3 results.
+  out = run_ok(attention(
+      {in(f32({1, 2}, {1, 0})), in(f32({2, 2}, {1, 0, 0, 1})), in(f32({2, 2}, {4, 8, 0, 4})),
+       in(f32({3, 1, 2}, {0, 0, 0, std::log(3.0f), -1e9f, 0}))},
+      attrs({{"scale", std::log(3.0f)}})));
+  expect_f32(out, 0, {3, 1, 2}, {3, 7, 2, 6, 0, 4}, 1e-5f);
+}
+
 TEST(KilnAttention, ShapeInference) {
   // Q [7, 4, 3], K [6, 4, 3], V [6, 4, 5] as [tokens, heads, depth]: 4 heads, 7 queries, 6 keys.
   const OpCase c = attention(
@@ -82,6 +97,10 @@ TEST(KilnAttention, Validation) {
   expect_error(attention({in(f32({2, 2, 3}, std::vector<float>(12))),
                           in(f32({3, 3, 4}, std::vector<float>(36))), in(v)}),
                StatusCode::kInvalidModel, "broadcast");
+  // A mask of 3 query rows for the scores' single one.
+  expect_error(attention({in(f32({1, 3}, {1, 2, 3})), in(k), in(v),
+                          in(f32({3, 4}, std::vector<float>(12)))}),
+               StatusCode::kInvalidModel, "beyond their own rows");
   Tensor d(DType::kF64, {2, 3});
   expect_error(attention({in(d), in(k), in(v)}), StatusCode::kUnsupported, "float64");
 }

@@ -160,6 +160,61 @@ TEST(AttentionFusion, ProductsOfOtherShapesOrTypesAreLeftAlone) {
   }
 }
 
+// Hugging Face's BERT attention: q, k, v [batch 2, heads 2, s, 4], scores / 2 + a padding mask
+// of `mask_dims`, the Add's operands in either order.
+OnnxBuilder bert(int64_t s, std::vector<int64_t> mask_dims, bool mask_first = false,
+                 bool divide_after_mask = false) {
+  OnnxBuilder b;
+  b.input("q", 1, {2, 2, s, 4});
+  b.input("k", 1, {2, 2, 5, 4});
+  b.input("v", 1, {2, 2, 5, 3});
+  b.input("mask", 1, std::move(mask_dims));
+  b.initializer("c", {}, {2.0f});
+  set_attr_ints(b.node("Transpose", {"k"}, {"kt"}, "tk"), "perm", {0, 1, 3, 2});
+  b.node("MatMul", {"q", "kt"}, {"s0"}, "mm1");
+  const std::vector<std::string> add_in =
+      mask_first ? std::vector<std::string>{"mask", "s1"} : std::vector<std::string>{"s1", "mask"};
+  if (divide_after_mask) {
+    b.node("Add", {"s0", "mask"}, {"s1"}, "add");
+    b.node("Div", {"s1", "c"}, {"s"}, "scale");
+  } else {
+    b.node("Div", {"s0", "c"}, {"s1"}, "scale");
+    b.node("Add", add_in, {"s"}, "add");
+  }
+  b.node("Softmax", {"s"}, {"p"}, "softmax");
+  b.node("MatMul", {"p", "v"}, {"y"}, "mm2");
+  b.output("y");
+  return b;
+}
+
+TEST(AttentionFusion, HuggingFacePaddingMask) {
+  for (bool mask_first : {false, true}) {
+    const auto r = run_pass(bert(5, {2, 1, 1, 5}, mask_first), pass());
+    ASSERT_EQ(op_types(r.after), (std::vector<std::string>{"kiln.Attention"}));
+    const ir::Node& fused = r.after.nodes[0];
+    ASSERT_EQ(fused.inputs.size(), 4u);
+    EXPECT_EQ(fused.inputs[3], r.after.find_value("mask"));
+    EXPECT_FLOAT_EQ(fused.attrs.get_float("scale", 0.0f), 0.5f);
+    EXPECT_EQ(fused.attrs.get_ints("perm_k"), (std::vector<int64_t>{0, 1, 3, 2}));
+    testing::expect_same_outputs(r.before, r.after);
+  }
+  // A [s, keys] mask (causal), and one adding a batch dim the scores lack.
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{5, 5}, {3, 1, 1, 1, 5}}) {
+    const auto r = run_pass(bert(5, dims), pass());
+    ASSERT_EQ(op_types(r.after), (std::vector<std::string>{"kiln.Attention"}));
+    testing::expect_same_outputs(r.before, r.after);
+  }
+}
+
+TEST(AttentionFusion, MasksThatAreNotAddedToTheScaledScoresStayOut) {
+  // A mask of 4 query rows for the scores' single one would add rows: not fused.
+  auto r = run_pass(bert(1, {2, 1, 4, 5}), pass());
+  EXPECT_EQ(op_types(r.after), op_types(r.before));
+  // Scaling after the mask scales the mask too: not the op's scale * scores + mask.
+  r = run_pass(bert(5, {2, 1, 1, 5}, false, true), pass());
+  EXPECT_EQ(op_types(r.after), op_types(r.before));
+}
+
 TEST(AttentionFusion, BroadcastBatchesAndATensorScaleStayExact) {
   // q [2, 3, 4] against one k and v for both batches; the Div's divisor is a [1] tensor (scalar
   // by value) and the scores' Mul a [2, 1, 1] tensor (not a scalar: stays out, and so does the

@@ -88,7 +88,7 @@ bool valid_perm(std::span<const int64_t> perm, int64_t rank) {
 
 std::optional<AttentionShape> attention_shape(const Dims& q_dims, const Dims& k_dims,
                                               const Dims& v_dims, const AttentionPerms& perms,
-                                              std::string& error) {
+                                              std::string& error, const Dims* mask_dims) {
   if (q_dims.size() < 2 || k_dims.size() < 2 || v_dims.size() < 2) {
     error = fmt::format("Q {}, K {} and V {} must each have rank >= 2", dims_text(q_dims),
                         dims_text(k_dims), dims_text(v_dims));
@@ -123,6 +123,22 @@ std::optional<AttentionShape> attention_shape(const Dims& q_dims, const Dims& k_
                         dims_text(q.dims), dims_text(k.dims), dims_text(v.dims));
     return std::nullopt;
   }
+  // The mask as [mask_batch..., S or 1, T or 1] (a mask of rank below 2 gains leading 1s).
+  View mask;
+  if (mask_dims != nullptr) {
+    Dims md = *mask_dims;
+    if (md.size() < 2) md.insert(md.begin(), 2 - md.size(), 1);
+    mask = permuted(md, {});
+    const int64_t ms = md[md.size() - 2], mt = md.back();
+    if ((ms != a.s && ms != 1) || (mt != a.t && mt != 1) ||
+        !broadcast_into(batch_of(md), a.out_batch)) {
+      error = fmt::format("the mask {} does not broadcast to the scores [{},{},{}]",
+                          dims_text(*mask_dims), fmt::join(a.out_batch, ","), a.s, a.t);
+      return std::nullopt;
+    }
+    a.masked = true;
+    a.m = {ms == 1 ? 0 : mt, mt == 1 ? 0 : 1};
+  }
   Dims result = a.out_batch;
   result.insert(result.end(), {a.s, a.dv});
   if (!valid_perm(perms.y, rank(result))) {
@@ -150,11 +166,12 @@ std::optional<AttentionShape> attention_shape(const Dims& q_dims, const Dims& k_
   a.k_offset = batch_offsets(k, a.out_batch);
   a.v_offset = batch_offsets(v, a.out_batch);
   a.y_offset = batch_offsets(y, a.out_batch);
+  if (a.masked) a.m_offset = batch_offsets(mask, a.out_batch);
   return a;
 }
 
 void attention(const AttentionShape& a, float scale, const float* q, const float* k, const float* v,
-               float* y) {
+               const float* mask, float* y) {
   std::vector<float> p(static_cast<size_t>(a.t));
   for (int64_t b = 0; b < a.batches(); ++b) {
     const size_t bi = static_cast<size_t>(b);
@@ -162,6 +179,7 @@ void attention(const AttentionShape& a, float scale, const float* q, const float
     const float* kb = k + a.k_offset[bi];
     const float* vb = v + a.v_offset[bi];
     float* yb = y + a.y_offset[bi];
+    const float* mb = a.masked ? mask + a.m_offset[bi] : nullptr;
     for (int64_t i = 0; i < a.s; ++i) {
       double max = -INFINITY;
       for (int64_t j = 0; j < a.t; ++j) {
@@ -171,6 +189,7 @@ void attention(const AttentionShape& a, float scale, const float* q, const float
         }
         float& pj = p[static_cast<size_t>(j)];
         pj = static_cast<float>(scale * acc);
+        if (mb != nullptr) pj += mb[i * a.m.rs + j * a.m.cs];
         max = std::max(max, static_cast<double>(pj));
       }
       double sum = 0;

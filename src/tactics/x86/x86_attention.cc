@@ -1,6 +1,7 @@
 // kiln.Attention on kiln's x86 GEMM and softmax (kernels/x86/kernels.h). A task is one block of
 // rows of one batch matrix: it computes its scores into the thread's scratch, normalises them and
-// multiplies them by V' into the result's rows, the scores never leaving the core's cache. K' and
+// multiplies them by V' into the result's rows, the scores never leaving the core's cache; a mask
+// is added in the scores' epilogue. K' and
 // V' are packed into GEMM panels read through the operands' strides, so the heads' transposes the
 // pass absorbed cost no copy of their own.
 #include <fmt/format.h>
@@ -63,8 +64,11 @@ class X86AttentionKernel final : public LayerKernel {
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     std::string error;
+    const TensorView* mask = builtin::optional_input(in, 3);
+    const Dims mask_dims = mask != nullptr ? builtin::dims_of(*mask) : Dims{};
     std::optional<ref::AttentionShape> shape = ref::attention_shape(
-        builtin::dims_of(in[0]), builtin::dims_of(in[1]), builtin::dims_of(in[2]), perms_, error);
+        builtin::dims_of(in[0]), builtin::dims_of(in[1]), builtin::dims_of(in[2]), perms_, error,
+        mask != nullptr ? &mask_dims : nullptr);
     if (!shape) return layer_error(node_, "{}", error);
     if (!builtin::same_dims(out[0], shape->y_dims)) {
       return layer_error(node_, "output [{}] is not the result's [{}]", dims_to_string(out[0].dims),
@@ -105,9 +109,8 @@ class X86AttentionKernel final : public LayerKernel {
     const auto* q = static_cast<const float*>(in[0].data);
     const auto* k = static_cast<const float*>(in[1].data);
     const auto* v = static_cast<const float*>(in[2].data);
+    const float* mask = builtin::input_f32(in, 3);
     auto* y = static_cast<float*>(out[0].data);
-    kx::Epilogue scaled;
-    scaled.alpha = scale_;
     const kx::Epilogue plain;
     run_tasks(thread_pool(), a_.batches() * blocks_, [&](int64_t slot, int64_t b, int64_t e) {
       float* scores = scratch_.slot(slot);
@@ -125,8 +128,9 @@ class X86AttentionKernel final : public LayerKernel {
         const int64_t row0 = task % blocks_ * rows_;
         const int tail = row0 + rows_ > a_.s ? 1 : 0;
         const int64_t rows = std::min(rows_, a_.s - row0);
-        kx::gemm_run(scores_[tail], q + a_.q_offset[batch] + row0 * a_.q.rs, packed_k, scaled,
-                     scores, gemm_scratch, 0, scores_[tail].tasks);
+        kx::gemm_run(scores_[tail], q + a_.q_offset[batch] + row0 * a_.q.rs, packed_k,
+                     score_epilogue(mask, batch, row0), scores, gemm_scratch, 0,
+                     scores_[tail].tasks);
         kx::softmax_rows(isa_, rows, a_.t, scores, scores);
         kx::gemm_run(values_[tail], scores, packed_v, plain,
                      y + a_.y_offset[batch] + row0 * a_.y.rs, gemm_scratch, 0, values_[tail].tasks);
@@ -136,6 +140,18 @@ class X86AttentionKernel final : public LayerKernel {
   }
 
  private:
+  // scale * (Q' @ K') + the mask's rows [row0, row0 + rows) of batch matrix `batch`.
+  kx::Epilogue score_epilogue(const float* mask, size_t batch, int64_t row0) const {
+    kx::Epilogue ep;
+    ep.alpha = scale_;
+    if (a_.masked) {
+      ep.addend = mask + a_.m_offset[batch] + row0 * a_.m.rs;
+      ep.addend_rs = a_.m.rs;
+      ep.addend_cs = a_.m.cs;
+    }
+    return ep;
+  }
+
   const ir::Node& node_;
   kx::Isa isa_;
   ref::AttentionPerms perms_;
