@@ -59,7 +59,7 @@ std::optional<std::vector<int64_t>> transpose_perm(const ir::Graph& graph, const
   return perm;
 }
 
-// An operand of the chain with the nodes that only reshape or scale it peeled off: the value in
+// An operand of the chain with the nodes that only transpose or scale it peeled off: the value in
 // memory, how it is transposed (empty: not), and the scalar it is multiplied by.
 struct Operand {
   ir::ValueId value;
