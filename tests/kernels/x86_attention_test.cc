@@ -85,6 +85,12 @@ TEST(X86AttentionTactic, BatchesBroadcast) {
     c.inputs = {in(scaled({2, 3, 10, 8}, 2.0f, 1)), in(scaled({3, 8, 12}, 2.0f, 2)),
                 in(random_f32({12, 5}, 3))};
     expect_matches_reference(aname(isa), c, kAttentionTol);
+    // Multi-query: 4 heads of Q sharing one K and V, on 1 and 2 threads.
+    OpCase mq = plain({1, 10, 12, 8, 5}, 4);
+    mq.inputs = {in(scaled({4, 10, 8}, 2.0f, 4)), in(scaled({1, 8, 12}, 2.0f, 5)),
+                 in(random_f32({1, 12, 5}, 6))};
+    expect_matches_reference(aname(isa), mq, kAttentionTol);
+    expect_matches_reference_prepacked(aname(isa), mq, kAttentionTol, 2);
   }
 }
 

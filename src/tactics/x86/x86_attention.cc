@@ -103,7 +103,8 @@ class X86AttentionKernel final : public LayerKernel {
 
   // Tasks go batch-major in contiguous parts, so each thread packs the K' and V' of each batch
   // matrix it reaches once, into its own scratch (no barrier, and the panels stay in the core's
-  // cache); only the batches two parts share are packed twice.
+  // cache); only the batches two parts share are packed twice, and a K' or V' that consecutive
+  // batches share (broadcast) only once.
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     if (a_.batches() == 0 || a_.s == 0 || a_.dv == 0) return Status::ok();
     const auto* q = static_cast<const float*>(in[0].data);
@@ -117,13 +118,16 @@ class X86AttentionKernel final : public LayerKernel {
       float* packed_k = scores + score_floats_;
       float* packed_v = packed_k + k_floats_;
       float* gemm_scratch = packed_v + v_floats_;
-      size_t packed = SIZE_MAX;
+      int64_t k_at = -1, v_at = -1;  // the matrices the panels hold (offsets)
       for (int64_t task = b; task < e; ++task) {
         const auto batch = static_cast<size_t>(task / blocks_);
-        if (batch != packed) {
-          kx::gemm_pack_b(isa_, k + a_.k_offset[batch], a_.k.rs, a_.k.cs, a_.d, a_.t, packed_k);
-          kx::gemm_pack_b(isa_, v + a_.v_offset[batch], a_.v.rs, a_.v.cs, a_.t, a_.dv, packed_v);
-          packed = batch;
+        if (a_.k_offset[batch] != k_at) {  // heads sharing K (multi-query) pack it once
+          k_at = a_.k_offset[batch];
+          kx::gemm_pack_b(isa_, k + k_at, a_.k.rs, a_.k.cs, a_.d, a_.t, packed_k);
+        }
+        if (a_.v_offset[batch] != v_at) {
+          v_at = a_.v_offset[batch];
+          kx::gemm_pack_b(isa_, v + v_at, a_.v.rs, a_.v.cs, a_.t, a_.dv, packed_v);
         }
         const int64_t row0 = task % blocks_ * rows_;
         const int tail = row0 + rows_ > a_.s ? 1 : 0;
