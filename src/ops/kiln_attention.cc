@@ -35,10 +35,6 @@ Result<ir::Shape> permute(const NodeContext& ctx, const ir::Shape& s,
 
 ir::Shape batch_of(const ir::Shape& s) { return ir::Shape(s.begin(), s.end() - 2); }
 
-bool dims_conflict(const ir::Dim& a, const ir::Dim& b) {
-  return a.is_known() && b.is_known() && a.value != b.value;
-}
-
 Status infer_attention(InferContext& ctx) {
   static constexpr size_t kSame[] = {1, 2, 3};
   KILN_RETURN_IF_ERROR(check_dtypes(ctx, kAttentionTypes, kSame));

@@ -7,11 +7,6 @@ namespace {
 
 namespace ref = kernels::ref;
 
-// A known dim that is neither 1 nor equal to `want` (when known) makes `d` incompatible.
-bool dims_conflict(const ir::Dim& a, const ir::Dim& b) {
-  return a.is_known() && b.is_known() && a.value != b.value;
-}
-
 // --- MatMul
 // ---------------------------------------------------------------------------------------
 

@@ -12,10 +12,6 @@ namespace {
 
 namespace ref = kernels::ref;
 
-bool dims_conflict(const ir::Dim& a, const ir::Dim& b) {
-  return a.is_known() && b.is_known() && a.value != b.value;
-}
-
 // --- MaxUnpool
 // ------------------------------------------------------------------------------------
 

@@ -19,6 +19,12 @@ Result<ir::Shape> broadcast_shapes(const NodeContext& ctx, std::span<const ir::S
 // Concrete version: output dims of broadcasting `a` and `b`; nullopt when incompatible.
 std::optional<Dims> broadcast_dims(const Dims& a, const Dims& b);
 
+// Two dims that are both known and differ: shapes that must agree there do not. Unknown or named
+// dims never conflict here (they are checked when the values are known).
+inline bool dims_conflict(const ir::Dim& a, const ir::Dim& b) {
+  return a.is_known() && b.is_known() && a.value != b.value;
+}
+
 // Normalises a possibly negative axis into [0, rank); error naming the node when out of range.
 Result<int64_t> normalize_axis(const NodeContext& ctx, int64_t axis, int64_t rank,
                                std::string_view what = "axis");

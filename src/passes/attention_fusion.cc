@@ -130,11 +130,7 @@ std::optional<Masked> additive_mask(const ir::Graph& graph, const ir::GraphIndex
     const ir::TensorDesc& sd = graph.value(scores).desc;
     if (md.rank() >= 2 && sd.has_rank()) {
       const ir::Dim& mq = md.dim(md.rank() - 2);
-      const ir::Dim& sq = sd.dim(sd.rank() - 2);
-      const bool one = mq.is_known() && mq.value == 1;
-      const bool same = (mq.is_known() && sq.is_known() && mq.value == sq.value) ||
-                        (!mq.is_known() && !mq.symbol.empty() && mq.symbol == sq.symbol);
-      if (!one && !same) continue;
+      if (!same_dim(mq, ir::Dim::known(1)) && !same_dim(mq, sd.dim(sd.rank() - 2))) continue;
     }
     return Masked{n, scores, mask};
   }

@@ -22,21 +22,6 @@ int residual_target(const ir::Graph& graph, const ir::GraphIndex& index, ir::Val
   return p;
 }
 
-// Same dtype and rank, and every dim the same number or the same named symbol: adding one to the
-// other broadcasts nothing.
-bool same_shape(const ir::TensorDesc& a, const ir::TensorDesc& b) {
-  if (a.dtype != b.dtype || !a.has_rank() || !b.has_rank() || a.rank() != b.rank()) return false;
-  for (int i = 0; i < a.rank(); ++i) {
-    const ir::Dim& x = a.dim(i);
-    const ir::Dim& y = b.dim(i);
-    const bool same_number = x.is_known() && y.is_known() && x.value == y.value;
-    const bool same_symbol =
-        !x.is_known() && !y.is_known() && !x.symbol.empty() && x.symbol == y.symbol;
-    if (!same_number && !same_symbol) return false;
-  }
-  return true;
-}
-
 std::optional<Fusion> find(const ir::Graph& graph, const ir::GraphIndex& index, int n) {
   const ir::Node& add = graph.nodes[static_cast<size_t>(n)];
   if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) {
