@@ -8,6 +8,7 @@
 #include "engine/memory_layout.h"
 #include "engine/precision.h"
 #include "engine/shape_resolver.h"
+#include "ops/infer_graph.h"
 #include "tactics/tactic.h"
 #include "tuner/tuner.h"
 
@@ -95,6 +96,31 @@ Result<std::vector<Profile>> make_profiles(const ir::Graph& g, const BuildOption
     out.push_back(std::move(p).value());
   }
   return out;
+}
+
+// One profile that fixes every input's shape (min = max, as the default profile of a model built
+// without --shapes): the engine runs those shapes only, so the graph is specialized to them before
+// the passes, as TensorRT does. Shape inference then turns every Shape -> Gather -> Concat chain
+// into constants that folding removes, and the passes see numbers where the model had symbols (a
+// Transpose that moves only a batch of 1 is a view; a residual's batch is provably the same).
+Status specialize_static_profile(ir::Graph& g, const std::vector<Profile>& profiles,
+                                 std::vector<std::string>& log) {
+  if (profiles.size() != 1) return Status::ok();
+  for (const InputRange& r : profiles[0].inputs) {
+    if (r.min != r.max) return Status::ok();
+  }
+  std::vector<std::string> fixed;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    ir::Value& in = g.value(g.inputs[i]);
+    if (in.desc.is_static()) continue;
+    fixed.push_back(fmt::format("'{}' {} -> {}", in.name, in.desc.to_string(),
+                                dims_to_string(profiles[0].inputs[i].min)));
+    in.desc = ir::TensorDesc::of_dims(in.desc.dtype, profiles[0].inputs[i].min);
+  }
+  if (fixed.empty()) return Status::ok();
+  log.push_back(fmt::format("the profile fixes every input's shape; built for them: {}",
+                            fmt::join(fixed, ", ")));
+  return ops::infer_graph_shapes(g).with_context("specializing the graph to the profile's shapes");
 }
 
 // The tuning shapes: profile 0's opt shapes, every value resolved.
@@ -232,6 +258,7 @@ Result<Plan> build_plan(ir::Graph graph, const BuildOptions& options) {
   Plan plan;
   KILN_ASSIGN_OR_RETURN(std::vector<Profile> profiles,
                         make_profiles(graph, options, plan.build_log));
+  KILN_RETURN_IF_ERROR(specialize_static_profile(graph, profiles, plan.build_log));
   quant::RangeTable explicit_scales = quant::RangeTable::explicit_scales();
   passes::PassLog pass_log;
   KILN_RETURN_IF_ERROR(passes::run_pipeline(graph, options.passes, pass_log, &explicit_scales));

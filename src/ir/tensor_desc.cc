@@ -9,6 +9,16 @@ std::string Dim::to_string() const {
   return symbol.empty() ? "?" : symbol;
 }
 
+Dim SymInt::as_dim() const {
+  if (number) return *number >= 0 ? Dim::known(*number) : Dim::unknown();
+  return Dim{-1, symbol};
+}
+
+std::string SymInt::to_string() const {
+  if (number) return std::to_string(*number);
+  return symbol.empty() ? "?" : symbol;
+}
+
 TensorDesc TensorDesc::of_dims(DType t, const Dims& dims) {
   Shape s;
   s.reserve(dims.size());

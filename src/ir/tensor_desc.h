@@ -25,6 +25,22 @@ struct Dim {
 
 using Shape = std::vector<Dim>;
 
+// One element of a small integer tensor computed from shapes (ops/dims_values.h): a number (which
+// may be negative, as Reshape's -1), the value of a symbolic dim, or unknown.
+struct SymInt {
+  std::optional<int64_t> number;
+  std::string symbol;  // when no number: non-empty for a symbol's value, empty for unknown
+
+  static SymInt of(int64_t v) { return SymInt{v, {}}; }
+  static SymInt of(const Dim& d) { return d.is_known() ? of(d.value) : SymInt{{}, d.symbol}; }
+  static SymInt unknown() { return SymInt{}; }
+  // The dim this element sizes: numbers >= 0 and symbols; unknown for negatives and unknowns.
+  Dim as_dim() const;
+  bool operator==(const SymInt& o) const { return number == o.number && symbol == o.symbol; }
+  std::string to_string() const;  // "-1", "batch" or "?"
+};
+using SymInts = std::vector<SymInt>;
+
 struct TensorDesc {
   DType dtype = DType::kUndefined;
   std::optional<Shape> shape;  // nullopt: rank unknown

@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "ops/dims_values.h"
 #include "ops/evaluate.h"
 
 namespace kiln::ops {
@@ -114,8 +115,9 @@ Status check_graph_ops(const ir::Graph& graph) {
 
 Result<NodeInference> infer_node(const ir::Node& node, const ResolvedOp& op,
                                  const std::vector<const ir::TensorDesc*>& inputs,
-                                 const std::vector<const Tensor*>& values) {
-  InferContext ctx(node, op.since_version, inputs, values);
+                                 const std::vector<const Tensor*>& values,
+                                 const std::vector<const ir::SymInts*>& dims_values) {
+  InferContext ctx(node, op.since_version, inputs, values, dims_values);
   KILN_RETURN_IF_ERROR(op.def->infer(ctx));
   for (size_t i = 0; i < node.outputs.size(); ++i) {
     if (node.outputs[i] != ir::kNoValue && ctx.outputs()[i].dtype == DType::kUndefined) {
@@ -123,7 +125,8 @@ Result<NodeInference> infer_node(const ir::Node& node, const ResolvedOp& op,
                             node.op_type, i);
     }
   }
-  return NodeInference{std::move(ctx.outputs()), std::move(ctx.output_values())};
+  std::optional<ir::SymInts> traced = propagate_dims_value(ctx);
+  return NodeInference{std::move(ctx.outputs()), std::move(ctx.output_values()), std::move(traced)};
 }
 
 namespace {
@@ -155,6 +158,7 @@ std::vector<std::optional<Tensor>> try_evaluate(const ir::Node& node, const Reso
 
 Status infer_graph_shapes(ir::Graph& graph) {
   std::vector<std::optional<Tensor>> known(graph.values.size());
+  std::vector<std::optional<ir::SymInts>> traced(graph.values.size());
   for (size_t v = 0; v < graph.values.size(); ++v) {
     if (const Tensor* c = graph.values[v].constant()) known[v] = *c;
   }
@@ -162,14 +166,15 @@ Status infer_graph_shapes(ir::Graph& graph) {
     const ResolvedOp op = resolve_op(node);
     std::vector<const ir::TensorDesc*> descs;
     std::vector<const Tensor*> values;
+    std::vector<const ir::SymInts*> dims_values;
     static const ir::TensorDesc kAbsent;
     for (ir::ValueId v : node.inputs) {
+      const auto at = static_cast<size_t>(v);
       descs.push_back(v == ir::kNoValue ? &kAbsent : &graph.value(v).desc);
-      values.push_back(v == ir::kNoValue || !known[static_cast<size_t>(v)]
-                           ? nullptr
-                           : &*known[static_cast<size_t>(v)]);
+      values.push_back(v == ir::kNoValue || !known[at] ? nullptr : &*known[at]);
+      dims_values.push_back(v == ir::kNoValue || !traced[at] ? nullptr : &*traced[at]);
     }
-    KILN_ASSIGN_OR_RETURN(NodeInference inf, infer_node(node, op, descs, values));
+    KILN_ASSIGN_OR_RETURN(NodeInference inf, infer_node(node, op, descs, values, dims_values));
     std::vector<std::optional<Tensor>> evaluated = try_evaluate(node, op, values, inf.outputs);
     for (size_t i = 0; i < node.outputs.size(); ++i) {
       const ir::ValueId v = node.outputs[i];
@@ -190,6 +195,8 @@ Status infer_graph_shapes(ir::Graph& graph) {
         known[static_cast<size_t>(v)] = std::move(inf.values[i]);
       } else if (evaluated[i]) {
         known[static_cast<size_t>(v)] = std::move(evaluated[i]);
+      } else if (i == 0 && inf.dims_value) {
+        traced[static_cast<size_t>(v)] = std::move(inf.dims_value);
       }
     }
   }

@@ -107,13 +107,20 @@ class NodeContext {
   int since_version_;
 };
 
+// The longest integer tensor whose elements shape inference traces (ops/dims_values.h).
+inline constexpr int64_t kMaxTracedInts = 64;
+
 class InferContext : public NodeContext {
  public:
+  // `input_dims_values` (optional, as `input_values`) holds what ops/dims_values.h traced of small
+  // integer inputs whose values are not known.
   InferContext(const ir::Node& node, int since_version, std::vector<const ir::TensorDesc*> inputs,
-               std::vector<const Tensor*> input_values)
+               std::vector<const Tensor*> input_values,
+               std::vector<const ir::SymInts*> input_dims_values = {})
       : NodeContext(node, since_version),
         inputs_(std::move(inputs)),
         values_(std::move(input_values)),
+        dims_values_(std::move(input_dims_values)),
         outputs_(node.outputs.size()),
         output_values_(node.outputs.size()) {}
 
@@ -122,17 +129,23 @@ class InferContext : public NodeContext {
   // The input's value when known (initializers, constants, and every input at run time); else
   // nullptr.
   const Tensor* input_value(size_t i) const { return i < values_.size() ? values_[i] : nullptr; }
+  // The elements of an integer or bool input of rank <= 1 and at most kMaxTracedInts elements:
+  // numbers from its value when known, else what shape inference traced (a Shape's symbols,
+  // ops/dims_values.h), else unknown elements when its length is known; nullopt otherwise.
+  std::optional<ir::SymInts> input_dims_value(size_t i) const;
 
   void set_output(size_t i, ir::TensorDesc desc) { outputs_[i] = std::move(desc); }
   // An op whose output value follows from descs alone (Shape, Size) may provide it here.
   void set_output_value(size_t i, Tensor t) { output_values_[i] = std::move(t); }
 
   std::vector<ir::TensorDesc>& outputs() { return outputs_; }
+  const std::vector<ir::TensorDesc>& outputs() const { return outputs_; }
   std::vector<std::optional<Tensor>>& output_values() { return output_values_; }
 
  private:
   std::vector<const ir::TensorDesc*> inputs_;
   std::vector<const Tensor*> values_;
+  std::vector<const ir::SymInts*> dims_values_;
   std::vector<ir::TensorDesc> outputs_;
   std::vector<std::optional<Tensor>> output_values_;
 };

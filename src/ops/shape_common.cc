@@ -31,6 +31,17 @@ Result<int64_t> read_scalar_int(const NodeContext& ctx, const Tensor& t, std::st
   return v[0];
 }
 
+std::pair<int64_t, int64_t> shape_range(const NodeContext& ctx, int64_t rank) {
+  int64_t start = ctx.since_version() >= 15 ? ctx.attrs().get_int("start", 0) : 0;
+  int64_t end = ctx.since_version() >= 15 ? ctx.attrs().get_int("end", rank) : rank;
+  const auto clamp = [rank](int64_t v) {
+    return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank);
+  };
+  start = clamp(start);
+  end = clamp(end);
+  return {start, std::max(end, start)};
+}
+
 ir::Shape to_shape(std::span<const int64_t> dims) {
   ir::Shape s;
   for (int64_t d : dims) s.push_back(ir::Dim::known(d));
@@ -48,6 +59,12 @@ std::string shape_text(const ir::Shape& s) {
 }
 
 std::string ints_text(std::span<const int64_t> v) { return fmt::format("[{}]", fmt::join(v, ",")); }
+
+std::string sym_ints_text(const ir::SymInts& v) {
+  std::vector<std::string> parts;
+  for (const ir::SymInt& e : v) parts.push_back(e.to_string());
+  return fmt::format("[{}]", fmt::join(parts, ","));
+}
 
 ir::Dim product_dim(std::span<const ir::Dim> dims) {
   int64_t known = 1;

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -24,12 +25,18 @@ Result<std::optional<std::vector<int64_t>>> known_ints(const InferContext& ctx, 
 // Like read_ints for an input that must be a scalar or a 1-element tensor.
 Result<int64_t> read_scalar_int(const NodeContext& ctx, const Tensor& t, std::string_view what);
 
+// The [start, end) range of dims Shape reports for an input of `rank` (attributes from opset 15),
+// clamped per the spec.
+std::pair<int64_t, int64_t> shape_range(const NodeContext& ctx, int64_t rank);
+
 ir::Shape to_shape(std::span<const int64_t> dims);
 // A shape of `rank` unknown dims.
 ir::Shape unknown_dims(int rank);
 // "[batch,3,224]"
 std::string shape_text(const ir::Shape& s);
 std::string ints_text(std::span<const int64_t> v);
+// "[batch,192,-1]"
+std::string sym_ints_text(const ir::SymInts& v);
 
 // The product of dims: a number when all are known, the symbol when exactly one symbolic dim is
 // multiplied by 1s, unknown otherwise.

@@ -47,16 +47,16 @@ Leftover leftover(const ir::Shape& dims, const ir::Shape& cancel) {
 
 // Resolves the -1 at `infer_at` (or checks the element count) of `out` given the input shape.
 Status resolve_reshape(const InferContext& ctx, const ir::Shape& in, ir::Shape& out, int infer_at,
-                       std::span<const int64_t> requested) {
+                       const std::string& requested) {
   ir::Shape out_fixed = out;
   if (infer_at >= 0) out_fixed.erase(out_fixed.begin() + infer_at);
   const Leftover a = leftover(in, out_fixed);
   const Leftover b = leftover(out_fixed, in);
   const auto mismatch = [&] {
     return ctx.error("cannot reshape {} to {}: the element counts differ", ctx.input(0).to_string(),
-                     ints_text(requested));
+                     requested);
   };
-  if (b.overflow) return ctx.error("shape {} overflows the element count", ints_text(requested));
+  if (b.overflow) return ctx.error("shape {} overflows the element count", requested);
   if (a.overflow || !b.rest.empty()) return Status::ok();  // nothing decidable
   if (infer_at < 0) {
     if (a.rest.empty() && a.known != b.known) return mismatch();
@@ -64,7 +64,7 @@ Status resolve_reshape(const InferContext& ctx, const ir::Shape& in, ir::Shape& 
   }
   if (b.known == 0) {
     return ctx.error("cannot reshape {} to {}: -1 is ambiguous when another dim is 0",
-                     ctx.input(0).to_string(), ints_text(requested));
+                     ctx.input(0).to_string(), requested);
   }
   Dim& inferred = out[static_cast<size_t>(infer_at)];
   if (a.known == 0) {
@@ -78,12 +78,51 @@ Status resolve_reshape(const InferContext& ctx, const ir::Shape& in, ir::Shape& 
   return Status::ok();
 }
 
+// The output dims of Reshape for its requested shape, whose elements are numbers, symbols (traced
+// by ops/dims_values.h: [batch, 192, -1]) or unknown, with the -1 still to resolve at `infer_at`.
+// A symbol is taken as the dim it names: were it 0 at run time without allowzero, the output would
+// copy the input's dim instead, but then the tensor is empty anyway.
+Status requested_dims(const InferContext& ctx, const ir::SymInts& shape, bool allowzero,
+                      ir::Shape& out, int& infer_at) {
+  const TensorDesc& x = ctx.input(0);
+  const std::string text = sym_ints_text(shape);
+  bool has_zero = false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (!shape[i].number) {
+      out.push_back(shape[i].as_dim());
+      continue;
+    }
+    const int64_t v = *shape[i].number;
+    if (v == -1) {
+      if (infer_at >= 0) return ctx.error("shape {} has more than one -1", text);
+      infer_at = static_cast<int>(i);
+      out.push_back(Dim::unknown());
+    } else if (v < -1) {
+      return ctx.error("shape {} has a negative dim {} (only -1 is allowed)", text, v);
+    } else if (v == 0 && !allowzero) {
+      if (x.has_rank() && static_cast<int>(i) >= x.rank()) {
+        return ctx.error("shape {} copies input dim {} (0) but the input {} has rank {}", text, i,
+                         x.to_string(), x.rank());
+      }
+      out.push_back(x.has_rank() ? x.dim(static_cast<int>(i)) : Dim::unknown());
+    } else {
+      has_zero |= v == 0;
+      out.push_back(Dim::known(v));
+    }
+  }
+  if (allowzero && has_zero && infer_at >= 0) {
+    return ctx.error("shape {} has both 0 (with allowzero=1) and -1", text);
+  }
+  return Status::ok();
+}
+
 Status infer_reshape(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_movable(ctx, 0));
   KILN_RETURN_IF_ERROR(check_index_dtype(ctx, 1, "shape"));
   const TensorDesc& x = ctx.input(0);
   const bool allowzero = ctx.since_version() >= 14 && ctx.attrs().get_int("allowzero", 0) != 0;
-  KILN_ASSIGN_OR_RETURN(auto shape, known_ints(ctx, 1, "shape"));
+  KILN_RETURN_IF_ERROR(known_ints(ctx, 1, "shape").status());  // a known shape must be 1-D
+  const std::optional<ir::SymInts> shape = ctx.input_dims_value(1);
   if (!shape) {
     const TensorDesc& s = ctx.input(1);
     const bool len_known = s.has_rank() && s.rank() == 1 && s.dim(0).is_known();
@@ -93,30 +132,10 @@ Status infer_reshape(InferContext& ctx) {
   }
   ir::Shape out;
   int infer_at = -1;
-  bool has_zero = false;
-  for (size_t i = 0; i < shape->size(); ++i) {
-    const int64_t v = (*shape)[i];
-    if (v == -1) {
-      if (infer_at >= 0) return ctx.error("shape {} has more than one -1", ints_text(*shape));
-      infer_at = static_cast<int>(i);
-      out.push_back(Dim::unknown());
-    } else if (v < -1) {
-      return ctx.error("shape {} has a negative dim {} (only -1 is allowed)", ints_text(*shape), v);
-    } else if (v == 0 && !allowzero) {
-      if (x.has_rank() && static_cast<int>(i) >= x.rank()) {
-        return ctx.error("shape {} copies input dim {} (0) but the input {} has rank {}",
-                         ints_text(*shape), i, x.to_string(), x.rank());
-      }
-      out.push_back(x.has_rank() ? x.dim(static_cast<int>(i)) : Dim::unknown());
-    } else {
-      has_zero |= v == 0;
-      out.push_back(Dim::known(v));
-    }
+  KILN_RETURN_IF_ERROR(requested_dims(ctx, *shape, allowzero, out, infer_at));
+  if (x.has_rank()) {
+    KILN_RETURN_IF_ERROR(resolve_reshape(ctx, *x.shape, out, infer_at, sym_ints_text(*shape)));
   }
-  if (allowzero && has_zero && infer_at >= 0) {
-    return ctx.error("shape {} has both 0 (with allowzero=1) and -1", ints_text(*shape));
-  }
-  if (x.has_rank()) KILN_RETURN_IF_ERROR(resolve_reshape(ctx, *x.shape, out, infer_at, *shape));
   ctx.set_output(0, TensorDesc::of(x.dtype, std::move(out)));
   return Status::ok();
 }
@@ -221,18 +240,6 @@ Status infer_unsqueeze(InferContext& ctx) {
 // --- Shape / Size
 // ----------------------------------------------------------------------------------
 
-// The [start, end) range of dims Shape reports (attributes from opset 15), clamped per the spec.
-std::pair<int64_t, int64_t> shape_range(const NodeContext& ctx, int64_t rank) {
-  int64_t start = ctx.since_version() >= 15 ? ctx.attrs().get_int("start", 0) : 0;
-  int64_t end = ctx.since_version() >= 15 ? ctx.attrs().get_int("end", rank) : rank;
-  const auto clamp = [rank](int64_t v) {
-    return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank);
-  };
-  start = clamp(start);
-  end = clamp(end);
-  return {start, std::max(end, start)};
-}
-
 Status infer_shape(InferContext& ctx) {
   if (!ctx.has_input(0)) return ctx.error("input 0 is required");
   const TensorDesc& x = ctx.input(0);
@@ -280,7 +287,8 @@ Status infer_expand(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_movable(ctx, 0));
   KILN_RETURN_IF_ERROR(check_index_dtype(ctx, 1, "shape"));
   const TensorDesc& x = ctx.input(0);
-  KILN_ASSIGN_OR_RETURN(auto shape, known_ints(ctx, 1, "shape"));
+  KILN_RETURN_IF_ERROR(known_ints(ctx, 1, "shape").status());  // a known shape must be 1-D
+  const std::optional<ir::SymInts> shape = ctx.input_dims_value(1);
   if (!shape || !x.has_rank()) {
     const TensorDesc& s = ctx.input(1);
     if (s.has_rank() && s.rank() == 1 && s.dim(0).is_known() && x.has_rank()) {
@@ -291,10 +299,14 @@ Status infer_expand(InferContext& ctx) {
     }
     return Status::ok();
   }
-  for (int64_t d : *shape) {
-    if (d < 0) return ctx.error("shape {} has a negative dim", ints_text(*shape));
+  ir::Shape requested;
+  for (const ir::SymInt& d : *shape) {
+    if (d.number && *d.number < 0) {
+      return ctx.error("shape {} has a negative dim", sym_ints_text(*shape));
+    }
+    requested.push_back(d.as_dim());
   }
-  const ir::Shape shapes[] = {*x.shape, to_shape(*shape)};
+  const ir::Shape shapes[] = {*x.shape, std::move(requested)};
   KILN_ASSIGN_OR_RETURN(ir::Shape out, broadcast_shapes(ctx, shapes));
   TensorDesc desc = TensorDesc::of(x.dtype, std::move(out));
   if (desc.is_static())

@@ -96,6 +96,37 @@ bool remove_noop(ir::Graph& graph, size_t n, PassContext& ctx) {
   return true;
 }
 
+// A Transpose that moves only dims of size 1 (PyTorch's [1, seq, d] <-> [seq, 1, d] around
+// nn.MultiheadAttention, with a batch of 1) keeps the elements in order: it becomes a Reshape to
+// its output shape, which the rule above merges or the engine runs as a view.
+bool transpose_to_reshape(ir::Graph& graph, size_t n, PassContext& ctx) {
+  const ir::Node& node = graph.nodes[n];
+  if (!is_onnx_op(node, "Transpose") || node.opset < 5) return false;  // Reshape's shape input: 5
+  const ir::TensorDesc& in = graph.value(node.inputs[0]).desc;
+  const ir::TensorDesc& out = graph.value(node.outputs[0]).desc;
+  const std::optional<Perm> perm = perm_of(graph, node);
+  if (!perm || is_identity(*perm) || !in.is_static() || !out.is_static()) return false;
+  const Dims dims = in.static_dims();
+  int64_t last = -1;
+  for (int64_t from : *perm) {
+    if (dims[static_cast<size_t>(from)] == 1) continue;
+    if (from < last) return false;
+    last = from;
+  }
+  const Dims to = out.static_dims();
+  ctx.log.add(kName,
+              fmt::format("{} with perm [{}] on {} moves only dims of size 1: a Reshape",
+                          join_origins(node.origins()), fmt::join(*perm, ", "), in.to_string()));
+  const ir::ValueId shape =
+      ir::add_constant(graph, node.name + "_shape",
+                       Tensor::from_vector<int64_t>({static_cast<int64_t>(to.size())}, to));
+  ir::Node& reshape = graph.nodes[n];
+  reshape.op_type = "Reshape";
+  reshape.attrs = ir::Attributes();
+  reshape.inputs.push_back(shape);
+  return true;
+}
+
 // Transpose(p1) -> Transpose(p2) at `n`: out[j] = x[p1[p2[j]]].
 bool merge_transposes(ir::Graph& graph, const ir::GraphIndex& index, size_t n, PassContext& ctx) {
   const ir::Node& second = graph.nodes[n];
@@ -171,12 +202,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
   size_t n = 0;
   while (n < graph.nodes.size()) {
     if (!remove_noop(graph, n, ctx) && !merge_transposes(graph, index, n, ctx) &&
-        !merge_reshapes(graph, index, n, ctx)) {
+        !transpose_to_reshape(graph, n, ctx) && !merge_reshapes(graph, index, n, ctx)) {
       ++n;
       continue;
     }
     // A rewrite changes readers and producers anywhere (a removed reader can leave an earlier
-    // intermediate with a single one): re-index and start over. Every rewrite removes a node.
+    // intermediate with a single one): re-index and start over. Every rewrite removes a node or
+    // turns a Transpose into a Reshape, so the loop ends.
     index = ir::GraphIndex(graph);
     n = 0;
   }

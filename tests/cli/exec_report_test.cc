@@ -270,7 +270,9 @@ TEST(ExecExports, LayerInfoOfABuiltEngine) {
   b.node("Relu", {"m"}, {"y"}, "relu");
   auto graph = frontend::import_onnx_file(b.write(dir.path()));
   ASSERT_TRUE(graph.is_ok()) << graph.status().to_string();
-  auto plan = engine::build_plan(std::move(*graph), {});
+  engine::BuildOptions dynamic;  // a fixed profile would make the graph static
+  dynamic.profiles.push_back({{"x", ShapeRange{{1, 4}, {3, 4}, {8, 4}}}});
+  auto plan = engine::build_plan(std::move(*graph), dynamic);
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   auto shapes = engine::resolve_shapes(plan->graph, plan->layers, {{3, 4}});
   ASSERT_TRUE(shapes.is_ok()) << shapes.status().to_string();

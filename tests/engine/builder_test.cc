@@ -1,7 +1,9 @@
 #include "engine/builder.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "base/cpu_features.h"
@@ -92,6 +94,44 @@ TEST(Builder, ShapeChainBecomesShapeLayers) {
     }
   }
   EXPECT_EQ(run_ops, (std::vector<std::string>{"Reshape", "Relu"}));
+}
+
+size_t shape_layers(const engine::Plan& plan) {
+  return static_cast<size_t>(std::count_if(plan.layers.begin(), plan.layers.end(), [](auto& l) {
+    return l.kind == engine::LayerKind::kShape;
+  }));
+}
+
+TEST(Builder, ADynamicProfileKeepsTheSymbolThroughAShapeChain) {
+  engine::BuildOptions o;
+  o.profiles.push_back({{"x", ShapeRange{{1, 6}, {2, 6}, {8, 6}}}});
+  auto plan = engine::build_plan(import_model(testing::shape_chain_model()), o);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  EXPECT_EQ(shape_layers(*plan), 4u);  // Shape, Gather, Unsqueeze, Concat
+  const ir::ValueId r = plan->graph.find_value("r");
+  ASSERT_NE(r, ir::kNoValue);
+  EXPECT_EQ(plan->graph.value(r).desc.to_string(), "float32[batch,2,3]");
+}
+
+TEST(Builder, AProfileThatFixesEveryInputSpecializesTheGraph) {
+  for (const bool given : {false, true}) {  // the default profile, or one from --shapes
+    engine::BuildOptions o;
+    if (given) o.profiles.push_back({{"x", ShapeRange{{4, 6}, {4, 6}, {4, 6}}}});
+    auto plan = engine::build_plan(import_model(testing::shape_chain_model()), o);
+    ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+    const int64_t batch = given ? 4 : 1;
+    EXPECT_EQ(shape_layers(*plan), 0u);
+    EXPECT_EQ(plan->graph.value(plan->graph.inputs[0]).desc.to_string(),
+              fmt::format("float32[{},6]", batch));
+    EXPECT_EQ(plan->graph.value(plan->graph.find_value("r")).desc.to_string(),
+              fmt::format("float32[{},2,3]", batch));
+    bool logged = false;
+    for (const std::string& line : plan->build_log) {
+      logged |= line.find(fmt::format("built for them: 'x' float32[batch,6] -> {}x6", batch)) !=
+                std::string::npos;
+    }
+    EXPECT_TRUE(logged);
+  }
 }
 
 TEST(Builder, DataDependentShapesAreRefused) {

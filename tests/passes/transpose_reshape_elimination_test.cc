@@ -198,6 +198,56 @@ TEST(TransposeReshapeElimination, RemovesReshapeToTheSameSymbolicShape) {
   testing::expect_same_outputs(r.before, r.after, {{"x", *x}});
 }
 
+// nn.MultiheadAttention's [1, s, d] -> [s, 1, d] with a batch of 1 moves no data.
+TEST(TransposeReshapeElimination, ATransposeOfSize1DimsBecomesAReshape) {
+  OnnxBuilder b;
+  b.input("x", kFloat, {1, 5, 1, 4});
+  b.node("Relu", {"x"}, {"a"}, "relu");
+  testing::set_attr_ints(b.node("Transpose", {"a"}, {"t"}, "to_seq_first"), "perm", {1, 2, 0, 3});
+  b.node("Neg", {"t"}, {"y"}, "neg");
+  b.output("y");
+  testing::PassResult r = testing::run_pass(b, pass());
+  ASSERT_EQ(op_types(r.after), (Ops{"Relu", "Reshape", "Neg"}));
+  const Tensor* shape = r.after.value(r.after.nodes[1].inputs[1]).constant();
+  ASSERT_NE(shape, nullptr);
+  EXPECT_EQ(shape->to_int64_vector(), (std::vector<int64_t>{5, 1, 1, 4}));
+  EXPECT_TRUE(testing::logged(r.log, kPass, {"to_seq_first", "moves only dims of size 1"}));
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+TEST(TransposeReshapeElimination, TheReshapeOfATransposeOfSize1DimsMergesWithTheNext) {
+  OnnxBuilder b;
+  b.input("x", kFloat, {5, 1, 4});
+  testing::int64_initializer(b, "shape", {2}, {5, 4});
+  b.node("Relu", {"x"}, {"a"}, "relu");
+  testing::set_attr_ints(b.node("Transpose", {"a"}, {"t"}, "t"), "perm", {1, 0, 2});
+  b.node("Reshape", {"t", "shape"}, {"r"}, "reshape");
+  b.node("Neg", {"r"}, {"y"}, "neg");
+  b.output("y");
+  testing::PassResult r = testing::run_pass(b, pass());
+  EXPECT_EQ(op_types(r.after), (Ops{"Relu", "Reshape", "Neg"}));
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+// Guards: a dim of size > 1 changes place (the data moves), or a symbolic batch may be > 1.
+TEST(TransposeReshapeElimination, KeepsATransposeThatMovesData) {
+  for (const bool symbolic : {false, true}) {
+    OnnxBuilder b;
+    if (symbolic) {
+      b.input("x", kFloat, {-1, 5, 4}, {"batch"});
+    } else {
+      b.input("x", kFloat, {1, 5, 4});
+    }
+    b.node("Relu", {"x"}, {"a"}, "relu");
+    testing::set_attr_ints(
+        b.node("Transpose", {"a"}, {"t"}, "t"), "perm",
+        symbolic ? std::vector<int64_t>{1, 0, 2} : std::vector<int64_t>{0, 2, 1});
+    b.node("Neg", {"t"}, {"y"}, "neg");
+    b.output("y");
+    expect_unchanged(testing::run_pass(b, pass()));
+  }
+}
+
 // Guard: unknown dims (no symbol) may differ at run time.
 TEST(TransposeReshapeElimination, KeepsReshapeBetweenUnknownDims) {
   OnnxBuilder b;
