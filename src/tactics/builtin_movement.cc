@@ -1,7 +1,7 @@
 // Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Transpose,
-// Slice with constant parameters, Expand, Gather with constant indices, and the ops whose output is
-// their input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity), which the
-// engine gives a buffer of their own.
+// Slice with constant parameters, Expand, Gather (constant or run-time indices), and the ops whose
+// output is their input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity),
+// which the engine gives a buffer of their own.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -257,15 +257,28 @@ class SliceTactic final : public BuiltinTactic {
   }
 };
 
-// --- Gather with constant indices (a transformer's class token, x[:, 0]) -------------------------
+// --- Gather: constant indices (a transformer's class token, x[:, 0]) or indices given at run time
+// (an embedding lookup of token ids) ------------------------------------------------------------
+
+// An int32 or int64 index tensor as a view of int64s.
+struct IndexView {
+  const void* data;
+  DType dtype;
+  int64_t n;
+  int64_t operator[](int64_t i) const {
+    return dtype == DType::kI64 ? static_cast<const int64_t*>(data)[i]
+                                : static_cast<const int32_t*>(data)[i];
+  }
+};
 
 class GatherKernel final : public LayerKernel {
  public:
-  // indices: the constant's values, laid out as index_dims.
-  GatherKernel(const LayerSpec& spec, std::vector<int64_t> indices, Dims index_dims)
+  // `constant`: the indices' values as the model wrote them, laid out as index_dims; nullopt when
+  // they arrive as an input on each run.
+  GatherKernel(const LayerSpec& spec, std::optional<std::vector<int64_t>> constant, Dims index_dims)
       : node_(*spec.node),
         since_version_(spec.since_version),
-        indices_(std::move(indices)),
+        constant_(std::move(constant)),
         index_dims_(std::move(index_dims)) {}
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
@@ -274,16 +287,9 @@ class GatherKernel final : public LayerKernel {
                           ops::normalize_axis(ops::NodeContext(node_, since_version_),
                                               node_.attrs.get_int("axis", 0), in[0].rank()));
     const auto a = static_cast<size_t>(axis);
+    axis_ = axis;
     axis_dim_ = in[0].dims[a];
-    normalized_.clear();
-    for (int64_t i : indices_) {
-      if (i < -axis_dim_ || i >= axis_dim_) {
-        return layer_error(node_,
-                           "index {} is out of range for axis {} of data [{}] (valid: [{}, {}])", i,
-                           axis, dims_to_string(in[0].dims), -axis_dim_, axis_dim_ - 1);
-      }
-      normalized_.push_back(i < 0 ? i + axis_dim_ : i);
-    }
+    if (!constant_) index_dims_.assign(in[1].dims.begin(), in[1].dims.end());
     Dims want(in[0].dims.begin(), in[0].dims.begin() + axis);
     want.insert(want.end(), index_dims_.begin(), index_dims_.end());
     want.insert(want.end(), in[0].dims.begin() + axis + 1, in[0].dims.end());
@@ -294,51 +300,79 @@ class GatherKernel final : public LayerKernel {
     outer_ = dims_numel(in[0].dims.first(a));
     inner_ = dims_numel(in[0].dims.subspan(a + 1));
     elem_size_ = dtype_size(in[0].dtype);
+    data_dims_.assign(in[0].dims.begin(), in[0].dims.end());
+    if (constant_) return normalize(IndexView{constant_->data(), DType::kI64, ssize(*constant_)});
+    normalized_.reserve(static_cast<size_t>(in[1].numel()));  // run() does not allocate
     return Status::ok();
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    if (!constant_) {
+      KILN_RETURN_IF_ERROR(normalize(IndexView{in[1].data, in[1].dtype, in[1].numel()}));
+    }
     kernels::ref::gather(in[0].data, elem_size_, outer_, axis_dim_, inner_, normalized_,
                          out[0].data);
     return Status::ok();
   }
 
  private:
+  // Every index in [-axis_dim, axis_dim), counted from the start of the axis into normalized_.
+  Status normalize(const IndexView& indices) {
+    normalized_.clear();
+    for (int64_t k = 0; k < indices.n; ++k) {
+      const int64_t i = indices[k];
+      if (i < -axis_dim_ || i >= axis_dim_) {
+        return layer_error(node_,
+                           "index {} is out of range for axis {} of data [{}] (valid: [{}, {}])", i,
+                           axis_, dims_to_string(data_dims_), -axis_dim_, axis_dim_ - 1);
+      }
+      normalized_.push_back(i < 0 ? i + axis_dim_ : i);
+    }
+    return Status::ok();
+  }
+
   const ir::Node& node_;
   int since_version_;
-  std::vector<int64_t> indices_;  // as the model wrote them
+  std::optional<std::vector<int64_t>> constant_;
   Dims index_dims_;
-  std::vector<int64_t> normalized_;  // counted from the start of the axis, in reshape()
-  int64_t outer_ = 0, axis_dim_ = 0, inner_ = 0;
+  std::vector<int64_t> normalized_;
+  Dims data_dims_;
+  int64_t axis_ = 0, outer_ = 0, axis_dim_ = 0, inner_ = 0;
   size_t elem_size_ = 0;
 };
 
 class GatherTactic final : public BuiltinTactic {
  public:
-  GatherTactic() : BuiltinTactic("gather.constant_indices", "Gather") {}
+  // constant_indices: "gather.constant_indices" (indices known when the engine is built), else
+  // "gather.indices" (read on every run).
+  explicit GatherTactic(bool constant_indices)
+      : BuiltinTactic(constant_indices ? "gather.constant_indices" : "gather.indices", "Gather"),
+        constant_indices_(constant_indices) {}
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = require_rank(spec, 0, 1, 64);
     if (why.empty()) why = fixed_size_data_why_not(spec);
-    if (why.empty()) why = require_constant(spec, 1, "indices");
+    if (why.empty() && constant_indices_) why = require_constant(spec, 1, "indices");
+    if (why.empty() && !constant_indices_ && spec.constant(1) != nullptr) {
+      why = "the indices are a constant: gather.constant_indices checks them once";
+    }
     if (why.empty() && spec.outputs[0].dtype != spec.inputs[0].dtype) {
       why = "the output's dtype is not the data's";
     }
-    if (const Tensor* idx = spec.constant(1);
-        why.empty() && idx->dtype() != DType::kI64 && idx->dtype() != DType::kI32) {
-      why = fmt::format("indices are {}, not int32 or int64", dtype_name(idx->dtype()));
+    if (const DType t = spec.inputs[1].dtype; why.empty() && t != DType::kI64 && t != DType::kI32) {
+      why = fmt::format("indices are {}, not int32 or int64", dtype_name(t));
     }
     return why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    const Tensor& idx = *spec.constant(1);
-    std::vector<int64_t> values;
-    if (idx.dtype() == DType::kI64) {
-      values.assign(idx.data<int64_t>(), idx.data<int64_t>() + idx.numel());
-    } else {
-      values.assign(idx.data<int32_t>(), idx.data<int32_t>() + idx.numel());
+    if (!constant_indices_) {
+      return std::unique_ptr<LayerKernel>(new GatherKernel(spec, std::nullopt, {}));
     }
-    return std::unique_ptr<LayerKernel>(new GatherKernel(spec, std::move(values), idx.dims()));
+    const Tensor& idx = *spec.constant(1);
+    return std::unique_ptr<LayerKernel>(new GatherKernel(spec, idx.to_int64_vector(), idx.dims()));
   }
+
+ private:
+  bool constant_indices_;
 };
 
 // --- Concat --------------------------------------------------------------------------------------
@@ -404,13 +438,14 @@ void append_movement_tactics(std::vector<const Tactic*>& out) {
   static const ConcatTactic concat;
   static const TransposeTactic transpose;
   static const SliceTactic slice;
-  static const GatherTactic gather;
+  static const GatherTactic gather(/*constant_indices=*/true);
+  static const GatherTactic gather_indices(/*constant_indices=*/false);
   static const ExpandTactic expand;
   static const CopyTactic copies[] = {
       {"reshape.copy", "Reshape"},     {"flatten.copy", "Flatten"},   {"squeeze.copy", "Squeeze"},
       {"unsqueeze.copy", "Unsqueeze"}, {"identity.copy", "Identity"},
   };
-  out.insert(out.end(), {&concat, &transpose, &slice, &gather, &expand});
+  out.insert(out.end(), {&concat, &transpose, &slice, &gather, &gather_indices, &expand});
   for (const auto& t : copies) out.push_back(&t);
 }
 

@@ -1,5 +1,6 @@
-// concat.copy, transpose.strided, slice.strided, expand.strided, gather.constant_indices and the
-// *.copy reshapes against the reference.
+// concat.copy, transpose.strided, slice.strided, expand.strided, gather.constant_indices,
+// gather.indices and the *.copy reshapes against the reference.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -159,6 +160,41 @@ TEST(GatherTactic, RefusesRuntimeIndices) {
   OpCase c = gather_case({4, 5}, 0, ints64({1}, {2}));
   c.inputs[1].constant = false;
   expect_rejected("gather.constant_indices", c, "indices");
+  expect_rejected("gather.indices", gather_case({4, 5}, 0, ints64({1}, {2})), "constant");
+}
+
+OpCase runtime_gather_case(const Dims& x, int64_t axis, const Tensor& indices,
+                           DType dtype = DType::kF32) {
+  OpCase c = gather_case(x, axis, indices, dtype);
+  c.inputs[1].constant = false;
+  return c;
+}
+
+// An embedding lookup: token ids [batch, tokens] into a [vocab, width] table.
+TEST(GatherTactic, IndicesGivenAtRunTime) {
+  expect_matches_reference("gather.indices",
+                           runtime_gather_case({10, 6}, 0, ints64({2, 3}, {9, 0, -1, 4, 4, -10})),
+                           kPointTol);
+  expect_matches_reference("gather.indices", runtime_gather_case({2, 5, 7}, 1, ints64({}, {3})),
+                           kPointTol);
+  expect_matches_reference(
+      "gather.indices",
+      runtime_gather_case({3, 6}, -1, Tensor::from_vector<int32_t>({4}, {5, -6, 0, 2})), kPointTol);
+  expect_matches_reference("gather.indices",
+                           runtime_gather_case({5, 4}, 0, ints64({2}, {1, 3}), DType::kF16),
+                           kPointTol);
+}
+
+TEST(GatherTactic, AnIndexOutOfRangeAtRunTimeIsAnErrorNamingIt) {
+  for (const int64_t bad : {10, -11}) {
+    Result<TacticRun> r =
+        run_tactic("gather.indices", runtime_gather_case({10, 6}, 0, ints64({3}, {1, bad, 2})));
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_NE(r.status().message().find(fmt::format(
+                  "index {} is out of range for axis 0 of data [10x6] (valid: [-10, 9])", bad)),
+              std::string::npos)
+        << r.status().message();
+  }
 }
 
 OpCase concat_case(const std::vector<Dims>& xs, int64_t axis, DType dtype = DType::kF32) {
