@@ -143,7 +143,15 @@ Status infer_fused_gemm(InferContext& ctx) {
   }
   ir::Shape out = batched ? ir::Shape(a.shape->begin(), a.shape->end() - 1) : ir::Shape{m};
   out.push_back(n);
-  ctx.set_output(0, ir::TensorDesc::of(a.dtype, std::move(out)));
+  ir::TensorDesc y = ir::TensorDesc::of(a.dtype, std::move(out));
+  if (ctx.has_input(3)) {
+    if (ctx.input(3).dtype != a.dtype) {
+      return ctx.error("residual Z {} must have A's dtype {}", ctx.input(3).to_string(),
+                       dtype_name(a.dtype));
+    }
+    KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(3), y));
+  }
+  ctx.set_output(0, std::move(y));
   return Status::ok();
 }
 
@@ -173,6 +181,14 @@ Status run_fused_gemm(RunContext& ctx) {
   Tensor y(DType::kF32, ctx.output_desc(0).static_dims());
   ref::gemm<float>(p, a.data<float>(), b.data<float>(), c.defined() ? c.data<float>() : nullptr,
                    y.data<float>());
+  if (ctx.has_input(3)) {
+    KILN_ASSIGN_OR_RETURN(const Tensor z, as_dtype(ctx.input(3), DType::kF32));
+    if (z.dims() != y.dims()) {
+      return ctx.error("residual Z {} must have exactly the output's shape {}", z.desc(),
+                       ctx.output_desc(0).to_string());
+    }
+    for (int64_t i = 0; i < y.numel(); ++i) y.data<float>()[i] += z.data<float>()[i];
+  }
   ref::apply_activation(act, y.data<float>(), y.numel());
   return set_output_as_inferred(ctx, 0, y);
 }
@@ -264,7 +280,7 @@ void register_kiln_ops(OpRegistry& r) {
   r.add({.op_type = "FusedGemm",
          .since_versions = {1},
          .min_inputs = 2,
-         .max_inputs = 3,
+         .max_inputs = 4,
          .attrs = {{"alpha", AttrType::kFloat},
                    {"beta", AttrType::kFloat},
                    {"transA", AttrType::kInt},

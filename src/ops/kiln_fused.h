@@ -4,10 +4,11 @@
 //   kiln.FusedConv(X, W, B?, Z?) -> Y = act(conv(X, W) + B + Z)
 //     Conv's attributes (auto_pad, dilations, group, kernel_shape, pads, strides) plus activation
 //     and activation_params; Z (the residual) has exactly Y's shape.
-//   kiln.FusedGemm(A, B, C?) -> Y = act(alpha * op(A) @ op(B) + beta * C)
+//   kiln.FusedGemm(A, B, C?, Z?) -> Y = act(alpha * op(A) @ op(B) + beta * C + Z)
 //     Gemm's attributes plus activation and activation_params. B is 2-D. A is 2-D (then C follows
 //     Gemm's rules), or of rank > 2 with transA = 0: Y[..., N] = act(alpha * A[..., K] @ op(B) +
-//     beta * C) with C broadcastable to [1, N].
+//     beta * C + Z) with C broadcastable to [1, N]. Z (the residual, A's dtype) has exactly Y's
+//     shape.
 //   kiln.Attention(Q, K, V, M?) -> Y = Transpose(softmax(scale * Q' @ K' + M) @ V', perm_y), the
 //     softmax along each row of scores, X' = Transpose(X, perm_x) (kernels/ref/attention.h): Q'
 //     [..., S, D], K' [..., D, T], V' [..., T, Dv]; M, an additive mask (a padding or causal mask),

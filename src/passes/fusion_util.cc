@@ -61,6 +61,41 @@ ir::Node as_fused_gemm(const ir::Node& gemm) {
   return fused;
 }
 
+std::optional<Fusion> find_residual_fusion(const ir::Graph& graph, const ir::GraphIndex& index,
+                                           int n,
+                                           bool (*takes_residual)(const ir::Graph&,
+                                                                  const ir::Node&),
+                                           ir::Node (*as_fused)(const ir::Node&), size_t z_input) {
+  const ir::Node& add = graph.nodes[static_cast<size_t>(n)];
+  if (!is_onnx_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  int target = -1;
+  size_t target_input = 0;
+  for (const size_t i : {size_t{0}, size_t{1}}) {
+    const ir::ValueId y = add.inputs[i];
+    const ir::ValueId other = add.inputs[1 - i];
+    const int p = index.producer(y);
+    if (p < 0 || !index.has_single_reader(y) || other == ir::kNoValue) continue;
+    const ir::Node& producer = graph.nodes[static_cast<size_t>(p)];
+    if (producer.outputs.size() != 1 || !is_fusable_dtype(graph.value(y).desc.dtype) ||
+        !takes_residual(graph, producer) ||
+        !same_shape(graph.value(y).desc, graph.value(other).desc)) {
+      continue;
+    }
+    if (p > target) {
+      target = p;
+      target_input = i;
+    }
+  }
+  if (target < 0) return std::nullopt;
+  Fusion f{{target, n}, as_fused(graph.nodes[static_cast<size_t>(target)])};
+  f.fused.inputs.resize(z_input + 1, ir::kNoValue);
+  f.fused.inputs[z_input] = add.inputs[1 - target_input];
+  f.fused.outputs = add.outputs;
+  return f;
+}
+
 namespace {
 
 // Replaces the fusion's nodes; returns how many of the removed nodes were before `anchor`.

@@ -56,6 +56,18 @@ std::optional<Fusion> find_activation_fusion(const ir::Graph& graph, const ir::G
                                              std::string_view fused_op,
                                              ir::Node (*as_fused)(const ir::Node&));
 
+// The fusion of node n, an Add(y, r), into y's producer with r as its residual input `z_input`:
+// `takes_residual` says whether the producer can take one (it has none yet and no activation
+// that would have to apply after the sum); y must be read only by the Add and r have exactly y's
+// shape and dtype (no broadcasting). `as_fused` makes the fused node of the producer, which takes
+// the Add's place (where r is available). When both operands qualify, the later-produced one is
+// fused.
+std::optional<Fusion> find_residual_fusion(const ir::Graph& graph, const ir::GraphIndex& index,
+                                           int n,
+                                           bool (*takes_residual)(const ir::Graph&,
+                                                                  const ir::Node&),
+                                           ir::Node (*as_fused)(const ir::Node&), size_t z_input);
+
 // Calls `find` at every node in graph order and applies each fusion it returns: fused_from becomes
 // the origins of the replaced nodes in graph order, a kiln-domain node gets the kiln opset (added
 // to the graph's imports when missing), and the log names the fusion. Returns the number of

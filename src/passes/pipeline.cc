@@ -13,6 +13,8 @@
 #include "passes/conv_residual_fusion.h"
 #include "passes/dead_node_elimination.h"
 #include "passes/gemm_activation_fusion.h"
+#include "passes/gemm_residual_fusion.h"
+#include "passes/gemm_view_hoisting.h"
 #include "passes/identity_elimination.h"
 #include "passes/matmul_add_fusion.h"
 #include "passes/nchw16c_layout.h"
@@ -35,6 +37,8 @@ const std::vector<PassDef>& ordered_passes() {
       matmul_add_fusion_pass(),              // fusion
       attention_fusion_pass(),
       conv_residual_fusion_pass(),
+      gemm_view_hoisting_pass(),
+      gemm_residual_fusion_pass(),
       conv_activation_fusion_pass(),
       gemm_activation_fusion_pass(),
       dead_node_elimination_pass(),  // last

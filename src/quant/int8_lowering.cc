@@ -160,7 +160,8 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs, int we
       int8_weights(bt, given, 1, node.attrs.get_int("transB", 0) != 0, weight_qmax));
   const auto [aq, enc] = inputs.quantized(a, at);
   const Int8Constants k = add_int8_constants(g, b, std::move(bq), c, std::move(bias));
-  ir::Node q = int8_node(node, "QGemm", {aq, k.weight, k.scales, k.bias});
+  const ir::ValueId z = matmul ? ir::kNoValue : input_or_none(node, 3);  // FusedGemm's residual
+  ir::Node q = int8_node(node, "QGemm", {aq, k.weight, k.scales, k.bias, z});
   for (std::string_view attr : {"activation", "activation_params"}) {
     if (const ir::AttrValue* v = node.attrs.find(attr)) q.attrs.set(std::string(attr), *v);
   }

@@ -123,6 +123,7 @@ class FusedGemmTactic final : public BuiltinTactic {
     if (a.has_rank() && a.rank() > 2 && spec.node->attrs.get_int("transA", 0) != 0) {
       return "transA with a batched A";
     }
+    if (spec.has_input(3)) return "it adds a residual Z, which this tactic's epilogue does not";
     return gemm_why_not(as_rows(spec));
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {

@@ -1,8 +1,13 @@
 // gemm.packed.f32.*, matmul.packed.f32.* and fused_gemm.packed.f32.* against the reference: row,
 // column and depth tails of the register tile and blocks, transposes, alpha, beta and every
-// broadcast of C, batched A, every activation, threads and the prepacked (engine) path. Skipped
+// broadcast of C, batched A, every activation, FusedGemm's residual, threads and the prepacked
+// (engine) path. Skipped
 // where the host lacks the ISA.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
+
+#include <optional>
 
 #include "kernels/x86_test_util.h"
 
@@ -92,6 +97,61 @@ TEST(X86FusedGemmTactic, EveryActivationBatchedAndNot) {
         expect_matches_reference(name("fused_gemm", isa), c, kActTol);
       }
     }
+  }
+}
+
+// FusedGemm's residual Z: C then goes in as a column bias (beta * C), Z as the addend, and the
+// activation applies to the sum.
+OpCase residual_case(const Dims& a, int64_t n, std::optional<Dims> c_dims, float beta,
+                     const std::string& act) {
+  OpCase c;
+  c.op_type = "FusedGemm";
+  c.domain = "kiln";
+  c.opset = 1;
+  c.attrs = attrs({{"beta", beta}, {"alpha", 0.75f}});
+  if (!act.empty()) c.attrs.set("activation", act);
+  const int64_t k = a.back();
+  Dims y = a;
+  y.back() = n;
+  c.inputs = {in(random_f32(a, 1)), constant(random_f32({k, n}, 2)),
+              c_dims ? constant(random_f32(*c_dims, 3)) : absent(), in(random_f32(y, 4))};
+  return c;
+}
+
+TEST(X86FusedGemmTactic, AResidualWithEveryOneRowCTailsAndThreads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const Dims& a :
+         {Dims{1, 1}, Dims{9, 20}, Dims{17, 33}, Dims{2, 13, 40}, Dims{1, 197, 64}}) {
+      for (const int64_t n : {int64_t{1}, int64_t{37}, int64_t{64}}) {
+        for (const std::optional<Dims>& cd :
+             {std::optional<Dims>(), std::optional<Dims>(Dims{n}), std::optional<Dims>(Dims{1, n}),
+              std::optional<Dims>(Dims{}), std::optional<Dims>(Dims{1})}) {
+          SCOPED_TRACE(fmt::format("A [{}] N {} C {}", fmt::join(a, ","), n,
+                                   cd ? fmt::format("[{}]", fmt::join(*cd, ",")) : "none"));
+          expect_matches_reference(name("fused_gemm", isa), residual_case(a, n, cd, -1.5f, ""),
+                                   kGemmTol);
+        }
+      }
+    }
+    expect_matches_reference(name("fused_gemm", isa),
+                             residual_case({9, 20}, 37, Dims{37}, 1.0f, "Relu"), kActTol);
+    for (int threads : {1, 2, 3}) {
+      expect_matches_reference_prepacked(name("fused_gemm", isa),
+                                         residual_case({70, 300}, 33, Dims{33}, 1.0f, ""), kGemmTol,
+                                         threads);
+    }
+  }
+}
+
+// A C with a row per output row would need the addend Z takes.
+TEST(X86FusedGemmTactic, RefusesAResidualWithAFullC) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    expect_rejected(name("fused_gemm", isa), residual_case({9, 20}, 37, Dims{9, 37}, 1.0f, ""),
+                    "the epilogue adds one matrix");
   }
 }
 

@@ -160,6 +160,18 @@ TEST(KilnFusedGemm, BatchedA) {
   expect_f32(out, 0, {1, 2, 2, 2}, {4, 5, 10, 11, 1, 1, 1, 0});
 }
 
+TEST(KilnFusedGemm, ResidualBeforeTheActivation) {
+  // A @ B = [[4, 5], [10, 11]]; + C [1, -20] + Z [[-10, 0], [0, 0]] = [[-5, -15], [11, -9]]; Relu.
+  auto out = run_ok(kiln_op(
+      "FusedGemm", {in(kA), in(kB), in(f32({2}, {1, -20})), in(f32({2, 2}, {-10, 0, 0, 0}))},
+      attrs({{"activation", std::string("Relu")}})));
+  expect_f32(out, 0, {2, 2}, {0, 0, 11, 0});
+  // Batched A without C: Z is [2, 2, 2], exactly Y's shape.
+  const Tensor a = f32({2, 2, 3}, {1, 2, 3, 4, 5, 6, 0, 0, 1, 1, 0, 0});
+  out = run_ok(kiln_op("FusedGemm", {in(a), in(kB), absent(), in(f32({2, 2, 2}, iota(8)))}));
+  expect_f32(out, 0, {2, 2, 2}, {4, 6, 12, 14, 5, 6, 7, 7});
+}
+
 TEST(KilnFusedGemm, Float16WithGelu) {
   OpCase c = kiln_op("FusedGemm", {in(kA), in(f32({3, 1}, {1, -1, 0})), in(f32({1}, {0}))},
                      attrs({{"activation", std::string("Gelu")}}));
@@ -189,6 +201,13 @@ TEST(KilnFusedGemm, Errors) {
                StatusCode::kInvalidModel, "inner dimensions do not match");
   expect_error(kiln_op("FusedGemm", {in(kA), in(kB)}, attrs({{"activation", std::string("Elu")}})),
                StatusCode::kInvalidModel, "unknown activation 'Elu'");
+  // Z is never broadcast, and has A's dtype.
+  expect_error(kiln_op("FusedGemm", {in(kA), in(kB), absent(), in(f32({1, 2}, {1, 2}))}),
+               StatusCode::kInvalidModel,
+               "residual Z float32[1,2] must have exactly the output's shape float32[2,2]");
+  expect_error(
+      kiln_op("FusedGemm", {in(kA), in(kB), absent(), in(testing::i64({2, 2}, {1, 2, 3, 4}))}),
+      StatusCode::kInvalidModel, "residual Z int64[2,2] must have A's dtype float32");
   expect_error(kiln_op("FusedGemm", {in(testing::i64({2, 2}, {1, 2, 3, 4})),
                                      in(testing::i64({2, 2}, {1, 2, 3, 4}))}),
                StatusCode::kUnsupported, "int64");

@@ -363,6 +363,36 @@ TEST(Int8Engine, GemmAttributesAndMatMulFold) {
   EXPECT_GT(cosine(run_engine(*engine, in)[0], ref[0]), 0.999);
 }
 
+// A transformer block's x + fc2(relu(fc1(x))): the residual Add fuses into fc2
+// (gemm_residual_fusion) and survives INT8 lowering as QGemm's Z, which the first GEMM's float
+// input feeds.
+TEST(Int8Engine, AGemmResidualLowersToQGemmsZ) {
+  OnnxBuilder b;
+  b.input("x", 1, {1, 5, 8});
+  b.initializer("w1", {8, 12}, testing::weights(96));
+  b.initializer("b1", {12}, testing::weights(12, 0.4f));
+  b.initializer("w2", {12, 8}, testing::weights(96, 0.9f));
+  b.initializer("b2", {8}, testing::weights(8, 1.3f));
+  b.node("MatMul", {"x", "w1"}, {"m1"}, "fc1");
+  b.node("Add", {"m1", "b1"}, {"h1"}, "fc1_bias");
+  b.node("Relu", {"h1"}, {"a1"}, "relu");
+  b.node("MatMul", {"a1", "w2"}, {"m2"}, "fc2");
+  b.node("Add", {"m2", "b2"}, {"h2"}, "fc2_bias");
+  b.node("Add", {"x", "h2"}, {"y"}, "residual");
+  b.output("y");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({1, 5, 8}, 11)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  ASSERT_NE(engine, nullptr);
+  EXPECT_EQ(layer_ops(engine->plan()),
+            (std::vector<std::string>{"QuantizeLinear", "kiln.QGemm", "kiln.QGemm"}));
+  const ir::Node& fc2 = node_named(engine->plan(), "fc2");
+  ASSERT_EQ(fc2.inputs.size(), 5u);
+  EXPECT_EQ(engine->plan().graph.value(fc2.inputs[4]).name, "x");
+  EXPECT_EQ(fc2.fused_from, (std::vector<std::string>{"fc2", "fc2_bias", "residual"}));
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  EXPECT_GT(cosine(run_engine(*engine, in)[0], ref[0]), 0.999);
+}
+
 TEST(Int8Engine, PrecisionSurvivesSaveAndLoad) {
   SmallCnn m;
   auto engine = testing::build_engine(m.model, int8_options(minmax_calibration(m.model, m.in)));

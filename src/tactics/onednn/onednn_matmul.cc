@@ -203,6 +203,9 @@ std::string gemm_why_not(const LayerSpec& spec, Form form) {
         "beta = {} differs from alpha = {} with a non-constant C: oneDNN scales the biased product",
         beta, alpha);
   }
+  if (form == Form::kFusedGemm && spec.has_input(3)) {
+    return "it adds a residual Z (kiln's tactics fuse it; this one would need a binary post-op)";
+  }
   return form == Form::kFusedGemm ? activation_why_not(*spec.node) : "";
 }
 

@@ -1,7 +1,7 @@
 // Gemm, MatMul and kiln.FusedGemm with a constant B on kiln's x86 GEMM (kernels/x86): B is packed
 // into the microkernel's column panels when the engine is built (prepack); alpha, C (any
-// broadcast, scaled by beta) and the activation run in the epilogue. A batched A (MatMul,
-// FusedGemm) is one tall matrix of rows against the single B.
+// broadcast, scaled by beta), FusedGemm's residual Z and the activation run in the epilogue. A
+// batched A (MatMul, FusedGemm) is one tall matrix of rows against the single B.
 //
 // The *.f16w.* variants take FP16 layers only (--fp16: B holds binary16 values): they pack B as
 // binary16 panels when the engine is loaded and widen them in the microkernel, reading half the
@@ -49,6 +49,13 @@ std::string gemm_why_not(const LayerSpec& spec, GemmOp op) {
   }
   if (op == GemmOp::kFusedGemm) why = activation_why_not(*spec.node);
   if (!why.empty()) return why;
+  if (op == GemmOp::kFusedGemm && spec.has_input(3) && spec.has_input(2)) {
+    const ir::TensorDesc& c = spec.inputs[2];
+    if (c.rank() == 2 && !(c.dim(0).is_known() && c.dim(0).value == 1)) {
+      return "C may have a row per output row and the residual Z is added too: the epilogue adds "
+             "one matrix (C becomes a column bias when it is one row)";
+    }
+  }
   if (spec.constant(1) == nullptr) {
     return "input 1 (B) is not a constant: this tactic packs it when the engine is built";
   }
@@ -101,7 +108,11 @@ class X86GemmKernel final : public LayerKernel {
     }
     epilogue_.addend_rs = epilogue_.addend_cs = 0;
     epilogue_.addend_scale = beta_;
-    if (const TensorView* c = optional_input(in, 2); c != nullptr && op_ != GemmOp::kMatMul) {
+    residual_ = false;
+    if (const TensorView* z = optional_input(in, 3); z != nullptr && op_ == GemmOp::kFusedGemm) {
+      KILN_RETURN_IF_ERROR(plan_residual(in, *z, y, m));
+    } else if (const TensorView* c = optional_input(in, 2);
+               c != nullptr && op_ != GemmOp::kMatMul) {
       const int64_t cn = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
       const int64_t cm = c->rank() == 2 ? c->dim(0) : 1;
       if (c->rank() > 2 || (cn != 1 && cn != n_) || (cm != 1 && (cm != m || batched))) {
@@ -119,7 +130,15 @@ class X86GemmKernel final : public LayerKernel {
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     kx::Epilogue ep = epilogue_;
-    if (op_ != GemmOp::kMatMul) ep.addend = input_f32(in, 2);
+    if (residual_) {
+      ep.addend = input_f32(in, 3);
+      if (const float* c = input_f32(in, 2)) {  // beta * C as a bias per column
+        for (int64_t j = 0; j < n_; ++j) col_bias_[static_cast<size_t>(j)] = beta_ * c[c_cs_ * j];
+        ep.col_bias = col_bias_.data();
+      }
+    } else if (op_ != GemmOp::kMatMul) {
+      ep.addend = input_f32(in, 2);
+    }
     const float* a = input_f32(in, 0);
     auto* c = static_cast<float*>(out[0].data);
     auto body = [&](int64_t slot, int64_t b, int64_t e) {
@@ -134,10 +153,38 @@ class X86GemmKernel final : public LayerKernel {
   }
 
  private:
+  // FusedGemm's residual Z (exactly Y's shape) takes the epilogue's addend; C, which must then be
+  // one row ([N], [1, N] or a scalar), becomes beta * C per column.
+  Status plan_residual(std::span<const TensorView> in, const TensorView& z, const TensorView& y,
+                       int64_t m) {
+    if (!builtin::same_dims(z, y.dims)) {
+      return layer_error(node_, "residual Z [{}] must have exactly the output's shape [{}]",
+                         dims_to_string(z.dims), dims_to_string(y.dims));
+    }
+    residual_ = true;
+    epilogue_.addend_rs = n_;
+    epilogue_.addend_cs = 1;
+    epilogue_.addend_scale = 1.0f;
+    if (const TensorView* c = optional_input(in, 2)) {
+      const int64_t cn = c->rank() >= 1 ? c->dim(c->rank() - 1) : 1;
+      const int64_t cm = c->rank() == 2 ? c->dim(0) : 1;
+      if (c->rank() > 2 || (cn != 1 && cn != n_) || (cm != 1 && !(cm == m && m == 1))) {
+        return layer_error(node_, "C [{}] is not one row of [{}] (a residual Z is added too)",
+                           dims_to_string(c->dims), n_);
+      }
+      c_cs_ = cn == 1 ? 0 : 1;
+      col_bias_.resize(static_cast<size_t>(n_));
+    }
+    return Status::ok();
+  }
+
   const ir::Node& node_;
   GemmOp op_;
   kx::Isa isa_;
-  bool f16_;  // B packed as binary16 (half_) instead of float32 (packed_)
+  bool f16_;                     // B packed as binary16 (half_) instead of float32 (packed_)
+  bool residual_ = false;        // FusedGemm with Z (plan_residual)
+  int64_t c_cs_ = 0;             // C's column stride when it is the column bias
+  std::vector<float> col_bias_;  // beta * C, n_ floats, with a residual
   bool trans_a_ = false;
   bool trans_b_ = false;
   float beta_ = 1.0f;

@@ -1,0 +1,114 @@
+#include "passes/gemm_view_hoisting.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "ops/kiln_fused.h"
+#include "passes/fusion_util.h"
+
+namespace kiln::passes {
+namespace {
+
+constexpr std::string_view kName = "gemm_view_hoisting";
+
+// The GEMM producing `y` when its rows can be regrouped through A; else -1.
+int hoistable_gemm(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId y) {
+  const int p = index.producer(y);
+  if (p < 0 || !index.has_single_reader(y)) return -1;
+  const ir::Node& g = graph.nodes[static_cast<size_t>(p)];
+  const bool gemm = is_onnx_op(g, "Gemm") || (is_kiln_op(g, "FusedGemm") && g.inputs.size() < 4);
+  if (!gemm || g.outputs.size() != 1 || g.attrs.get_int("transA", 0) != 0) return -1;
+  const ir::TensorDesc& a = graph.value(g.inputs[0]).desc;
+  if (!a.has_rank() || a.rank() < 2 || !a.dim(a.rank() - 1).is_known()) return -1;
+  if (g.inputs.size() > 2 && g.inputs[2] != ir::kNoValue) {
+    const ir::TensorDesc& c = graph.value(g.inputs[2]).desc;
+    const bool one_row =
+        c.has_rank() &&
+        (c.rank() <= 1 || (c.rank() == 2 && c.dim(0).is_known() && c.dim(0).value == 1));
+    if (!one_row) return -1;
+  }
+  return p;
+}
+
+// The Reshape's constant target when it keeps the last dim (N) and has no 0; else nullopt.
+std::optional<std::vector<int64_t>> row_regrouping(const ir::Graph& graph,
+                                                   const ir::GraphIndex& index,
+                                                   const ir::Node& reshape, const ir::Node& gemm) {
+  if (reshape.inputs.size() != 2) return std::nullopt;
+  const Tensor* shape = constant_tensor(graph, index, reshape.inputs[1]);
+  if (shape == nullptr || !dtype_is_integer(shape->dtype()) || shape->rank() != 1) {
+    return std::nullopt;
+  }
+  std::vector<int64_t> dims = shape->to_int64_vector();
+  const ir::TensorDesc& y = graph.value(gemm.outputs[0]).desc;
+  if (dims.size() < 2 || !y.has_rank() || !y.dim(y.rank() - 1).is_known() ||
+      dims.back() != y.dim(y.rank() - 1).value) {
+    return std::nullopt;
+  }
+  for (int64_t d : dims) {
+    if (d == 0) return std::nullopt;
+  }
+  return dims;
+}
+
+bool hoist(ir::Graph& graph, const ir::GraphIndex& index, size_t r, PassContext& ctx) {
+  const ir::Node& reshape = graph.nodes[r];
+  if (!is_onnx_op(reshape, "Reshape") || reshape.outputs.size() != 1) return false;
+  const int g = hoistable_gemm(graph, index, reshape.inputs[0]);
+  if (g < 0) return false;
+  const std::optional<std::vector<int64_t>> dims =
+      row_regrouping(graph, index, reshape, graph.nodes[static_cast<size_t>(g)]);
+  if (!dims) return false;
+
+  const ir::ValueId a = graph.nodes[static_cast<size_t>(g)].inputs[0];
+  const ir::TensorDesc a_desc = graph.value(a).desc;
+  const int64_t k = a_desc.dim(a_desc.rank() - 1).value;
+  std::vector<int64_t> a_dims = *dims;
+  a_dims.back() = k;
+  ir::TensorDesc rows = graph.value(reshape.outputs[0]).desc;
+  rows.dtype = a_desc.dtype;
+  if (rows.has_rank()) (*rows.shape).back() = ir::Dim::known(k);
+
+  ir::Node view;
+  view.name = reshape.name;
+  view.op_type = "Reshape";
+  view.opset = reshape.opset;
+  view.inputs = {a, ir::add_constant(graph, reshape.name + "_rows",
+                                     Tensor::from_vector<int64_t>(
+                                         {static_cast<int64_t>(a_dims.size())}, a_dims))};
+  view.outputs = {
+      graph.add_value(ir::unique_value_name(graph, graph.value(a).name + "_rows"), rows)};
+  const ir::ValueId out = reshape.outputs[0];
+  ir::Node fused = as_fused_gemm(graph.nodes[static_cast<size_t>(g)]);
+  fused.opset = ops::kKilnOpset;
+  fused.inputs[0] = view.outputs[0];
+  fused.outputs = {out};
+  ctx.log.add(kName, fmt::format("{} reads A as [{}] and writes {}'s shape (the Reshape moved "
+                                 "before it)",
+                                 fused.name, fmt::join(a_dims, ", "), reshape.name));
+  const std::string kiln_domain(ops::kKilnDomain);
+  if (!graph.opset_imports.count(kiln_domain)) graph.opset_imports[kiln_domain] = ops::kKilnOpset;
+  graph.nodes[static_cast<size_t>(g)] = std::move(fused);
+  graph.nodes.erase(graph.nodes.begin() + static_cast<std::ptrdiff_t>(r));
+  graph.nodes.insert(graph.nodes.begin() + g, std::move(view));
+  return true;
+}
+
+Status run(ir::Graph& graph, PassContext& ctx) {
+  ir::GraphIndex index(graph);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    if (hoist(graph, index, n, ctx)) index = ir::GraphIndex(graph);
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+const PassDef& gemm_view_hoisting_pass() {
+  static const PassDef def{
+      kName, "Reshape(Gemm(A)) that regroups rows -> FusedGemm(Reshape(A)), ahead of a residual",
+      run};
+  return def;
+}
+
+}  // namespace kiln::passes
