@@ -250,9 +250,10 @@ void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p)
 }
 
 int residual_input(const ir::Node& node) {
-  const bool conv =
-      node.domain == kKilnDomain && (node.op_type == "FusedConv" || node.op_type == "ConvNchw16c");
-  return conv && node.inputs.size() > 3 && node.inputs[3] != ir::kNoValue ? 3 : -1;
+  const bool adds =
+      node.domain == kKilnDomain &&
+      (node.op_type == "FusedConv" || node.op_type == "ConvNchw16c" || node.op_type == "FusedGemm");
+  return adds && node.inputs.size() > 3 && node.inputs[3] != ir::kNoValue ? 3 : -1;
 }
 
 bool has_activation(const ir::Attributes& attrs) {

@@ -51,8 +51,8 @@ Result<Tensor> fused_conv_reference(const NodeContext& ctx, const Tensor& x, con
 // FusedConv's attributes: Conv's window attributes plus activation and activation_params.
 std::vector<AttrSpec> fused_conv_attrs();
 
-// The residual input of a kiln convolution that adds one element by element (kiln.FusedConv's and
-// kiln.ConvNchw16c's Z: 3) when the node has it, else -1.
+// The residual input of a kiln op that adds one element by element (kiln.FusedConv's,
+// kiln.ConvNchw16c's and kiln.FusedGemm's Z: 3) when the node has it, else -1.
 int residual_input(const ir::Node& node);
 
 // kiln.Attention's perm_q, perm_k, perm_v and perm_y attributes (empty when absent).

@@ -11,10 +11,8 @@ constexpr size_t kResidualInput = 3;
 
 // A Conv, or a kiln.FusedConv with neither activation nor residual yet.
 bool takes_residual(const ir::Graph&, const ir::Node& n) {
-  const bool has_residual =
-      n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue;
-  return is_onnx_op(n, "Conv") ||
-         (is_kiln_op(n, "FusedConv") && !ops::has_activation(n.attrs) && !has_residual);
+  return is_onnx_op(n, "Conv") || (is_kiln_op(n, "FusedConv") && !ops::has_activation(n.attrs) &&
+                                   ops::residual_input(n) < 0);
 }
 
 std::optional<Fusion> find(const ir::Graph& graph, const ir::GraphIndex& index, int n) {

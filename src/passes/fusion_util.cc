@@ -61,6 +61,13 @@ ir::Node as_fused_gemm(const ir::Node& gemm) {
   return fused;
 }
 
+bool c_is_one_row(const ir::Graph& graph, const ir::Node& gemm) {
+  if (gemm.inputs.size() < 3 || gemm.inputs[2] == ir::kNoValue) return true;
+  const ir::TensorDesc& c = graph.value(gemm.inputs[2]).desc;
+  return c.has_rank() &&
+         (c.rank() <= 1 || (c.rank() == 2 && same_dim(c.dim(0), ir::Dim::known(1))));
+}
+
 std::optional<Fusion> find_residual_fusion(const ir::Graph& graph, const ir::GraphIndex& index,
                                            int n,
                                            bool (*takes_residual)(const ir::Graph&,

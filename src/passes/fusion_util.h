@@ -36,6 +36,10 @@ ir::Node as_fused_conv(const ir::Node& conv);
 // which FusedGemm's broadcasting makes moot, is dropped).
 ir::Node as_fused_gemm(const ir::Node& gemm);
 
+// A Gemm's / FusedGemm's C absent, or of rank <= 1, or [1, N]: one bias per column, which a
+// batched A broadcasts and which leaves the kernels' addend free for a residual.
+bool c_is_one_row(const ir::Graph& graph, const ir::Node& gemm);
+
 // A rewrite found by a fusion pass: the nodes at `nodes` (indices into Graph::nodes) are replaced
 // by `fused`, which takes the place of the last of them in graph order. That place is valid as long
 // as the last node is the group's only exit: every other node's outputs are read only inside the

@@ -16,18 +16,12 @@ int hoistable_gemm(const ir::Graph& graph, const ir::GraphIndex& index, ir::Valu
   const int p = index.producer(y);
   if (p < 0 || !index.has_single_reader(y)) return -1;
   const ir::Node& g = graph.nodes[static_cast<size_t>(p)];
-  const bool gemm = is_onnx_op(g, "Gemm") || (is_kiln_op(g, "FusedGemm") && g.inputs.size() < 4);
+  const bool gemm =
+      is_onnx_op(g, "Gemm") || (is_kiln_op(g, "FusedGemm") && ops::residual_input(g) < 0);
   if (!gemm || g.outputs.size() != 1 || g.attrs.get_int("transA", 0) != 0) return -1;
   const ir::TensorDesc& a = graph.value(g.inputs[0]).desc;
   if (!a.has_rank() || a.rank() < 2 || !a.dim(a.rank() - 1).is_known()) return -1;
-  if (g.inputs.size() > 2 && g.inputs[2] != ir::kNoValue) {
-    const ir::TensorDesc& c = graph.value(g.inputs[2]).desc;
-    const bool one_row =
-        c.has_rank() &&
-        (c.rank() <= 1 || (c.rank() == 2 && c.dim(0).is_known() && c.dim(0).value == 1));
-    if (!one_row) return -1;
-  }
-  return p;
+  return c_is_one_row(graph, g) ? p : -1;
 }
 
 // The Reshape's constant target when it keeps the last dim (N) and has no 0; else nullopt.
@@ -61,12 +55,13 @@ bool hoist(ir::Graph& graph, const ir::GraphIndex& index, size_t r, PassContext&
   if (!dims) return false;
 
   const ir::ValueId a = graph.nodes[static_cast<size_t>(g)].inputs[0];
-  const ir::TensorDesc a_desc = graph.value(a).desc;
-  const int64_t k = a_desc.dim(a_desc.rank() - 1).value;
+  // Read before the graph grows (adding values may move them).
+  const DType a_dtype = graph.value(a).desc.dtype;
+  const int64_t k = graph.value(a).desc.shape->back().value;
   std::vector<int64_t> a_dims = *dims;
   a_dims.back() = k;
   ir::TensorDesc rows = graph.value(reshape.outputs[0]).desc;
-  rows.dtype = a_desc.dtype;
+  rows.dtype = a_dtype;
   if (rows.has_rank()) (*rows.shape).back() = ir::Dim::known(k);
 
   ir::Node view;
