@@ -1,5 +1,7 @@
 // Softmax, LayerNormalization and ReduceMean / ReduceSum over one contiguous run of axes, with the
 // builtin kernels. Each views its input as [outer, n, inner] in reshape().
+#include "tactics/builtin_norm.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -115,10 +117,11 @@ struct LnParam {
 
 class LayerNormKernel final : public LayerKernel {
  public:
-  explicit LayerNormKernel(const LayerSpec& spec)
+  LayerNormKernel(const LayerSpec& spec, LayerNormRows rows)
       : node_(*spec.node),
         since_version_(spec.since_version),
-        epsilon_(spec.node->attrs.get_float("epsilon", 1e-5f)) {}
+        epsilon_(spec.node->attrs.get_float("epsilon", 1e-5f)),
+        rows_(std::move(rows)) {}
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const int64_t axis,
@@ -155,8 +158,8 @@ class LayerNormKernel final : public LayerKernel {
     // Rows are independent: split them, at least ~16K elements per chunk.
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(inner_, 1));
     parallel::parallel_for(thread_pool(), outer_, grain, [&](int64_t b, int64_t e) {
-      cpu::layer_norm(e - b, inner_, x + b * inner_, scale, bias, epsilon_, y + b * inner_,
-                      mean ? mean + b : nullptr, inv_std ? inv_std + b : nullptr);
+      rows_(e - b, inner_, x + b * inner_, scale, bias, epsilon_, y + b * inner_,
+            mean ? mean + b : nullptr, inv_std ? inv_std + b : nullptr);
     });
     return Status::ok();
   }
@@ -165,6 +168,7 @@ class LayerNormKernel final : public LayerKernel {
   const ir::Node& node_;
   int since_version_;
   float epsilon_;
+  LayerNormRows rows_;
   int64_t outer_ = 0;
   int64_t inner_ = 0;
   LnParam scale_;
@@ -174,16 +178,9 @@ class LayerNormKernel final : public LayerKernel {
 class LayerNormTactic final : public BuiltinTactic {
  public:
   LayerNormTactic() : BuiltinTactic("layernorm.f32", "LayerNormalization") {}
-  std::string why_not(const LayerSpec& spec) const override {
-    std::string why = require_f32(spec);
-    if (why.empty()) why = require_rank(spec, 0, 1, 64);
-    if (why.empty() && spec.node->attrs.get_int("stash_type", 1) != 1) {
-      why = "stash_type is not 1 (float32)";
-    }
-    return why;
-  }
+  std::string why_not(const LayerSpec& spec) const override { return layer_norm_why_not(spec); }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new LayerNormKernel(spec));
+    return make_layer_norm_kernel(spec, cpu::layer_norm);
   }
 };
 
@@ -279,6 +276,19 @@ class ReduceTactic final : public BuiltinTactic {
 };
 
 }  // namespace
+
+std::string layer_norm_why_not(const LayerSpec& spec) {
+  std::string why = require_f32(spec);
+  if (why.empty()) why = require_rank(spec, 0, 1, 64);
+  if (why.empty() && spec.node->attrs.get_int("stash_type", 1) != 1) {
+    why = "stash_type is not 1 (float32)";
+  }
+  return why;
+}
+
+std::unique_ptr<LayerKernel> make_layer_norm_kernel(const LayerSpec& spec, LayerNormRows rows) {
+  return std::make_unique<LayerNormKernel>(spec, std::move(rows));
+}
 
 void append_norm_tactics(std::vector<const Tactic*>& out) {
   static const SoftmaxTactic softmax;

@@ -286,6 +286,14 @@ void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const
 // Within a few ulp of the reference (the vector exp); tiny probabilities flush to 0.
 void softmax_rows(Isa isa, int64_t rows, int64_t n, const float* x, float* y);
 
+// --- layer normalization ---------------------------------------------------------------------
+// Each of `rows` contiguous rows of n floats normalised to mean 0 and variance 1 (epsilon added to
+// the variance), times scale[n], plus bias[n] (may be null); each row's mean and 1 / std into
+// mean_out / inv_std_out when not null: ONNX LayerNormalization with stash_type 1.
+void layer_norm_rows(Isa isa, int64_t rows, int64_t n, const float* x, const float* scale,
+                     const float* bias, float epsilon, float* y, float* mean_out,
+                     float* inv_std_out);
+
 // --- GEMM with constant FP16 B ------------------------------------------------------------------
 // The same GEMM with B's panels stored as IEEE binary16 (an FP16 layer's weights: half the bytes
 // read per inference, which is what a memory-bound GEMM at batch 1 waits on). The microkernel

@@ -6,6 +6,7 @@
 #include "kernels/x86/isa_entry.h"
 #include "kernels/x86/kernels_conv_impl.h"
 #include "kernels/x86/kernels_dw_impl.h"
+#include "kernels/x86/kernels_layernorm_impl.h"
 #include "kernels/x86/kernels_nchw16c_impl.h"
 #include "kernels/x86/kernels_softmax_impl.h"
 #include "kernels/x86/kernels_winograd_impl.h"

@@ -264,4 +264,13 @@ void softmax_rows(Isa isa, int64_t rows, int64_t n, const float* x, float* y) {
   return avx2::softmax_rows(rows, n, x, y);
 }
 
+void layer_norm_rows(Isa isa, int64_t rows, int64_t n, const float* x, const float* scale,
+                     const float* bias, float epsilon, float* y, float* mean_out,
+                     float* inv_std_out) {
+  if (isa == Isa::kAvx512) {
+    return avx512::layer_norm_rows(rows, n, x, scale, bias, epsilon, y, mean_out, inv_std_out);
+  }
+  return avx2::layer_norm_rows(rows, n, x, scale, bias, epsilon, y, mean_out, inv_std_out);
+}
+
 }  // namespace kiln::kernels::x86
