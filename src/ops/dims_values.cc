@@ -12,8 +12,6 @@ using ir::SymInt;
 using ir::SymInts;
 using Elems = std::optional<SymInts>;
 
-bool is_int_or_bool(DType t) { return t == DType::kI64 || t == DType::kI32 || t == DType::kBool; }
-
 // Normalizes an index into [0, n); nullopt when out of range.
 std::optional<size_t> index_in(int64_t i, size_t n) {
   const auto sn = static_cast<int64_t>(n);
@@ -189,7 +187,7 @@ std::optional<SymInts> propagate_dims_value(const InferContext& ctx) {
     return std::nullopt;
   }
   const ir::TensorDesc& y = ctx.outputs()[0];
-  if (!is_int_or_bool(y.dtype) || !y.is_static() || y.rank() > 1) return std::nullopt;
+  if (!is_traced_dtype(y.dtype) || !y.is_static() || y.rank() > 1) return std::nullopt;
   const int64_t n = y.rank() == 0 ? 1 : y.dim(0).value;
   if (n > kMaxTracedInts) return std::nullopt;
   Elems out = propagate(ctx);

@@ -34,17 +34,16 @@ std::string NodeContext::prefix() const {
 std::optional<ir::SymInts> InferContext::input_dims_value(size_t i) const {
   if (!has_input(i)) return std::nullopt;
   if (const Tensor* t = input_value(i)) {
-    const bool ints =
-        t->dtype() == DType::kI64 || t->dtype() == DType::kI32 || t->dtype() == DType::kBool;
-    if (!ints || t->rank() > 1 || t->numel() > kMaxTracedInts) return std::nullopt;
+    if (!is_traced_dtype(t->dtype()) || t->rank() > 1 || t->numel() > kMaxTracedInts) {
+      return std::nullopt;
+    }
     ir::SymInts elems;
     for (int64_t v : t->to_int64_vector()) elems.push_back(ir::SymInt::of(v));
     return elems;
   }
   if (i < dims_values_.size() && dims_values_[i] != nullptr) return *dims_values_[i];
   const ir::TensorDesc& d = input(i);  // a length-known vector of unknown elements
-  const bool ints = d.dtype == DType::kI64 || d.dtype == DType::kI32 || d.dtype == DType::kBool;
-  if (!ints || !d.is_static() || d.rank() > 1) return std::nullopt;
+  if (!is_traced_dtype(d.dtype) || !d.is_static() || d.rank() > 1) return std::nullopt;
   const int64_t n = d.rank() == 0 ? 1 : d.dim(0).value;
   if (n > kMaxTracedInts) return std::nullopt;
   return ir::SymInts(static_cast<size_t>(n), ir::SymInt::unknown());

@@ -107,8 +107,12 @@ class NodeContext {
   int since_version_;
 };
 
-// The longest integer tensor whose elements shape inference traces (ops/dims_values.h).
+// The longest integer tensor whose elements shape inference traces (ops/dims_values.h), and the
+// dtypes it traces.
 inline constexpr int64_t kMaxTracedInts = 64;
+inline bool is_traced_dtype(DType t) {
+  return t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
+}
 
 class InferContext : public NodeContext {
  public:

@@ -66,6 +66,17 @@ std::string sym_ints_text(const ir::SymInts& v) {
   return fmt::format("[{}]", fmt::join(parts, ","));
 }
 
+Result<ir::Shape> traced_dims(const NodeContext& ctx, const ir::SymInts& shape) {
+  ir::Shape out;
+  for (const ir::SymInt& d : shape) {
+    if (d.number && *d.number < 0) {
+      return ctx.error("shape {} has a negative dim", sym_ints_text(shape));
+    }
+    out.push_back(d.as_dim());
+  }
+  return out;
+}
+
 ir::Dim product_dim(std::span<const ir::Dim> dims) {
   int64_t known = 1;
   const ir::Dim* symbolic = nullptr;

@@ -37,6 +37,9 @@ std::string shape_text(const ir::Shape& s);
 std::string ints_text(std::span<const int64_t> v);
 // "[batch,192,-1]"
 std::string sym_ints_text(const ir::SymInts& v);
+// A traced shape input (Expand's, ConstantOfShape's) as output dims; a negative number is an error
+// naming the shape.
+Result<ir::Shape> traced_dims(const NodeContext& ctx, const ir::SymInts& shape);
 
 // The product of dims: a number when all are known, the symbol when exactly one symbolic dim is
 // multiplied by 1s, unknown otherwise.

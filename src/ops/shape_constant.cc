@@ -94,13 +94,8 @@ Status infer_constant_of_shape(InferContext& ctx) {
     KILN_RETURN_IF_ERROR(check_out_dims(ctx, *dims, value.dtype(), "output"));
     ctx.set_output(0, TensorDesc::of_dims(value.dtype(), *dims));
   } else if (const std::optional<ir::SymInts> traced = ctx.input_dims_value(0)) {
-    ir::Shape out;  // [batch, 1, 1] from Shape -> Gather -> Concat (ops/dims_values.h)
-    for (const ir::SymInt& d : *traced) {
-      if (d.number && *d.number < 0) {
-        return ctx.error("shape {} has a negative dim", sym_ints_text(*traced));
-      }
-      out.push_back(d.as_dim());
-    }
+    // [batch, 1, 1] from Shape -> Gather -> Concat (ops/dims_values.h)
+    KILN_ASSIGN_OR_RETURN(ir::Shape out, traced_dims(ctx, *traced));
     ctx.set_output(0, TensorDesc::of(value.dtype(), std::move(out)));
   } else if (s.has_rank() && s.dim(0).is_known()) {
     ctx.set_output(0,

@@ -299,13 +299,7 @@ Status infer_expand(InferContext& ctx) {
     }
     return Status::ok();
   }
-  ir::Shape requested;
-  for (const ir::SymInt& d : *shape) {
-    if (d.number && *d.number < 0) {
-      return ctx.error("shape {} has a negative dim", sym_ints_text(*shape));
-    }
-    requested.push_back(d.as_dim());
-  }
+  KILN_ASSIGN_OR_RETURN(ir::Shape requested, traced_dims(ctx, *shape));
   const ir::Shape shapes[] = {*x.shape, std::move(requested)};
   KILN_ASSIGN_OR_RETURN(ir::Shape out, broadcast_shapes(ctx, shapes));
   TensorDesc desc = TensorDesc::of(x.dtype, std::move(out));

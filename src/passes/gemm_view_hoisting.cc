@@ -81,8 +81,7 @@ bool hoist(ir::Graph& graph, const ir::GraphIndex& index, size_t r, PassContext&
   ctx.log.add(kName, fmt::format("{} reads A as [{}] and writes {}'s shape (the Reshape moved "
                                  "before it)",
                                  fused.name, fmt::join(a_dims, ", "), reshape.name));
-  const std::string kiln_domain(ops::kKilnDomain);
-  if (!graph.opset_imports.count(kiln_domain)) graph.opset_imports[kiln_domain] = ops::kKilnOpset;
+  graph.opset_imports.try_emplace(std::string(ops::kKilnDomain), ops::kKilnOpset);
   graph.nodes[static_cast<size_t>(g)] = std::move(fused);
   graph.nodes.erase(graph.nodes.begin() + static_cast<std::ptrdiff_t>(r));
   graph.nodes.insert(graph.nodes.begin() + g, std::move(view));
