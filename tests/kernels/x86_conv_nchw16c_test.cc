@@ -58,6 +58,42 @@ TEST(X86ConvNchw16c, DepthwiseOverWindowsStridesPadsDilationsAndWidths) {
   }
 }
 
+// The window-row kernel (3 taps wide at column stride 1 or 2, 5 taps at stride 1) and the stride-2
+// 5-tap rows it leaves to the per-pixel kernel: rows of every width up to 20, which cut into every
+// group size of both ISAs (AVX-512 8, 4, 2, 1 pixels; AVX2 4, 2, 1 for 3 taps, 8, 4, 2, 1 for 5,
+// one vector of a block at a time in the groups of 8 and 4), with pads that put whole groups in the
+// padding, a window of 3 rows by 5 columns, and row stride 2; the residual and ReLU6 of MobileNet's
+// blocks in the epilogue.
+TEST(X86ConvNchw16c, DepthwiseWindowRowsOfEveryGroupSize) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (int64_t kw : {3, 5}) {
+      for (int64_t stride : {1, 2}) {
+        for (int64_t pad : {0, 1, 3}) {
+          for (int64_t w = 1; w <= 20; ++w) {
+            if (w + 2 * pad < kw) continue;
+            SCOPED_TRACE(::testing::Message()
+                         << isa << " k" << kw << " s" << stride << " p" << pad << " w" << w);
+            const ConvGeom g{.cin = 24,
+                             .cout = 24,
+                             .group = 24,
+                             .h = 4,
+                             .w = w,
+                             .kh = 3,
+                             .kw = kw,
+                             .stride = stride,
+                             .pad = pad};
+            expect_matches_reference(nchw16c_tactic(isa),
+                                     nchw16c_case(g, true, true, {"Clip", {0.0f, 6.0f}}),
+                                     kBlockedActTol);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(X86ConvNchw16c, DepthwiseWithAsymmetricPadsAndRectangularWindows) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);

@@ -268,6 +268,138 @@ inline __attribute__((always_inline)) void depthwise_pixels(const Nchw16cConvPla
   store_tile<T, U, 1>(acc, r.bias, z, y, 0, kBlk, ep);
 }
 
+// --- depthwise, window rows of K taps and stride S: each input vector loaded once ---------------
+// depthwise_pixels loads one input vector per tap and pixel (10 loads per 8 FMAs on AVX2: 63% of
+// the FMA peak in a register-only loop of its shape), and its edge pixels, one at a time with
+// their taps inside the row counted at run time, took a third of a 14-pixel row's time. Along a
+// window row of K taps, output pixel p reads input columns p * S .. p * S + K - 1, so P pixels
+// read (P - 1) * S + K columns: loaded once each (a column outside the input row, in the padding,
+// reads zero), every column multiplies the taps of each pixel that reads it. H of the block's NV
+// vectors are done together (kDwGroupVectors).
+
+template <int K, int S, int P>
+inline constexpr int kDwColumns = (P - 1) * S + K;
+
+// acc[p * H + h] += the window row at xr (input column c0 of pixel 0, vector h) times its K taps.
+// Checked: only the row's columns [0, in_w) are loaded (c0 + c is the column).
+template <class T, int K, int S, int P, int H, bool Checked>
+inline __attribute__((always_inline)) void dw_window_row(const float* xr, const float* wr,
+                                                         int64_t c0, int64_t in_w,
+                                                         typename T::V* acc) {
+  using V = typename T::V;
+  V w[K * H];
+#pragma GCC unroll 16
+  for (int i = 0; i < K * H; ++i) w[i] = T::loadu(wr + (i / H) * kBlk + (i % H) * T::kLanes);
+#pragma GCC unroll 64
+  for (int i = 0; i < kDwColumns<K, S, P> * H; ++i) {
+    const int c = i / H, h = i % H;
+    if (Checked && (c0 + c < 0 || c0 + c >= in_w)) continue;
+    const V x = T::loadu(xr + c * kBlk + h * T::kLanes);
+#pragma GCC unroll 8
+    for (int kw = 0; kw < K; ++kw) {
+      const int d = c - kw;  // pixel d / S reads column c with tap kw
+      if (d >= 0 && d % S == 0 && d / S < P) {
+        acc[(d / S) * H + h] = T::fmadd(x, w[kw * H + h], acc[(d / S) * H + h]);
+      }
+    }
+  }
+}
+
+// P output pixels from column ow (vectors h0 .. h0 + H - 1 of the block), then bias, residual
+// and activation and the only store.
+template <class T, int K, int S, int P, int H, bool Checked>
+inline __attribute__((always_inline)) void depthwise_window(const Nchw16cConvPlan& pl,
+                                                            const DwRow& r, int64_t ow, int h0,
+                                                            const float* z, float* y,
+                                                            const Epilogue& ep) {
+  using V = typename T::V;
+  const cpu::Conv2DParams& p = pl.p;
+  V acc[P * H];
+#pragma GCC unroll 16
+  for (int k = 0; k < P * H; ++k) acc[k] = T::zero();
+  const int64_t lane0 = h0 * T::kLanes, c0 = ow * S - p.pad_left;
+  const float* x0 = r.x + c0 * kBlk + lane0;
+  for (int64_t kh = r.kh0; kh < r.kh1; ++kh) {
+    dw_window_row<T, K, S, P, H, Checked>(x0 + (r.ih0 + kh * p.dil_h) * p.in_w * kBlk,
+                                          r.w + kh * K * kBlk + lane0, c0, p.in_w, acc);
+  }
+#pragma GCC unroll 16
+  for (int k = 0; k < P * H; ++k) {
+    const int64_t at = (k / H) * kBlk + lane0 + (k % H) * T::kLanes;
+    acc[k] = T::add(acc[k], T::loadu(r.bias + lane0 + (k % H) * T::kLanes));
+    if (z != nullptr) acc[k] = T::add(acc[k], T::loadu(z + at));
+  }
+  activate_n<T, P * H>(ep, acc);
+#pragma GCC unroll 16
+  for (int k = 0; k < P * H; ++k) {
+    T::storeu(y + (k / H) * kBlk + lane0 + (k % H) * T::kLanes, acc[k]);
+  }
+}
+
+// The vectors of a block a window group of N pixels and K taps does together: all of them when the
+// accumulators, the taps' weights and an input vector fit in the 16 AVX2 registers, else one at a
+// time (AVX-512 has one vector a block).
+template <class T, int K, int N>
+inline constexpr int kDwGroupVectors = (N + K) * kNv<T> + 1 <= 16 ? kNv<T> : 1;
+
+// The N pixels from ow, every vector of the block; the columns checked where the pixels' windows
+// leave the row.
+template <class T, int K, int S, int N>
+void depthwise_group(const Nchw16cConvPlan& pl, const DwRow& r, int64_t ow, const float* z,
+                     float* y, const Epilogue& ep) {
+  constexpr int H = kDwGroupVectors<T, K, N>;
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t first = ow * S - p.pad_left, last = (ow + N - 1) * S - p.pad_left + K - 1;
+  const bool inside = first >= 0 && last < p.in_w;
+  for (int h0 = 0; h0 < kNv<T>; h0 += H) {
+    if (inside) {
+      depthwise_window<T, K, S, N, H, false>(pl, r, ow, h0, z, y, ep);
+    } else {
+      depthwise_window<T, K, S, N, H, true>(pl, r, ow, h0, z, y, ep);
+    }
+  }
+}
+
+// A whole output row in groups of P pixels, then of P / 2, P / 4 and 1. P: 8 accumulators (FMA
+// latency 4 at 2 a cycle needs 8 independent chains): AVX-512 8 pixels, AVX2 4 pixels of both
+// vectors for 3 taps, 8 pixels of one vector for 5 (whose 10 weights would not fit beside 8
+// accumulators of both).
+template <class T, int K, int S>
+void depthwise_windows(const Nchw16cConvPlan& pl, const DwRow& r, const float* z, float* y,
+                       const Epilogue& ep) {
+  constexpr int P = 8 / kDwGroupVectors<T, K, 8 / kNv<T>>;
+  const int64_t out_w = pl.p.out_w;
+  int64_t ow = 0;
+  const auto groups = [&]<int N>(std::integral_constant<int, N>) {
+    for (; ow + N <= out_w; ow += N) {
+      depthwise_group<T, K, S, N>(pl, r, ow, z ? z + ow * kBlk : nullptr, y + ow * kBlk, ep);
+    }
+  };
+  groups(std::integral_constant<int, P>());
+  groups(std::integral_constant<int, std::max(1, P / 2)>());
+  groups(std::integral_constant<int, std::max(1, P / 4)>());
+  groups(std::integral_constant<int, 1>());
+}
+
+// The window-row kernel for the plan's rows, or null: windows 3 wide with column stride 1 or 2, or
+// 5 wide with column stride 1 (any height, row stride and row dilation; no column dilation). 5 taps
+// at stride 2 stay with depthwise_pixels: EfficientNet-B0's 5x5 stride-2 layer has 7-pixel output
+// rows, which cut into groups of 4, 2 and 1 with too few independent accumulators on AVX2 (1.15x
+// as long as depthwise_pixels in the kernel benchmark, where every other MobileNetV2 and
+// EfficientNet-B0 depthwise layer ran 0.53-0.97x).
+template <class T>
+using DwWindowsFn = void (*)(const Nchw16cConvPlan&, const DwRow&, const float*, float*,
+                             const Epilogue&);
+template <class T>
+DwWindowsFn<T> depthwise_windows_for(const cpu::Conv2DParams& p) {
+  if (p.dil_w != 1) return nullptr;
+  if (p.k_w == 3 && p.stride_w <= 2) {
+    return p.stride_w == 1 ? &depthwise_windows<T, 3, 1> : &depthwise_windows<T, 3, 2>;
+  }
+  if (p.k_w == 5 && p.stride_w == 1) return &depthwise_windows<T, 5, 1>;
+  return nullptr;
+}
+
 // The taps of output column ow inside the input row: [kw0, kw1).
 inline std::pair<int64_t, int64_t> inside_taps(const cpu::Conv2DParams& p, int64_t ow) {
   const int64_t left = ow * p.stride_w - p.pad_left;  // input column of tap 0
@@ -286,6 +418,7 @@ void depthwise_row(const Nchw16cConvPlan& pl, const DwRow& r, const float* z, fl
     const auto [kw0, kw1] = inside_taps(p, ow);
     depthwise_pixels<T, 1>(pl, r, ow, kw0, kw1, z ? z + ow * kBlk : nullptr, y + ow * kBlk, ep);
   };
+  if (const DwWindowsFn<T> windows = depthwise_windows_for<T>(p)) return windows(pl, r, z, y, ep);
   for (int64_t ow = 0; ow < pl.ow_lo; ++ow) edge(ow);
   int64_t ow = pl.ow_lo;
   for (; ow + U <= pl.ow_hi; ow += U) {
