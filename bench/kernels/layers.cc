@@ -69,13 +69,15 @@ Result<BenchLayer> finish(std::string name, double flops, std::unique_ptr<ir::Gr
 }
 
 // kiln.FusedConv (conv + bias + ReLU): what a Conv + BN + ReLU of an exported model becomes; with
-// `blocked`, the kiln.ConvNchw16c the layout pass makes of it (X, Y and the residual nChw16c).
+// `blocked`, the kiln.ConvNchw16c the layout pass makes of it (X, Y and the residual nChw16c; a
+// first layer's few channels stay NCHW, x_layout "nchw", as the pass leaves them).
 Result<BenchLayer> fused_conv(const ConvShape& s, bool blocked = false) {
   auto g = std::make_unique<ir::Graph>();
   const int64_t pad = s.pad >= 0 ? s.pad : s.kernel / 2;
   const int64_t out_hw = (s.hw + 2 * pad - s.kernel) / s.stride + 1;
   const auto channels = [&](int64_t c) { return blocked ? kernels::ref::padded_channels(c) : c; };
-  const ir::ValueId x = input(*g, "x", {1, channels(s.c), s.hw, s.hw});
+  const bool plain_x = blocked && s.c < 8;
+  const ir::ValueId x = input(*g, "x", {1, plain_x ? s.c : channels(s.c), s.hw, s.hw});
   const ir::ValueId w = constant(*g, "w", ramp({s.k, s.c / s.group, s.kernel, s.kernel}, 0.05f));
   const ir::ValueId b = constant(*g, "b", ramp({s.k}, 0.1f));
   const ir::ValueId y = g->add_value("y");
@@ -91,6 +93,7 @@ Result<BenchLayer> fused_conv(const ConvShape& s, bool blocked = false) {
   n.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
   n.attrs.set("group", s.group);
   n.attrs.set("activation", std::string(s.activation));
+  if (plain_x) n.attrs.set("x_layout", std::string("nchw"));
   g->nodes.push_back(std::move(n));
   const double flops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
                        static_cast<double>(out_hw * out_hw);
@@ -226,6 +229,7 @@ constexpr ConvShape kConvs[] = {
     {"mobilenet_v2", 3, 32, 224, 3, 2, 1},
     {"resnet50", 256, 512, 56, 1, 2, 1},
     {"resnet50", 512, 1024, 28, 1, 2, 1},
+    {"resnet50", 1024, 2048, 14, 1, 2, 1},
     {"resnet50", 64, 256, 56, 1, 1, 1, "Relu", true},
     {"resnet50", 256, 1024, 14, 1, 1, 1, "Relu", true},
 };
@@ -294,12 +298,12 @@ Result<std::vector<BenchLayer>> bench_layers() {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, fused_conv(s));
     out.push_back(std::move(l));
   }
-  // The same layers on the blocked layout (names ending _nchw16c), where the layout pass would
-  // block them: 8 channels or more in.
+  // The same layers on the blocked layout (names ending _nchw16c), as the layout pass would block
+  // them: a first layer (fewer than 8 channels) writes the blocked layout from its NCHW input.
   for (std::span<const ConvShape> set :
        {std::span<const ConvShape>(kConvs), std::span<const ConvShape>(kDepthwise)}) {
     for (const ConvShape& s : set) {
-      if (s.c < 8) continue;
+      if (s.c < 8 && s.group != 1) continue;
       KILN_ASSIGN_OR_RETURN(BenchLayer l, fused_conv(s, true));
       out.push_back(std::move(l));
     }

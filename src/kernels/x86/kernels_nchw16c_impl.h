@@ -519,12 +519,14 @@ inline __attribute__((always_inline)) void dense_plain_inside(const Nchw16cConvP
   }
 }
 
-// P output pixels of row oh from column ow0: every tap with at least one pixel inside the input
-// accumulates over all input channels (a pixel outside reads zeros), then one store. Plain: X is
-// NCHW (a first layer's few channels), Y blocked.
+// P output pixels from flat output pixel q0 (row q0 / out_w): every tap with at least one pixel
+// inside the input accumulates over all input channels (a pixel outside reads zeros), then one
+// store. A blocked X's tile may run on into the next rows (dense_task cuts whole tasks into tiles:
+// a 7-pixel row cut alone gives tiles of 2, 2 and 3, and a 2-pixel tile reads its co tile's
+// weights for 8 FMAs where 3 pixels give 12); a plain X's stays in its row. Plain: X is NCHW (a
+// first layer's few channels), Y blocked.
 template <class T, int P, int NB, bool Plain>
-void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64_t ow0,
-                const Epilogue& ep) {
+void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t q0, const Epilogue& ep) {
   using V = typename T::V;
   constexpr int NW = NB * kNv<T>;
   alignas(64) static constexpr float kZeros[kBlk] = {};
@@ -532,25 +534,28 @@ void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64
   V acc[P * NW];
 #pragma GCC unroll 48
   for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
+  int64_t ih0[P], iw0[P];  // each pixel's input pixel of tap (0, 0), maybe in the padding
+#pragma GCC unroll 12
+  for (int i = 0; i < P; ++i) {
+    ih0[i] = ((q0 + i) / p.out_w) * p.stride_h - p.pad_top;
+    iw0[i] = ((q0 + i) % p.out_w) * p.stride_w - p.pad_left;
+  }
   if constexpr (Plain) {
-    const int64_t first = ow0 * p.stride_w - p.pad_left;
-    const int64_t last = (ow0 + P - 1) * p.stride_w - p.pad_left + (p.k_w - 1) * p.dil_w;
-    if (first >= 0 && last < p.in_w) {
-      dense_plain_inside<T, P, NB>(pl, a, oh, ow0, acc);
+    const int64_t last = iw0[P - 1] + (p.k_w - 1) * p.dil_w;
+    if (iw0[0] >= 0 && last < p.in_w) {
+      dense_plain_inside<T, P, NB>(pl, a, q0 / p.out_w, q0 % p.out_w, acc);
       return store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
     }
   }
   const int64_t tap_floats = p.in_c * kBlk;
   const int64_t pixel = Plain ? 1 : kBlk, plane = p.in_h * p.in_w;
   for (int64_t kh = 0; kh < p.k_h; ++kh) {
-    const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-    if (ih < 0 || ih >= p.in_h) continue;
     for (int64_t kw = 0; kw < p.k_w; ++kw) {
       DenseTap tap;
       bool any = false;
       for (int i = 0; i < P; ++i) {
-        const int64_t iw = (ow0 + i) * p.stride_w - p.pad_left + kw * p.dil_w;
-        const bool inside = iw >= 0 && iw < p.in_w;
+        const int64_t ih = ih0[i] + kh * p.dil_h, iw = iw0[i] + kw * p.dil_w;
+        const bool inside = ih >= 0 && ih < p.in_h && iw >= 0 && iw < p.in_w;
         any |= inside;
         tap.x[i] = inside ? a.x + (ih * p.in_w + iw) * pixel : kZeros;
         tap.x_block[i] = inside ? a.x_block : 0;
@@ -565,23 +570,23 @@ void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64
 
 template <class T, int NB, bool Plain, int... Ps>
 constexpr auto dense_table(std::integer_sequence<int, Ps...>) {
-  return std::array<void (*)(const Nchw16cConvPlan&, const DenseArgs&, int64_t, int64_t,
-                             const Epilogue&),
+  return std::array<void (*)(const Nchw16cConvPlan&, const DenseArgs&, int64_t, const Epilogue&),
                     sizeof...(Ps)>{&dense_tile<T, Ps + 1, NB, Plain>...};
 }
 
 template <class T, bool Plain>
-void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh,
-                    int64_t ow0, const Epilogue& ep) {
+void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t q0,
+                    const Epilogue& ep) {
   static constexpr auto t1 = dense_table<T, 1, Plain>(TilePixels<T, 1>());
   static constexpr auto t2 = dense_table<T, 2, Plain>(TilePixels<T, 2>());
   static constexpr auto t3 = dense_table<T, 3, Plain>(TilePixels<T, 3>());
   static constexpr auto t4 = dense_table<T, 4, Plain>(TilePixels<T, 4>());
-  call_tile(nb, pixels, t1, t2, t3, t4, pl, a, oh, ow0, ep);
+  call_tile(nb, pixels, t1, t2, t3, t4, pl, a, q0, ep);
 }
 
-// Output rows [oh0, oh1) of one image and co tile t; each row splits into tiles of nearly equal
-// width (7 pixels at 3 per tile: 2, 2, 3, never a lone 1).
+// Output rows [oh0, oh1) of one image and co tile t, cut into tiles of nearly equal width (7
+// pixels at 3 per tile: 2, 2, 3, never a lone 1): the rows' pixels all at once for a blocked X,
+// each row alone for a plain one.
 template <class T>
 void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, const float* bias,
                 const float* z, const Epilogue& ep, float* y, int64_t t, int64_t oh0, int64_t oh1) {
@@ -591,7 +596,6 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
   alignas(64) float tile_bias[4 * kBlk];
   block_bias(bias, p.out_c, t * pl.co_tile * kBlk, nb, tile_bias);
   const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
-  const int64_t tiles = ceil_div(p.out_w, int64_t{max_px});
   const int64_t w_block = p.k_h * p.k_w * p.in_c * kBlk;
   DenseArgs a{x,
               p.in_h * p.in_w * kBlk,
@@ -601,21 +605,24 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
               nullptr,
               nullptr,
               out_plane};
-  for (int64_t oh = oh0; oh < oh1; ++oh) {
-    int64_t ow = 0;
+  // Pixels [q, q + n) in tiles.
+  const auto run = [&](int64_t q, int64_t n) {
+    const int64_t tiles = ceil_div(n, int64_t{max_px});
     for (int64_t i = 0; i < tiles; ++i) {
-      const int n = static_cast<int>((p.out_w * (i + 1)) / tiles - (p.out_w * i) / tiles);
-      const int64_t out_at = t * pl.co_tile * out_plane + (oh * p.out_w + ow) * kBlk;
+      const int64_t q0 = q + (n * i) / tiles;
+      const int size = static_cast<int>(q + (n * (i + 1)) / tiles - q0);
+      const int64_t out_at = t * pl.co_tile * out_plane + q0 * kBlk;
       a.y = y + out_at;
       a.z = z == nullptr ? nullptr : z + out_at;
       if (pl.plain_x) {
-        dense_tile_any<T, true>(n, static_cast<int>(nb), pl, a, oh, ow, ep);
+        dense_tile_any<T, true>(size, static_cast<int>(nb), pl, a, q0, ep);
       } else {
-        dense_tile_any<T, false>(n, static_cast<int>(nb), pl, a, oh, ow, ep);
+        dense_tile_any<T, false>(size, static_cast<int>(nb), pl, a, q0, ep);
       }
-      ow += n;
     }
-  }
+  };
+  if (!pl.plain_x) return run(oh0 * p.out_w, (oh1 - oh0) * p.out_w);
+  for (int64_t oh = oh0; oh < oh1; ++oh) run(oh * p.out_w, p.out_w);
 }
 
 template <class T>
