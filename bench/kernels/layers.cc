@@ -329,6 +329,8 @@ Result<std::vector<BenchLayer>> bench_layers() {
     out.push_back(std::move(l));
   }
   for (const ConvShape& s : kMobileNetPointwise) {
+    KILN_ASSIGN_OR_RETURN(BenchLayer f, fused_conv(s, true));
+    out.push_back(std::move(f));
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));
     out.push_back(std::move(l));
     const std::string gemm = fmt::format("{}.qgemm_nhwc_{}x{}x{}", s.model, s.hw * s.hw, s.c, s.k);
