@@ -41,16 +41,17 @@ int cpus_allowed() {
 
 }  // namespace
 
-// Gains quoted are measured figures (docs/performance.md, "INT8 engines" and "INT8 without VNNI").
+// Gains quoted are measured figures (docs/performance.md, "INT8 engines", "INT8 without VNNI" and
+// the 2026-12-01 section's "INT8 without VNNI").
 std::string int8_path_line(CpuFeatureSet f) {
   if (has_feature(f, CpuFeature::kAvx512Vnni) && has_all(f, kIsaAvx512)) {
     return "INT8: AVX512-VNNI (vpdpbusd, 64 int8 multiply-adds per instruction); measured: "
            "ResNet-50 INT8 2.6-3.5x faster than FP32 (1 and 2 threads, two runs)";
   }
   if (has_all(f, kIsaAvx2)) {
-    return "INT8: AVX2 without VNNI (exact 16-bit products, two vpmaddwd); measured on an AVX2 "
-           "host: ResNet-50 INT8 1.3-1.4x faster than FP32, 1.7-1.8x with --int8WeightBits=7 "
-           "(vpmaddubsw on 7-bit weights)";
+    return "INT8: AVX2 without VNNI (exact 16-bit products, two vpmaddwd); measured on two AVX2 "
+           "hosts (Zen 4, Zen 3): ResNet-50 INT8 1.0-1.4x faster than FP32, 1.5-1.8x with "
+           "--int8WeightBits=7 (vpmaddubsw on 7-bit weights)";
   }
   return "INT8: portable kernels (no AVX2): not measured; expect little or no gain over FP32";
 }
