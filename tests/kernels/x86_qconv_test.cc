@@ -1,4 +1,5 @@
-// qconv.{vnni.u8s8.avx512, u8s8.avx2, maddubs.u8s8.avx2} and qconv.depthwise.u8s8.{avx512, avx2}
+// qconv.{vnni.u8s8.avx512, amx.u8s8, u8s8.avx2, maddubs.u8s8.avx2} and
+// qconv.depthwise.u8s8.{avx512, avx2}
 // against the reference kiln.QConv: channel counts off the quad (4) and register tile (8 / 4 rows),
 // pixel tails of the wide grid, strides, dilations, padding (reading the zero point), groups, 1-D,
 // depthwise with a multiplier and with geometries the byte window cannot cover, zero points 0 /
@@ -18,12 +19,15 @@ namespace kiln::testing {
 namespace x86_qconv_test {
 
 std::string gemm_name(const std::string& isa) {
+  if (isa == "amx") return "qconv.amx.u8s8";
   return isa == "avx512" ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
 }
 std::string dw_name(const std::string& isa) { return "qconv.depthwise.u8s8." + isa; }
+// AMX runs the implicit-GEMM convolution only.
+bool has_depthwise(const std::string& isa) { return isa != "amx"; }
 
 TEST(X86QConvTactic, OverChannelsKernelsStridesPadsDilations) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : channel_sweep(x86_channel_cases({.cin = 5, .cout = 9}), {1, 2, 3})) {
@@ -33,7 +37,7 @@ TEST(X86QConvTactic, OverChannelsKernelsStridesPadsDilations) {
 }
 
 TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   const ConvGeom cases[] = {
       {.batch = 2, .cin = 40, .cout = 70, .h = 11, .w = 37, .pad = 1},
@@ -64,7 +68,7 @@ TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
 }
 
 TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   const ConvGeom g{.batch = 2, .cin = 9, .cout = 19, .h = 7, .w = 10, .pad = 1};
   // 1x1: whole panels of contiguous pixels (the contiguous epilogue), then a tail of 34.
@@ -81,10 +85,11 @@ TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
                               .residual = residual};
             expect_quant_matches(gemm_name(isa), qconv_case(g, o));
             expect_quant_matches(gemm_name(isa), qconv_case(flat, o));
-            expect_quant_matches(
-                dw_name(isa),
-                qconv_case({.batch = 2, .cin = 6, .cout = 6, .group = 6, .h = 7, .w = 21, .pad = 1},
-                           o));
+            if (has_depthwise(isa))
+              expect_quant_matches(
+                  dw_name(isa),
+                  qconv_case(
+                      {.batch = 2, .cin = 6, .cout = 6, .group = 6, .h = 7, .w = 21, .pad = 1}, o));
           }
         }
       }
@@ -93,7 +98,7 @@ TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
 }
 
 TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   const ConvGeom g{.cin = 7, .cout = 17, .h = 6, .w = 9, .pad = 1};
   const ConvGeom flat{.cin = 7, .cout = 17, .h = 5, .w = 20, .kh = 1, .kw = 1};
@@ -106,14 +111,14 @@ TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
             .out_u8 = out_u8, .residual = 2, .act = act.name, .act_params = act.params};
         expect_quant_matches(gemm_name(isa), qconv_case(g, o), act_tol(act));
         expect_quant_matches(gemm_name(isa), qconv_case(flat, o), act_tol(act));
-        expect_quant_matches(dw_name(isa), qconv_case(dw, o), act_tol(act));
+        if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), qconv_case(dw, o), act_tol(act));
       }
     }
   }
 }
 
 TEST(X86QConvTactic, ClipToUint8FoldsIntoTheRequantizationClamp) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   const ConvGeom g{.cin = 9, .cout = 11, .h = 6, .w = 9, .pad = 1};
   const ConvGeom flat{.cin = 16, .cout = 17, .h = 7, .w = 20, .kh = 1, .kw = 1};
@@ -123,7 +128,7 @@ TEST(X86QConvTactic, ClipToUint8FoldsIntoTheRequantizationClamp) {
       SCOPED_TRACE(quant_opts_text(o));
       expect_quant_matches(gemm_name(isa), qconv_case(g, o), kQuantActTol);
       expect_quant_matches(gemm_name(isa), qconv_case(flat, o), kQuantActTol);
-      expect_quant_matches(dw_name(isa), qconv_case(dw, o), kQuantActTol);
+      if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), qconv_case(dw, o), kQuantActTol);
     }
   }
 }
@@ -133,30 +138,31 @@ TEST(X86QConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : depthwise_sweep({{3, 1}, {17, 1}, {4, 2}})) {
-      expect_quant_matches(dw_name(isa), qconv_case(g));
+      if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), qconv_case(g));
     }
     // Taps beyond the 16-byte window (stride 4 and dilation 3; stride 5): bytes are gathered.
     for (int64_t stride : {4, 5}) {
       ConvGeom g{.cin = 5, .cout = 5, .group = 5, .h = 20, .w = 41, .pad = 1};
       g.stride = stride;
       g.dil = 3;
-      expect_quant_matches(dw_name(isa), qconv_case(g));
+      if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), qconv_case(g));
     }
     // A 7-wide kernel: two quads of taps per kernel row.
-    expect_quant_matches(dw_name(isa), qconv_case({.batch = 2,
-                                                   .cin = 3,
-                                                   .cout = 3,
-                                                   .group = 3,
-                                                   .h = 9,
-                                                   .w = 40,
-                                                   .kh = 7,
-                                                   .kw = 7,
-                                                   .pad = 3}));
+    if (has_depthwise(isa))
+      expect_quant_matches(dw_name(isa), qconv_case({.batch = 2,
+                                                     .cin = 3,
+                                                     .cout = 3,
+                                                     .group = 3,
+                                                     .h = 9,
+                                                     .w = 40,
+                                                     .kh = 7,
+                                                     .kw = 7,
+                                                     .pad = 3}));
   }
 }
 
 TEST(X86QConvTactic, AutoPadAsymmetricPadsAndOneDimensional) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
     for (const char* mode : {"SAME_UPPER", "SAME_LOWER", "VALID"}) {
@@ -187,13 +193,13 @@ TEST(X86QConvTactic, AutoPadAsymmetricPadsAndOneDimensional) {
       d.inputs[2] = constant(weight_scales(5, 3, 10));
       d.inputs.resize(3);
       add_quant_parts(d, {}, "x", 5, {2, 5, stride == 1 ? 16 : 8}, 12);
-      expect_quant_matches(dw_name(isa), d);
+      if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), d);
     }
   }
 }
 
 TEST(X86QConvTactic, PrepackedAndThreadedMatchTheReference) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
     for (int threads : {1, 2, 3}) {
@@ -217,26 +223,28 @@ TEST(X86QConvTactic, PrepackedAndThreadedMatchTheReference) {
           qconv_case({.cin = 33, .cout = 40, .h = 14, .w = 15, .kh = 1, .kw = 1},
                      {.out_u8 = true, .residual = 2, .act = "Relu"}),
           {0, 1}, threads);
-      expect_matches_reference_prepacked(dw_name(isa),
-                                         qconv_case({.batch = 2,
-                                                     .cin = 5,
-                                                     .cout = 5,
-                                                     .group = 5,
-                                                     .h = 9,
-                                                     .w = 30,
-                                                     .stride = 2,
-                                                     .pad = 1}),
-                                         kQuantFloatTol, threads);
+      if (has_depthwise(isa))
+        expect_matches_reference_prepacked(dw_name(isa),
+                                           qconv_case({.batch = 2,
+                                                       .cin = 5,
+                                                       .cout = 5,
+                                                       .group = 5,
+                                                       .h = 9,
+                                                       .w = 30,
+                                                       .stride = 2,
+                                                       .pad = 1}),
+                                           kQuantFloatTol, threads);
     }
   }
 }
 
 TEST(X86QConvTactic, RefusesWhatItCannotRun) {
-  const auto isas = x86_qisas();
+  const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
     expect_rejected(gemm_name(isa), qconv_case({.cin = 4, .cout = 4, .group = 4}), "depthwise");
-    expect_rejected(dw_name(isa), qconv_case({.cin = 4, .cout = 4, .group = 2}), "not depthwise");
+    if (has_depthwise(isa))
+      expect_rejected(dw_name(isa), qconv_case({.cin = 4, .cout = 4, .group = 2}), "not depthwise");
     OpCase c;
     c.op_type = "QConv";
     c.domain = "kiln";
@@ -343,6 +351,10 @@ TEST(X86QConvTactic, DeclaresItsIsa) {
   const tactics::Tactic* maddubs = tactics::find_tactic(kMaddubs);
   ASSERT_NE(maddubs, nullptr);
   EXPECT_EQ(maddubs->required_features(), kIsaAvx2);
+  const tactics::Tactic* amx = tactics::find_tactic("qconv.amx.u8s8");
+  ASSERT_NE(amx, nullptr);
+  EXPECT_EQ(amx->required_features(), kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8);
+  EXPECT_EQ(tactics::find_tactic("qconv.depthwise.u8s8.amx"), nullptr);
 }
 
 }  // namespace x86_qconv_test

@@ -15,6 +15,13 @@ std::vector<std::string> x86_isas() {
   return out;
 }
 
+std::vector<std::string> x86_qconv_isas() {
+  std::vector<std::string> out = x86_qisas();
+  const CpuFeatureSet amx = kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
+  if ((host_cpu_features() & amx) == amx) out.insert(out.begin() + 1, "amx");
+  return out;
+}
+
 std::vector<kernels::x86::Isa> x86_kernel_isas() {
   std::vector<kernels::x86::Isa> out;
   for (const std::string& isa : x86_isas()) {

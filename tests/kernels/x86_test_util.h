@@ -19,6 +19,9 @@ std::vector<kernels::x86::Isa> x86_kernel_isas();
 
 // "avx512" (with VNNI) and/or "avx2": the suffixes of the x86 INT8 tactics the host can run.
 std::vector<std::string> x86_qisas();
+// x86_qisas() and "amx" where the host (within KILN_MAX_ISA) has AMX-INT8: the implicit-GEMM
+// convolution's ISAs.
+std::vector<std::string> x86_qconv_isas();
 
 // A convolution through kernels::x86::conv_gemm_run with a bias, a residual and ReLU, for the tests
 // that call the kernel directly: deterministic inputs (x cos, w w_scale * sin, a bias ramp, the

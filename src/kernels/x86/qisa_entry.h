@@ -1,5 +1,6 @@
 #pragma once
-// The INT8 entry points each ISA's translation unit defines (qkernels_vnni.cc, qkernels_avx2.cc);
+// The INT8 entry points each ISA's translation unit defines (qkernels_vnni.cc, qkernels_avx2.cc,
+// qkernels_avx2_maddubs.cc, qkernels_amx.cc);
 // qkernels_dispatch.cc calls the one the plan's QIsa names.
 
 #include "kernels/x86/qkernels.h"
@@ -41,4 +42,11 @@ void qgemm_pack_b(const int8_t* b, int64_t k, int64_t n, uint8_t* packed);
 void qgemm_run(const QGemmPlan& plan, const uint8_t* a, const uint8_t* packed_b,
                const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);
 }  // namespace qavx2ubs
+
+// AMX-INT8 (qkernels_amx.cc): the implicit-GEMM convolution only.
+namespace amx {
+void qconv_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
+void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+               const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);
+}  // namespace amx
 }  // namespace kiln::kernels::x86

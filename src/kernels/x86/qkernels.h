@@ -9,9 +9,12 @@
 //   depthwise convolution      group == in_c, one input channel per group
 //   GEMM                       Y [m, n] = A [m, k] (uint8, row-major) x B [k, n] (int8, prepacked)
 //
-// Three ISAs, one translation unit each (qkernels_vnni.cc, qkernels_avx2.cc,
+// Four ISAs, one translation unit each (qkernels_vnni.cc, qkernels_amx.cc, qkernels_avx2.cc,
 // qkernels_avx2_maddubs.cc), the same templates:
 //   kAvx512Vnni  vpdpbusd: 4 u8 x s8 products summed into each int32 lane, 16 lanes per zmm.
+//   kAmxInt8     the implicit-GEMM convolution only: tdpbsud, a 16 x 16 int32 tile of 16 output
+//                channels x 16 pixels += 16 x 64 s8 weights times 64 x 16 u8 patch bytes (16
+//                quads), 8x vpdpbusd's products per cycle; the epilogue is the VNNI one.
 //   kAvx2        the exact equivalent on AVX2: the u8 operand split into its even and odd bytes
 //                (16-bit lanes), the s8 one sign-extended to 16 bits when packed, two vpmaddwd.
 //                (vpmaddubsw would saturate its 16-bit pair sums: 255 * 127 * 2 > 32767.)
@@ -35,7 +38,7 @@
 
 namespace kiln::kernels::x86 {
 
-enum class QIsa { kAvx2, kAvx512Vnni, kAvx2Maddubs };
+enum class QIsa { kAvx2, kAvx512Vnni, kAvx2Maddubs, kAmxInt8 };
 
 // The epilogue of every INT8 kernel is the reference's (kernels/ref/qconv.h: fields and order of
 // float operations), so the tactics hand a layer's epilogue over without a copy. Per output
@@ -51,6 +54,7 @@ using QEpilogue = kernels::ref::QuantEpilogue;
 struct QBlocking {
   int64_t mr = 0, nr = 0, lanes = 0;
   int64_t wq = 0;  // bytes of one row's quad in a packed weight panel (the AVX2 form is 16-bit)
+  int64_t kq_step = 1;  // the depth loop's step in quads: the weights are zero-padded to it
 };
 // AVX-512: 8 rows x 3 zmm = 24 accumulators, 3 patch vectors, weights broadcast from memory.
 inline constexpr QBlocking kVnniBlocking{8, 48, 16, 4};
@@ -58,9 +62,12 @@ inline constexpr QBlocking kVnniBlocking{8, 48, 16, 4};
 inline constexpr QBlocking kQAvx2Blocking{4, 16, 8, 8};
 // AVX2 with vpmaddubsw: the same tile, the weights' quads as their 4 bytes.
 inline constexpr QBlocking kQAvx2MaddubsBlocking{4, 16, 8, 4};
+// AMX: 2 x 2 tiles of 16 x 16 int32 (32 rows x 32 pixels), 16 quads (64 bytes) of depth a step.
+inline constexpr QBlocking kAmxBlocking{32, 32, 16, 4, 16};
 inline constexpr QBlocking qblocking(QIsa isa) {
   return isa == QIsa::kAvx512Vnni ? kVnniBlocking
          : isa == QIsa::kAvx2     ? kQAvx2Blocking
+         : isa == QIsa::kAmxInt8  ? kAmxBlocking
                                   : kQAvx2MaddubsBlocking;
 }
 
@@ -99,6 +106,7 @@ struct QConvPlan {
   int64_t cg = 0;          // input channels per group
   int64_t cq = 0;          // channel quads per group: ceil(cg / 4)
   int64_t kq = 0;          // depth quads: k_h * k_w * cq
+  int64_t kqp = 0;         // kq rounded up to bl.kq_step: the packed weights' and panels' depth
   int64_t wps = 0;         // a quad plane row: the padded width of one column phase
   int64_t row_halo = 0;    // phase rows a block reads below its last output row: (kh - 1) dh / sh
   int64_t nw = 0;          // output pixels per image: out_h * out_w

@@ -13,24 +13,57 @@ inline int64_t qround64(int64_t bytes) { return (bytes + 63) / 64 * 64; }
 
 // --- weights ---------------------------------------------------------------------------------
 
-// W [out_c, cg, kh, kw] into, per group, MR-row panels of kq quads ((kh, kw, channel quad), the
-// channel quad fastest; missing channels and rows zero), then int32 sum W per output channel.
+// Traits whose depth loop runs on tiles (qvec_amx.h) name their step in quads, kTileQuads; the
+// weights of a panel are then laid out as that loop loads them, and the depth is zero-padded to
+// whole steps (QConvPlan::kqp).
+template <class Q>
+inline constexpr bool kTileQ = requires {
+  Q::kTileQuads;
+};
+
+template <class Q>
+constexpr int64_t depth_step() {
+  if constexpr (kTileQ<Q>) {
+    return Q::kTileQuads;
+  } else {
+    return 1;
+  }
+}
+
+// Where row r's quad q sits in a weight panel: quad-major (the vector kernels broadcast one quad
+// of every row per step), or per tile step row-major, a row's kTileQuads quads in its 64 bytes (a
+// tile's rows, as tileloadd reads them).
+template <class Q>
+constexpr int64_t weight_quad_offset(int64_t q, int64_t r) {
+  if constexpr (kTileQ<Q>) {
+    constexpr int64_t kStep = Q::kTileQuads;
+    return (q / kStep) * Q::kMr * kStep * 4 + r * kStep * 4 + (q % kStep) * 4;
+  } else {
+    return (q * Q::kMr + r) * Q::kWq;
+  }
+}
+
+// W [out_c, cg, kh, kw] into, per group, MR-row panels of kqp quads ((kh, kw, channel quad), the
+// channel quad fastest; missing channels, quads and rows zero), then int32 sum W per output
+// channel.
 template <class Q>
 void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
   const int64_t mg = p.out_c / p.group, cg = p.in_c / p.group, khw = p.k_h * p.k_w;
   const int64_t cq = qceil(cg, 4), kq = khw * cq, panels = qceil(mg, Q::kMr);
+  const int64_t kqp = qceil(kq, depth_step<Q>()) * depth_step<Q>();
+  const int64_t panel_bytes = kqp * Q::kMr * Q::kWq;
   uint8_t* d = packed;
   for (int64_t g = 0; g < p.group; ++g) {
-    for (int64_t panel = 0; panel < panels; ++panel) {
-      for (int64_t q = 0; q < kq; ++q) {
+    for (int64_t panel = 0; panel < panels; ++panel, d += panel_bytes) {
+      for (int64_t q = 0; q < kqp; ++q) {
         const int64_t tap = q / cq, c0 = (q % cq) * 4;
-        for (int64_t r = 0; r < Q::kMr; ++r, d += Q::kWq) {
+        for (int64_t r = 0; r < Q::kMr; ++r) {
           const int64_t m = panel * Q::kMr + r;
           int8_t quad[4] = {0, 0, 0, 0};
-          for (int64_t j = 0; j < 4 && m < mg && c0 + j < cg; ++j) {
+          for (int64_t j = 0; j < 4 && q < kq && m < mg && c0 + j < cg; ++j) {
             quad[j] = w[((g * mg + m) * cg + c0 + j) * khw + tap];
           }
-          Q::pack_quad(quad, d);
+          Q::pack_quad(quad, d + weight_quad_offset<Q>(q, r));
         }
       }
     }
@@ -359,34 +392,64 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
   }
 }
 
+// Rows [r0, r0 + nrows) of a tile's accumulators (RC at most) through the general epilogue: a
+// tile kernel's 32 rows x 2 vectors finished as one would keep 64 float vectors live.
+template <class Q, int RC, int NV>
+void qconv_finish_rows(const QOut<Q>& o, const typename Q::I* done, const QRows& rows,
+                       const QPanelSegs<Q>& segs, int r0, int nrows) {
+  q_finish<Q, RC * NV>(
+      o, done + r0 * NV, [&](auto&& fn) __attribute__((always_inline)) {
+        for (int r = 0; r < nrows; ++r) {
+          const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r0 + r]));
+          const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r0 + r));
+          for (int v = 0; v < NV; ++v)
+            fn(r * NV + v, scale, bias, segs.seg[v], rows.base + (r0 + r) * rows.plane);
+        }
+      });
+}
+
 // R rows x NV vectors of output: the depth loop, then the epilogue.
 template <class Q, int R, int NV>
 void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row, const QRows& rows,
                    const QPanelSegs<Q>& segs, const QOut<Q>& o) {
   int32_t start[R];
   for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
-  alignas(64) typename Q::I done[R * NV];
-  if constexpr (NV == 1 && Q::kPixelDot) {
-    if (qconv_pixel_panel<Q>(segs.seg[0].hi)) {
-      qconv_depth_pixels<Q, R>(kq, a, b, b_row, start, segs.seg[0].hi, done);
+  if constexpr (kTileQ<Q>) {
+    // Tiles store whole 16-row blocks.
+    alignas(64) typename Q::I done[(R + 15) / 16 * 16 * NV];
+    Q::template tile_depth_loop<R, NV>(kq, a, b, start, done);
+    if (o.direct_u8 && segs.contiguous) {
+      return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
+    }
+    constexpr int kChunk = 8;
+    for (int r0 = 0; r0 < R; r0 += kChunk) {
+      qconv_finish_rows<Q, kChunk, NV>(o, done, rows, segs, r0, std::min(kChunk, R - r0));
+    }
+    return;
+  } else {
+    alignas(64) typename Q::I done[R * NV];
+    if constexpr (NV == 1 && Q::kPixelDot) {
+      if (qconv_pixel_panel<Q>(segs.seg[0].hi)) {
+        qconv_depth_pixels<Q, R>(kq, a, b, b_row, start, segs.seg[0].hi, done);
+      } else {
+        qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
+      }
     } else {
       qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
     }
-  } else {
-    qconv_depth_loop<Q, R, NV>(kq, a, b, start, done);
+    if (o.direct_u8 && segs.contiguous) {
+      return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
+    }
+    q_finish<Q, R * NV>(
+        o, done, [&](auto&& fn) __attribute__((always_inline)) {
+          for (int r = 0; r < R; ++r) {
+            const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
+            const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
+            for (int v = 0; v < NV; ++v)
+              fn(r * NV + v, scale, bias, segs.seg[v], rows.base + r * rows.plane);
+          }
+        });
   }
-  if (o.direct_u8 && segs.contiguous) {
-    return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
-  }
-  q_finish<Q, R * NV>(
-      o, done, [&](auto&& fn) __attribute__((always_inline)) {
-        for (int r = 0; r < R; ++r) {
-          const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
-          const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
-          for (int v = 0; v < NV; ++v)
-            fn(r * NV + v, scale, bias, segs.seg[v], rows.base + r * rows.plane);
-        }
-      });
 }
 
 template <class Q, int... I>
@@ -401,6 +464,18 @@ inline constexpr auto kQConvUkernels =
 
 // --- the driver --------------------------------------------------------------------------------
 
+// A tile ISA's per-thread state (Q::TileScope: the tile configuration, loaded for a task range and
+// released after it); nothing for the vector ISAs.
+struct NoTileScope {};
+template <class Q>
+auto tile_scope() {
+  if constexpr (kTileQ<Q>) {
+    return typename Q::TileScope();
+  } else {
+    return NoTileScope();
+  }
+}
+
 // A task is (image, group, pixel block, channel block). Its quad planes are built once (and
 // kept for the next task of the same image, group and block: channel blocks vary fastest); per
 // panel of NR output pixels the patches are copied into the thread's scratch and every weight
@@ -410,12 +485,15 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
                  void* y, uint8_t* scratch, int64_t begin, int64_t end) {
   constexpr int64_t kMr = Q::kMr, kNr = Q::kNv * Q::kLanes;
   const FlushDenormals ftz;
+  [[maybe_unused]] const auto tiles = tile_scope<Q>();
   const QOut<Q> o(ep, y);
   const cpu::Conv2DParams& p = pl.p;
   uint8_t* panel = scratch;
-  uint8_t* qrow = panel + qround64(pl.kq * kNr * 4 + kQPanelCopySlack);
+  uint8_t* qrow = panel + qround64(pl.kqp * kNr * 4 + kQPanelCopySlack);
   uint8_t* x4 = qrow + qround64(pl.qrow_lanes * 4);
-  const int64_t w_panel = pl.kq * kMr * Q::kWq;
+  // The depth's padding quads meet zero weights: zeroed once, only so that they read as data.
+  std::memset(panel + pl.kq * kNr * 4, 0, static_cast<size_t>((pl.kqp - pl.kq) * kNr * 4));
+  const int64_t w_panel = pl.kqp * kMr * Q::kWq;
   const int64_t w_group = qceil(pl.mg, kMr) * w_panel;
   const auto* wsum = reinterpret_cast<const int32_t*>(packed + qround64(p.group * w_group));
   const int64_t plane = p.out_h * p.out_w;
@@ -458,7 +536,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         rs.w_scale += i;
         if (rs.bias != nullptr) rs.bias += i;
         rs.base += i * plane;
-        kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kq, wp + (i / kMr) * w_panel, panel, row,
+        kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kqp, wp + (i / kMr) * w_panel, panel, row,
                                                        rs, segs, o);
       }
     }

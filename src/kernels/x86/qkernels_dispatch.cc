@@ -115,6 +115,7 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   pl.cg = p.in_c / p.group;
   pl.cq = ceil_div(pl.cg, 4);
   pl.kq = p.k_h * p.k_w * pl.cq;
+  pl.kqp = round_up(pl.kq, pl.bl.kq_step);
   // The padded width the valid outputs read, in columns of one stride phase.
   const int64_t wp = (p.out_w - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1;
   pl.wps = ceil_div(wp, p.stride_w);
@@ -128,7 +129,7 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   const bool few_panels = pl.nw <= 2 * pl.bl.nr;
   const int64_t m_cap =
       few_panels ? pl.mg
-                 : kL2WeightBytes / std::max<int64_t>(pl.kq * pl.bl.wq, 1) / pl.bl.mr * pl.bl.mr;
+                 : kL2WeightBytes / std::max<int64_t>(pl.kqp * pl.bl.wq, 1) / pl.bl.mr * pl.bl.mr;
   // Wide rows whose quad planes fit kX4Bytes (at least one).
   const int64_t row_bytes = p.stride_h * p.stride_w * pl.cq * pl.wps * 4;
   const int64_t rows_cap = std::max<int64_t>(1, kX4Bytes / std::max<int64_t>(row_bytes, 1));
@@ -154,20 +155,21 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
 size_t qconv_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p) {
   const QBlocking bl = qblocking(isa);
   const int64_t mg = p.out_c / p.group;
-  const int64_t kq = p.k_h * p.k_w * ceil_div(p.in_c / p.group, 4);
+  const int64_t kq = round_up(p.k_h * p.k_w * ceil_div(p.in_c / p.group, 4), bl.kq_step);
   return round64(p.group * ceil_div(mg, bl.mr) * kq * bl.mr * bl.wq) +
          static_cast<size_t>(p.out_c) * 4;
 }
 
 void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
   if (isa == QIsa::kAvx512Vnni) return vnni::qconv_pack_weights(p, w, packed);
+  if (isa == QIsa::kAmxInt8) return amx::qconv_pack_weights(p, w, packed);
   if (isa == QIsa::kAvx2Maddubs) return qavx2ubs::qconv_pack_weights(p, w, packed);
   return qavx2::qconv_pack_weights(p, w, packed);
 }
 
 size_t qconv_scratch_bytes(const QConvPlan& plan) {
   // The patch panel, build_x4's interleaved row, the quad planes (qkernels_conv_impl.h).
-  return round64(plan.kq * plan.bl.nr * 4 + kQPanelCopySlack) + round64(plan.qrow_lanes * 4) +
+  return round64(plan.kqp * plan.bl.nr * 4 + kQPanelCopySlack) + round64(plan.qrow_lanes * 4) +
          plan.x4_bytes;
 }
 
@@ -176,6 +178,9 @@ void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
                int64_t task_end) {
   if (plan.isa == QIsa::kAvx512Vnni) {
     return vnni::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+  }
+  if (plan.isa == QIsa::kAmxInt8) {
+    return amx::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
   }
   if (plan.isa == QIsa::kAvx2Maddubs) {
     return qavx2ubs::qconv_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);

@@ -1,7 +1,8 @@
 // kiln.QConv on kiln's x86 INT8 kernels (kernels/x86/qkernels.h): the implicit-GEMM convolution
-// for every 1-D and 2-D convolution but depthwise ones, and the depthwise convolution; scales,
-// bias, residual, activation and requantization run in the kernels' epilogue. The weights (with
-// their per-channel sums, the zero point's correction) are packed once, at engine build time.
+// for every 1-D and 2-D convolution but depthwise ones (VNNI, AMX, AVX2), and the depthwise
+// convolution; scales, bias, residual, activation and requantization run in the kernels'
+// epilogue. The weights (with their per-channel sums, the zero point's correction) are packed
+// once, at engine build time.
 #include <fmt/format.h>
 
 #include "kernels/x86/kernels.h"
@@ -169,6 +170,7 @@ std::string tactic_name(QConvKind kind, kx::QIsa isa) {
     return fmt::format("qconv.depthwise.{}u8s8.{}", maddubs, qisa_suffix(isa));
   }
   if (isa == kx::QIsa::kAvx2Maddubs) return "qconv.maddubs.u8s8.avx2";
+  if (isa == kx::QIsa::kAmxInt8) return "qconv.amx.u8s8";
   return isa == kx::QIsa::kAvx512Vnni ? "qconv.vnni.u8s8.avx512" : "qconv.u8s8.avx2";
 }
 
@@ -209,6 +211,7 @@ void append_x86_qconv_tactics(std::vector<const Tactic*>& out) {
     for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAvx2, kx::QIsa::kAvx2Maddubs}) {
       for (QConvKind kind : {QConvKind::kGemm, QConvKind::kDepthwise}) v.emplace_back(kind, isa);
     }
+    v.emplace_back(QConvKind::kGemm, kx::QIsa::kAmxInt8);  // AMX runs no depthwise kernel
     return v;
   }();
   for (const X86QConvTactic& t : tactics) out.push_back(&t);

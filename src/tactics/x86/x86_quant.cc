@@ -5,10 +5,14 @@
 namespace kiln::tactics::x86 {
 
 CpuFeatureSet qisa_features(kx::QIsa isa) {
+  if (isa == kx::QIsa::kAmxInt8) {
+    return kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
+  }
   return isa == kx::QIsa::kAvx512Vnni ? kIsaAvx512Vnni : kIsaAvx2;
 }
 
 std::string_view qisa_suffix(kx::QIsa isa) {
+  if (isa == kx::QIsa::kAmxInt8) return "amx";
   return isa == kx::QIsa::kAvx512Vnni ? "avx512" : "avx2";
 }
 

@@ -16,8 +16,8 @@ namespace kiln::tactics::x86 {
 
 namespace kx = kernels::x86;
 
-CpuFeatureSet qisa_features(kx::QIsa isa);   // AVX-512 with VNNI, or AVX2 + FMA
-std::string_view qisa_suffix(kx::QIsa isa);  // "avx512", "avx2"
+CpuFeatureSet qisa_features(kx::QIsa isa);   // AVX-512 with VNNI (and AMX), or AVX2 + FMA
+std::string_view qisa_suffix(kx::QIsa isa);  // "avx512", "amx", "avx2"
 
 // A tactic with a fixed name, op and INT8 ISA; source "kiln".
 class X86QuantTactic : public Tactic {
