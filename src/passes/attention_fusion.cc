@@ -225,7 +225,7 @@ const PassDef& attention_fusion_pass() {
   static const PassDef def{kName,
                            "MatMul -> Softmax(last axis) -> MatMul, with a scalar scale, an "
                            "additive mask and the operands' and result's Transposes -> Attention",
-                           run};
+                           run, PassKind::kFusion};
   return def;
 }
 

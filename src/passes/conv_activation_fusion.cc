@@ -21,7 +21,7 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 const PassDef& conv_activation_fusion_pass() {
   static const PassDef def{
       kName, "Conv + activation (Relu, Clip, LeakyRelu, SiLU, HardSwish, GELU, ...) -> FusedConv",
-      run};
+      run, PassKind::kFusion};
   return def;
 }
 

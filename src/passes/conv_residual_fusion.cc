@@ -27,7 +27,8 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }  // namespace
 
 const PassDef& conv_residual_fusion_pass() {
-  static const PassDef def{kName, "Add(Conv, same-shape residual) -> FusedConv with input Z", run};
+  static const PassDef def{kName, "Add(Conv, same-shape residual) -> FusedConv with input Z", run,
+                           PassKind::kFusion};
   return def;
 }
 

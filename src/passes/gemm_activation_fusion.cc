@@ -21,7 +21,8 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 
 const PassDef& gemm_activation_fusion_pass() {
   static const PassDef def{kName,
-                           "Gemm/FusedGemm + activation (Relu, GELU, SiLU, ...) -> FusedGemm", run};
+                           "Gemm/FusedGemm + activation (Relu, GELU, SiLU, ...) -> FusedGemm", run,
+                           PassKind::kFusion};
   return def;
 }
 

@@ -29,7 +29,8 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }  // namespace
 
 const PassDef& gemm_residual_fusion_pass() {
-  static const PassDef def{kName, "Add(Gemm, same-shape residual) -> FusedGemm with input Z", run};
+  static const PassDef def{kName, "Add(Gemm, same-shape residual) -> FusedGemm with input Z", run,
+                           PassKind::kFusion};
   return def;
 }
 

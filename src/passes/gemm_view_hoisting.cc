@@ -101,7 +101,7 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 const PassDef& gemm_view_hoisting_pass() {
   static const PassDef def{
       kName, "Reshape(Gemm(A)) that regroups rows -> FusedGemm(Reshape(A)), ahead of a residual",
-      run};
+      run, PassKind::kFusion};
   return def;
 }
 

@@ -52,7 +52,8 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }  // namespace
 
 const PassDef& matmul_add_fusion_pass() {
-  static const PassDef def{kName, "MatMul(A, constant 2-D B) + constant bias -> FusedGemm", run};
+  static const PassDef def{kName, "MatMul(A, constant 2-D B) + constant bias -> FusedGemm", run,
+                           PassKind::kFusion};
   return def;
 }
 

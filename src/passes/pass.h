@@ -52,10 +52,16 @@ struct PassContext {
   BlockedConvCheck runs_blocked;
 };
 
+// What a pass leaves in the graph: standard ONNX ops, or kiln's own fused ones (kiln.FusedConv,
+// kiln.FusedGemm, kiln.Attention, ...), which a model written for other runtimes must not hold
+// (`kiln quantize` writes its QDQ model from the graph before every kFusion pass).
+enum class PassKind { kOnnx, kFusion };
+
 struct PassDef {
   std::string_view name;         // stable, used by --disablePasses and in logs
   std::string_view description;  // one line for `kiln build --listPasses`
   Status (*run)(ir::Graph&, PassContext&);
+  PassKind kind = PassKind::kOnnx;
 };
 
 // " + "-joined origins, for log messages.

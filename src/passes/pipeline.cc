@@ -92,6 +92,14 @@ Status run_pipeline(ir::Graph& graph, const PipelineOptions& options, PassLog& l
   return run_passes(ordered_passes(), graph, options, PassContext{log, explicit_scales});
 }
 
+std::vector<std::string> fusion_pass_names() {
+  std::vector<std::string> names;
+  for (const PassDef& p : ordered_passes()) {
+    if (p.kind == PassKind::kFusion) names.emplace_back(p.name);
+  }
+  return names;
+}
+
 Status run_layout_passes(ir::Graph& graph, const PipelineOptions& options, PassLog& log,
                          BlockedConvCheck runs_blocked) {
   return run_passes(ordered_layout_passes(), graph, options,

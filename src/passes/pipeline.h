@@ -20,6 +20,10 @@ struct PipelineOptions {
 // Every pass run_pipeline runs, in order.
 std::span<const PassDef> pipeline_passes();
 
+// The names of pipeline_passes() of kind PassKind::kFusion: disabled, the pipeline leaves standard
+// ONNX ops only.
+std::vector<std::string> fusion_pass_names();
+
 // The layout passes, run by the builder after precision lowering (engine/precision.h), when the
 // graph shows which layers stay float32; in order.
 std::span<const PassDef> layout_passes();

@@ -20,6 +20,11 @@ TEST(KilnDoctor, NamesTheKernelPathsOfTheCappedIsa) {
   EXPECT_NE(avx2.out.find("INT8: AVX2 without VNNI"), std::string::npos) << avx2.out;
   EXPECT_NE(avx2.out.find("FP32: kiln's AVX2+FMA kernels"), std::string::npos) << avx2.out;
   EXPECT_NE(avx2.out.find("FP16: F16C converts"), std::string::npos) << avx2.out;
+
+  // Below AMX, VNNI is the INT8 path named (on a host with VNNI).
+  const auto vnni = testing::run_kiln_env("KILN_MAX_ISA=avx512_vnni", "doctor");
+  ASSERT_EQ(vnni.exit_code, 0) << vnni.out;
+  EXPECT_EQ(vnni.out.find("AMX-INT8"), std::string::npos) << vnni.out;
 }
 
 TEST(KilnDoctor, RefusesAnUnknownIsaCap) {

@@ -1,5 +1,7 @@
 // The fusion passes' place in the pipeline: their relative order, and a ResNet block (Conv, Add of
 // the block input, Relu) becoming one FusedConv through run_pipeline.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +49,57 @@ TEST(FusionPipeline, ResNetBlockBecomesOneFusedConv) {
                   unfused, {.disabled = {"conv_residual_fusion", "conv_activation_fusion"}}, none)
                   .is_ok());
   EXPECT_EQ(testing::op_types(unfused), (std::vector<std::string>{"Conv", "Add", "Relu"}));
+}
+
+// A ResNet block, a MatMul + bias and an attention block: every fusion pass has something to do.
+testing::OnnxBuilder fusable_model() {
+  testing::OnnxBuilder b = testing::conv_model();
+  b.input("z", 1, {1, 3, 5, 5});
+  b.node("Add", {"z", "c"}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"y"}, "relu");
+  b.output("y");
+  b.input("a", 1, {3, 4});
+  b.initializer("mw", {4, 4}, std::vector<float>(16, 0.25f));
+  b.initializer("mbias", {4}, {1.0f, 2.0f, 3.0f, 4.0f});
+  b.node("MatMul", {"a", "mw"}, {"aw"}, "mm");
+  b.node("Add", {"aw", "mbias"}, {"g"}, "mm_bias");
+  b.output("g");
+  for (const char* n : {"q", "k", "v"}) b.input(n, 1, {2, 5, 4});
+  b.initializer("two", {}, {2.0f});
+  b.node("Div", {"q", "two"}, {"qs"}, "scale");
+  testing::set_attr_ints(b.node("Transpose", {"k"}, {"kt"}, "tk"), "perm", {0, 2, 1});
+  b.node("MatMul", {"qs", "kt"}, {"scores"}, "mm1");
+  testing::set_attr_int(b.node("Softmax", {"scores"}, {"p"}, "softmax"), "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"o"}, "mm2");
+  b.output("o");
+  return b;
+}
+
+bool has_kiln_op(const ir::Graph& g) {
+  return std::any_of(g.nodes.begin(), g.nodes.end(),
+                     [](const ir::Node& n) { return !n.domain.empty() && n.domain != "ai.onnx"; });
+}
+
+// kiln quantize writes its QDQ model from the pipeline without fusion_pass_names(): no pass left
+// on may write a kiln op, or ONNX Runtime and TensorRT could not read the model (vit_tiny's
+// kiln.Attention was written so once).
+TEST(FusionPipeline, WithoutTheFusionPassesOnlyOnnxOpsRemain) {
+  const ir::Graph before = testing::import_model(fusable_model());
+  ir::Graph fused = before;
+  passes::PassLog log;
+  ASSERT_TRUE(passes::run_pipeline(fused, {}, log).is_ok());
+  const std::vector<std::string> ops = testing::op_types(fused);
+  for (const char* op : {"kiln.FusedConv", "kiln.FusedGemm", "kiln.Attention"}) {
+    EXPECT_NE(std::find(ops.begin(), ops.end(), op), ops.end()) << op;
+  }
+
+  ir::Graph unfused = before;
+  passes::PassLog none;
+  ASSERT_TRUE(
+      passes::run_pipeline(unfused, {.disabled = passes::fusion_pass_names()}, none).is_ok());
+  EXPECT_FALSE(has_kiln_op(unfused))
+      << fmt::format("{}", fmt::join(testing::op_types(unfused), ", "));
+  testing::expect_same_outputs(before, unfused);
 }
 
 }  // namespace fusion_pipeline_test

@@ -23,11 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The fusion passes: the QDQ model is written from the graph before them (standard ONNX ops).
-const std::vector<std::string> kQuantizeFusionPasses = {"matmul_add_fusion", "conv_residual_fusion",
-                                                        "conv_activation_fusion",
-                                                        "gemm_activation_fusion"};
-
 // The precision flags as `kiln build --int8` takes them (same checks, same warnings).
 Result<engine::BuildOptions> quantize_precision_options(const QuantizeOptions& o,
                                                         std::vector<std::string>& warnings) {
@@ -108,7 +103,8 @@ Status quantize_command(const QuantizeOptions& o, std::ostream& out) {
     if (line.starts_with("warning: ")) fmt::print(out, "[W] {}\n", line.substr(9));
   }
   // The Q/DQ nodes go into the unfused graph (BN folded, standard ONNX ops).
-  KILN_ASSIGN_OR_RETURN(ir::Graph g, quantize_run_passes(bytes, o.onnx, kQuantizeFusionPasses));
+  KILN_ASSIGN_OR_RETURN(ir::Graph g,
+                        quantize_run_passes(bytes, o.onnx, passes::fusion_pass_names()));
   KILN_ASSIGN_OR_RETURN(quant::QdqReport report,
                         quant::insert_qdq(g, quant::qdq_placement(fused), ranges, type));
   for (const std::string& line : report.log) {
