@@ -363,12 +363,13 @@ void qconv_depth_pixels(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t 
 }
 
 // The direct uint8 epilogue (QOut::direct_u8) of a contiguous panel (QPanelSegs::contiguous): whole
-// vectors loaded and stored at one offset, no lane runs to walk. With a shallow depth (a 1x1
-// convolution of 64 channels: 16 quads) the general epilogue, about 28 instructions an
-// accumulator, took as long as the depth loop.
-template <class Q, int R, int NV>
+// vectors loaded and stored at one offset, no lane runs to walk (kAddStart: the accumulators
+// still lack start[r], added first). With a shallow depth (a 1x1 convolution of 64 channels: 16
+// quads) the general epilogue, about 28 instructions an accumulator, took as long as the depth
+// loop.
+template <class Q, int R, int NV, bool kAddStart = false>
 void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, const QRows& rows,
-                               int64_t off) {
+                               int64_t off, const int32_t* start = nullptr) {
   using F = typename Q::F;
   using I = typename Q::I;
   const typename F::V z_scale = o.direct_z_scale;
@@ -380,8 +381,10 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
     const typename F::V scale = F::set1(o.scaled(in_scale * rows.w_scale[r]));
     const typename F::V bias = F::set1(o.bias(rows.bias, r));
     const int64_t at = rows.base + r * rows.plane + off;
+    const I s = Q::set1(kAddStart ? start[r] : 0);
     for (int v = 0; v < NV; ++v) {
-      typename F::V q = F::fmadd(Q::to_float(done[r * NV + v]), scale, bias);
+      const I acc = kAddStart ? Q::add(done[r * NV + v], s) : done[r * NV + v];
+      typename F::V q = F::fmadd(Q::to_float(acc), scale, bias);
       if (z != nullptr) {
         q = F::fmadd(Q::to_float(Q::load_u8(z + at + v * Q::kLanes, 0, Q::kLanes, y_zero)), z_scale,
                      q);
@@ -417,9 +420,14 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row
   if constexpr (kTileQ<Q>) {
     // Tiles store whole 16-row blocks.
     alignas(64) typename Q::I done[(R + 15) / 16 * 16 * NV];
-    Q::template tile_depth_loop<R, NV>(kq, a, b, start, done);
+    Q::template tile_depth_loop<R, NV>(kq, a, b, done);
+    // The tiles start at zero: the zero point's start joins in the epilogue's first step.
     if (o.direct_u8 && segs.contiguous) {
-      return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
+      return qconv_epilogue_contiguous<Q, R, NV, true>(o, done, rows, segs.seg[0].off, start);
+    }
+    for (int r = 0; r < R; ++r) {
+      const typename Q::I s = Q::set1(start[r]);
+      for (int v = 0; v < NV; ++v) done[r * NV + v] = Q::add(done[r * NV + v], s);
     }
     constexpr int kChunk = 8;
     for (int r0 = 0; r0 < R; r0 += kChunk) {

@@ -49,13 +49,13 @@ struct QVecAmx : QVecVnni {
   };
 
   // kq (a multiple of 16) quads of the weight panel `a` (per step: 32 rows of 64 bytes) against
-  // the patch panel `b` (NR * 4 bytes a quad); out[r * NV + v] = start[r] + the sums of rows
-  // r < R and pixel vector v < NV. Stores whole 16-row tiles: out holds ceil(R / 16) * 16 * NV
-  // vectors. The row tiles past R and the pixel tile past NV are never computed.
+  // the patch panel `b` (NR * 4 bytes a quad); out[r * NV + v] = the sums of rows r < R and pixel
+  // vector v < NV (from zero: the caller adds the zero point's start). Stores whole 16-row tiles:
+  // out holds ceil(R / 16) * 16 * NV vectors. The row tiles past R and the pixel tile past NV are
+  // never computed.
   template <int R, int NV>
   __attribute__((noinline)) static void tile_depth_loop(int64_t kq, const uint8_t* a,
-                                                        const uint8_t* b, const int32_t* start,
-                                                        I* out) {
+                                                        const uint8_t* b, I* out) {
     static_assert(R >= 1 && R <= kMr && NV >= 1 && NV <= kNv);
     constexpr bool kTwoRows = R > 16, kTwoCols = NV > 1;
     constexpr int64_t kBRow = kNv * kLanes * 4, kARows = 16 * 64;
@@ -87,12 +87,6 @@ struct QVecAmx : QVecVnni {
     if constexpr (kTwoRows) _tile_stored(6, o + 16 * kOutRow, kOutRow);
     if constexpr (kTwoRows && kTwoCols) _tile_stored(7, o + 16 * kOutRow + 64, kOutRow);
     __asm__ volatile("" ::: "memory");
-#pragma GCC unroll 32
-    for (int r = 0; r < R; ++r) {
-      const I s = set1(start[r]);
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) store(out + r * NV + v, add(load(out + r * NV + v), s));
-    }
   }
 };
 
