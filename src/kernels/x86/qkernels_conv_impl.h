@@ -261,14 +261,28 @@ QPanelSegs<Q> panel_segs(int64_t j, int64_t end) {
 
 // --- the register tile -------------------------------------------------------------------------
 
-// The channels of a row panel: their weight sums, scales and biases, and Y's element of (row 0,
-// output pixel 0) and plane size.
+// The channels of a row panel, as the epilogue takes them (computed once per task, not per panel:
+// deriving them per row took as many instructions as the row's two vectors on AMX): the
+// accumulators' start (-x_zero * sum W), the scale and bias through QOut::scaled() and bias(); and
+// Y's element of (row 0, output pixel 0) and plane size.
 struct QRows {
-  const int32_t* wsum;
-  const float* w_scale;
-  const float* bias;  // may be null
+  const int32_t* start;
+  const float* scale;
+  const float* bias;
   int64_t base, plane;
 };
+
+// Those of a task's `rows` channels from channel m, into start / scale / bias.
+template <class Q>
+void qconv_task_rows(const QOut<Q>& o, const int32_t* wsum, int64_t m, int64_t rows, int32_t* start,
+                     float* scale, float* bias) {
+  const QEpilogue& e = *o.e;
+  for (int64_t i = 0; i < rows; ++i) {
+    start[i] = zero_point_start(e.in_zero, wsum[m + i]);
+    scale[i] = o.scaled(e.in_scale * e.w_scale[m + i]);
+    bias[i] = o.bias(e.bias, m + i);
+  }
+}
 
 // b: the patch panel, b_row bytes a quad (NR lanes of 4 bytes, or 4 a pixel in a short tail panel
 // run by pixel_dots).
@@ -376,10 +390,9 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
   const I y_zero = o.y_zero;
   const uint8_t* z = o.e->z_u8;
   auto* const y = static_cast<uint8_t*>(o.y);
-  const float in_scale = o.e->in_scale;
   for (int r = 0; r < R; ++r) {
-    const typename F::V scale = F::set1(o.scaled(in_scale * rows.w_scale[r]));
-    const typename F::V bias = F::set1(o.bias(rows.bias, r));
+    const typename F::V scale = F::set1(rows.scale[r]);
+    const typename F::V bias = F::set1(rows.bias[r]);
     const int64_t at = rows.base + r * rows.plane + off;
     const I s = Q::set1(kAddStart ? start[r] : 0);
     for (int v = 0; v < NV; ++v) {
@@ -403,8 +416,8 @@ void qconv_finish_rows(const QOut<Q>& o, const typename Q::I* done, const QRows&
   q_finish<Q, RC * NV>(
       o, done + r0 * NV, [&](auto&& fn) __attribute__((always_inline)) {
         for (int r = 0; r < nrows; ++r) {
-          const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r0 + r]));
-          const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r0 + r));
+          const typename Q::F::V scale = Q::F::set1(rows.scale[r0 + r]);
+          const typename Q::F::V bias = Q::F::set1(rows.bias[r0 + r]);
           for (int v = 0; v < NV; ++v)
             fn(r * NV + v, scale, bias, segs.seg[v], rows.base + (r0 + r) * rows.plane);
         }
@@ -415,8 +428,7 @@ void qconv_finish_rows(const QOut<Q>& o, const typename Q::I* done, const QRows&
 template <class Q, int R, int NV>
 void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row, const QRows& rows,
                    const QPanelSegs<Q>& segs, const QOut<Q>& o) {
-  int32_t start[R];
-  for (int r = 0; r < R; ++r) start[r] = zero_point_start(o.e->in_zero, rows.wsum[r]);
+  const int32_t* const start = rows.start;
   if constexpr (kTileQ<Q>) {
     // Tiles store whole 16-row blocks.
     alignas(64) typename Q::I done[(R + 15) / 16 * 16 * NV];
@@ -451,8 +463,8 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row
     q_finish<Q, R * NV>(
         o, done, [&](auto&& fn) __attribute__((always_inline)) {
           for (int r = 0; r < R; ++r) {
-            const typename Q::F::V scale = Q::F::set1(o.scaled(o.e->in_scale * rows.w_scale[r]));
-            const typename Q::F::V bias = Q::F::set1(o.bias(rows.bias, r));
+            const typename Q::F::V scale = Q::F::set1(rows.scale[r]);
+            const typename Q::F::V bias = Q::F::set1(rows.bias[r]);
             for (int v = 0; v < NV; ++v)
               fn(r * NV + v, scale, bias, segs.seg[v], rows.base + r * rows.plane);
           }
@@ -499,6 +511,10 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
   uint8_t* panel = scratch;
   uint8_t* qrow = panel + qround64(pl.kqp * kNr * 4 + kQPanelCopySlack);
   uint8_t* x4 = qrow + qround64(pl.qrow_lanes * 4);
+  // The task's rows (QRows), after the quad planes.
+  auto* row_start = reinterpret_cast<int32_t*>(x4 + pl.x4_bytes);
+  auto* row_scale = reinterpret_cast<float*>(row_start + pl.mc);
+  auto* row_bias = row_scale + pl.mc;
   // The depth's padding quads meet zero weights: zeroed once, only so that they read as data.
   std::memset(panel + pl.kq * kNr * 4, 0, static_cast<size_t>((pl.kqp - pl.kq) * kNr * 4));
   const int64_t w_panel = pl.kqp * kMr * Q::kWq;
@@ -520,8 +536,8 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
       built = t / pl.m_blocks;
     }
     const int64_t m = g * pl.mg + m0;
-    const QRows all{wsum + m, ep.w_scale + m, ep.bias != nullptr ? ep.bias + m : nullptr,
-                    (b * p.out_c + m) * plane, plane};
+    qconv_task_rows(o, wsum, m, rows, row_start, row_scale, row_bias);
+    const QRows all{row_start, row_scale, row_bias, (b * p.out_c + m) * plane, plane};
     const uint8_t* wp = packed + g * w_group + (m0 / kMr) * w_panel;
     for (int64_t j = p0; j < p1; j += kNr) {
       const int64_t n = min64(kNr, p1 - j), nv = qceil(n, Q::kLanes);
@@ -540,9 +556,9 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
       for (int64_t i = 0; i < rows; i += kMr) {
         const int64_t r = min64(kMr, rows - i);
         QRows rs = all;
-        rs.wsum += i;
-        rs.w_scale += i;
-        if (rs.bias != nullptr) rs.bias += i;
+        rs.start += i;
+        rs.scale += i;
+        rs.bias += i;
         rs.base += i * plane;
         kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kqp, wp + (i / kMr) * w_panel, panel, row,
                                                        rs, segs, o);

@@ -168,9 +168,10 @@ void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, u
 }
 
 size_t qconv_scratch_bytes(const QConvPlan& plan) {
-  // The patch panel, build_x4's interleaved row, the quad planes (qkernels_conv_impl.h).
+  // The patch panel, build_x4's interleaved row, the quad planes, a task's rows' start, scale and
+  // bias (qkernels_conv_impl.h).
   return round64(plan.kqp * plan.bl.nr * 4 + kQPanelCopySlack) + round64(plan.qrow_lanes * 4) +
-         plan.x4_bytes;
+         plan.x4_bytes + round64(plan.mc * 12);
 }
 
 void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
