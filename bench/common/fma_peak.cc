@@ -11,6 +11,7 @@ namespace kiln::bench {
 double fma_chains_avx512(int64_t rounds);
 double fma_chains_avx2(int64_t rounds);
 int64_t vnni_chains_avx512(int64_t rounds);
+int64_t amx_chains(int64_t rounds);
 
 namespace {
 
@@ -61,6 +62,20 @@ double vnni_peak_gops_one_thread(int64_t iterations) {
 
 double vnni_peak_gops(int threads, int64_t iterations) {
   return sum_over_threads(threads, iterations, vnni_peak_gops_one_thread);
+}
+
+double amx_peak_gops_one_thread(int64_t iterations) {
+  const CpuFeatureSet amx = kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
+  if ((host_cpu_features() & amx) != amx) return 0;
+  const int64_t ops_per_round = 4 * 16 * 16 * 64 * 2;  // see amx_peak.cc
+  const int64_t rounds = iterations / ops_per_round * 64;
+  const auto t0 = std::chrono::steady_clock::now();
+  g_sink = g_sink + static_cast<double>(amx_chains(rounds));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(rounds * ops_per_round) / s * 1e-9;
+}
+double amx_peak_gops(int threads, int64_t iterations) {
+  return sum_over_threads(threads, iterations, amx_peak_gops_one_thread);
 }
 
 }  // namespace kiln::bench

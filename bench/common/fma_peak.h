@@ -20,4 +20,10 @@ double fma_peak_gflops(int threads, int64_t iterations = 200'000'000);
 double vnni_peak_gops_one_thread(int64_t iterations);
 double vnni_peak_gops(int threads, int64_t iterations = 400'000'000);
 
+// The AMX-INT8 peak: independent chains of tdpbsud (16384 u8 x s8 multiply-adds into int32 per
+// instruction), in GOP/s; 0 without AMX-INT8 (or under a KILN_MAX_ISA cap below it). The AMX
+// tactics report their GOP/s as a fraction of this.
+double amx_peak_gops_one_thread(int64_t iterations);
+double amx_peak_gops(int threads, int64_t iterations = 4'000'000'000);
+
 }  // namespace kiln::bench

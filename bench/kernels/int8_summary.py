@@ -3,7 +3,8 @@
 (bench/kernels/layers.cc, kResNet50) for one tactic and thread count, and weights each shape by how
 often it occurs in the network (the `repeats` counter):
 
-    GOP/s = sum(repeats * ops) / sum(repeats * time),  % of the VNNI peak measured in the same run.
+    GOP/s = sum(repeats * ops) / sum(repeats * time),  % of the peak measured in the same run
+    (vpdpbusd's; tdpbsud's for the AMX tactic).
 
   bench/kernels/int8_summary.py build/release/bench/kiln_kernel_bench [--tactic=qconv.vnni.u8s8.avx512]
       [--threads=1] [--min-time=0.3]
@@ -41,7 +42,7 @@ def main():
         print(f"{r['name'].split('/')[0]:40} {n:>2} {seconds * 1e3:8.3f} {r['GOPs']:7.1f} "
               f"{r.get('peak_pct', 0):6.1f}")
     total = ops / time
-    tail = f", {100 * total / peak:.1f}% of the VNNI peak ({peak:.0f} GOP/s)" if peak else ""
+    tail = f", {100 * total / peak:.1f}% of the tactic's measured peak ({peak:.0f} GOP/s)" if peak else ""
     print(f"ResNet-50 convolutions, network-weighted: {total:.1f} GOP/s{tail}; "
           f"{time * 1e3:.2f} ms per image in convolutions")
 

@@ -32,6 +32,7 @@ namespace {
 
 std::map<int, double> g_peak;       // threads -> GFLOP/s, measured before the kernels run
 std::map<int, double> g_vnni_peak;  // threads -> GOP/s of vpdpbusd (0 without VNNI)
+std::map<int, double> g_amx_peak;   // threads -> GOP/s of tdpbsud (0 without AMX-INT8)
 size_t g_flush_bytes = 0;           // --cold: read before each timed run
 
 struct Buffers {
@@ -102,8 +103,11 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
     seconds += t;
   }
   const double gflops = layer->flops * static_cast<double>(state.iterations()) / seconds * 1e-9;
-  // INT8 layers: GOP/s (a multiply-add counts 2) against the VNNI peak.
-  const double peak = layer->int8 ? g_vnni_peak[threads] : g_peak[threads];
+  // INT8 layers: GOP/s (a multiply-add counts 2) against the VNNI peak, or the AMX tactics' own.
+  const bool amx = tactic->name().find(".amx.") != std::string::npos;
+  const double peak = !layer->int8 ? g_peak[threads]
+                      : amx        ? g_amx_peak[threads]
+                                   : g_vnni_peak[threads];
   state.counters[layer->int8 ? "GOPs" : "GFLOPs"] = gflops;
   if (peak > 0) state.counters["peak_pct"] = 100.0 * gflops / peak;
   if (layer->repeats > 1) state.counters["repeats"] = layer->repeats;
@@ -158,6 +162,12 @@ int main(int argc, char** argv) {
     bench::g_vnni_peak[t] = vnni;
     if (vnni > 0) {
       std::fprintf(stderr, "measured VNNI peak (vpdpbusd), %d thread(s): %.1f GOP/s\n", t, vnni);
+    }
+    double amx = 0;
+    for (int r = 0; r < 3; ++r) amx = std::max(amx, bench::amx_peak_gops(t));
+    bench::g_amx_peak[t] = amx;
+    if (amx > 0) {
+      std::fprintf(stderr, "measured AMX-INT8 peak (tdpbsud), %d thread(s): %.1f GOP/s\n", t, amx);
     }
   }
   Result<std::vector<bench::BenchLayer>> layers = bench::bench_layers();

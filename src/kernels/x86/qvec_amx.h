@@ -41,7 +41,9 @@ struct QVecAmx : QVecVnni {
         c.colsb[t] = 64;
         c.rows[t] = 16;
       }
-      _tile_loadconfig(&c);
+      // Not _tile_loadconfig: GCC 12's declares only the first 8 bytes as read, and dropped the
+      // stores of the rest as dead in one build (bench/common/amx_peak.cc's, which then faulted).
+      __asm__ volatile("ldtilecfg %0" ::"m"(c));
     }
     ~TileScope() { _tile_release(); }
     TileScope(const TileScope&) = delete;
