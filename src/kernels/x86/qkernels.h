@@ -121,7 +121,7 @@ struct QConvPlan {
 };
 
 // Bytes past the patch panel and past the quad planes that a panel's runs (copied in whole
-// 32-byte vectors) may write and read.
+// vectors of up to 64 bytes) may write and read.
 inline constexpr int64_t kQPanelCopySlack = 64;
 
 QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads);

@@ -142,8 +142,8 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   pl.tasks = pl.mg == 0 || pl.nw == 0 ? 0 : p.batch * p.group * pl.m_blocks * pl.n_blocks;
   // A block of nc output pixels spans at most ceil(nc / out_w) + 1 rows, plus the halo below.
   const int64_t rph = ceil_div(pl.nc, std::max<int64_t>(p.out_w, 1)) + 1 + pl.row_halo;
-  // Slack: a panel's run copies whole 32-byte vectors, up to 31 bytes past the run's end (which
-  // is within a row). (A flat plan builds none.)
+  // Slack: a panel's run copies whole vectors, up to 63 bytes past the run's end (which is within
+  // a row). (A flat plan builds none.)
   pl.x4_bytes =
       pl.flat ? 0 : round64(p.stride_h * p.stride_w * pl.cq * rph * pl.wps * 4 + kQPanelCopySlack);
   // A phase row's lane t reads lane pad_left + t * stride + phase; a stride-2 gather reads 8 lanes
