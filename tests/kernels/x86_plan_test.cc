@@ -113,4 +113,30 @@ TEST(X86QConvPlan, TwoThreadsSplitPixelsAtWholeRows) {
 }
 
 }  // namespace
+// AMX steps through the depth 16 quads (64 bytes) at a time: the plan pads it (kqp), and the
+// weights and each thread's panel are sized for the padded depth; the VNNI plan keeps kq.
+TEST(X86QConvPlan, AmxPadsTheDepthToWholeTileSteps) {
+  const ConvGeom g{.cin = 3, .cout = 40, .h = 17, .w = 19, .kh = 7, .kw = 7, .stride = 2, .pad = 3};
+  const kernels::cpu::Conv2DParams p = conv2d_params(g);
+  const kx::QConvPlan amx = kx::plan_qconv(kx::QIsa::kAmxInt8, p, 2);
+  const kx::QConvPlan vnni = kx::plan_qconv(kx::QIsa::kAvx512Vnni, p, 2);
+  EXPECT_EQ(amx.kq, 49);  // 49 taps x 1 channel quad
+  EXPECT_EQ(amx.kqp, 64);
+  EXPECT_EQ(vnni.kqp, vnni.kq);
+  EXPECT_EQ(amx.mc % 32, 0);
+  // 2 row panels of 32 x 64 quads x 4 bytes, then a weight sum per channel.
+  EXPECT_EQ(kx::qconv_packed_weights_bytes(kx::QIsa::kAmxInt8, p), 2u * 64 * 32 * 4 + 40 * 4);
+  EXPECT_GE(kx::qconv_scratch_bytes(amx), static_cast<size_t>(amx.kqp * amx.bl.nr * 4));
+}
+
+// Two panels at once only where a task's weights pass the L2 budget (ResNet-50's layer4).
+TEST(X86QConvPlan, TwoPanelsAtOnceOnlyForWeightsPastL2) {
+  const ConvGeom big{.cin = 512, .cout = 88, .h = 7, .w = 7, .pad = 1};  // 88 x 1152 quads
+  const ConvGeom small{.cin = 64, .cout = 64, .h = 56, .w = 56, .pad = 1};
+  for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAmxInt8}) {
+    EXPECT_EQ(kx::plan_qconv(isa, conv2d_params(big), 1).panels_at_once, 2);
+    EXPECT_EQ(kx::plan_qconv(isa, conv2d_params(small), 1).panels_at_once, 1);
+  }
+}
+
 }  // namespace kiln::testing

@@ -58,6 +58,9 @@ TEST(X86QConvTactic, OverPixelAndDepthTailsAndLargeShapes) {
       // stride 2 over rows of several 32-byte loads with a masked end, and wide padding
       {.cin = 6, .cout = 10, .h = 7, .w = 75, .stride = 2, .pad = 1},
       {.cin = 5, .cout = 8, .h = 6, .w = 40, .kh = 5, .kw = 5, .stride = 2, .pad = 4},
+      // weights past the L2 budget: two panels packed at once (QConvPlan::panels_at_once), 88
+      // rows (a partial AMX row panel), 49 pixels (a tail panel)
+      {.cin = 512, .cout = 88, .h = 7, .w = 7, .pad = 1},
   };
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : cases) {

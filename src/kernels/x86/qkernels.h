@@ -113,7 +113,11 @@ struct QConvPlan {
   bool flat = false;       // 1x1, stride 1, unpadded: panels straight from X (no quad planes)
   int64_t mc = 0, nc = 0;  // rows (a multiple of mr) and output pixels (of nr) per task
   int64_t m_blocks = 0, n_blocks = 0;
-  int64_t tasks = 0;    // batch * group * n_blocks * m_blocks
+  int64_t tasks = 0;  // batch * group * n_blocks * m_blocks
+  // Patch panels packed before the task's weight panels run over each of them (1 or
+  // kQConvMaxPanelsAtOnce; the thread's scratch holds that many): 2 where a task's weights pass
+  // the L2 budget, which then stream once per two panels.
+  int panels_at_once = 1;
   size_t x4_bytes = 0;  // a task's quad planes, slack included
   // build_x4's interleaved input row: pad_left lanes of x_zero, the row's in_w quads, then
   // x_zero lanes as far as any phase row's gather reads.
@@ -123,6 +127,10 @@ struct QConvPlan {
 // Bytes past the patch panel and past the quad planes that a panel's runs (copied in whole
 // vectors of up to 64 bytes) may write and read.
 inline constexpr int64_t kQPanelCopySlack = 64;
+
+// The most patch panels a task packs before its weight panels run over them
+// (QConvPlan::panels_at_once).
+inline constexpr int kQConvMaxPanelsAtOnce = 2;
 
 QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads);
 // The packed weights (and weight sums) depend on out_c, in_c, group, k_h and k_w only.

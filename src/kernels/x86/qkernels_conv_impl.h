@@ -500,25 +500,32 @@ auto tile_scope() {
 
 // A task is (image, group, pixel block, channel block). Its quad planes are built once (and
 // kept for the next task of the same image, group and block: channel blocks vary fastest); per
-// panel of NR output pixels the patches are copied into the thread's scratch and every weight
-// panel of the channel block runs against them.
+// pl.panels_at_once panels of NR output pixels the patches are copied into the thread's scratch
+// and every weight panel of the channel block runs against each of them, so that the weights
+// stream once per that many panels.
 template <class Q>
 void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, const QEpilogue& ep,
                  void* y, uint8_t* scratch, int64_t begin, int64_t end) {
   constexpr int64_t kMr = Q::kMr, kNr = Q::kNv * Q::kLanes;
+  constexpr int kMaxPanels = kQConvMaxPanelsAtOnce;
+  const int panels_at_once = pl.panels_at_once;
   const FlushDenormals ftz;
   [[maybe_unused]] const auto tiles = tile_scope<Q>();
   const QOut<Q> o(ep, y);
   const cpu::Conv2DParams& p = pl.p;
-  uint8_t* panel = scratch;
-  uint8_t* qrow = panel + qround64(pl.kqp * kNr * 4 + kQPanelCopySlack);
+  const int64_t slot = qround64(pl.kqp * kNr * 4 + kQPanelCopySlack);
+  uint8_t* const panels = scratch;
+  uint8_t* qrow = panels + panels_at_once * slot;
   uint8_t* x4 = qrow + qround64(pl.qrow_lanes * 4);
   // The task's rows (QRows), after the quad planes.
   auto* row_start = reinterpret_cast<int32_t*>(x4 + pl.x4_bytes);
   auto* row_scale = reinterpret_cast<float*>(row_start + pl.mc);
   auto* row_bias = row_scale + pl.mc;
   // The depth's padding quads meet zero weights: zeroed once, only so that they read as data.
-  std::memset(panel + pl.kq * kNr * 4, 0, static_cast<size_t>((pl.kqp - pl.kq) * kNr * 4));
+  for (int k = 0; k < panels_at_once; ++k) {
+    std::memset(panels + k * slot + pl.kq * kNr * 4, 0,
+                static_cast<size_t>((pl.kqp - pl.kq) * kNr * 4));
+  }
   const int64_t w_panel = pl.kqp * kMr * Q::kWq;
   const int64_t w_group = qceil(pl.mg, kMr) * w_panel;
   const auto* wsum = reinterpret_cast<const int32_t*>(packed + qround64(p.group * w_group));
@@ -532,29 +539,35 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
     const int64_t m0 = mb * pl.mc, rows = min64(pl.mc, pl.mg - m0);
     const int64_t p0 = nb * pl.nc, p1 = min64(p0 + pl.nc, pl.nw);
     const int64_t oh0 = p0 / p.out_w, rph = (p1 - 1) / p.out_w - oh0 + 1 + pl.row_halo;
+    const uint8_t* xg = x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w;
     if (!pl.flat && built != t / pl.m_blocks) {
-      build_x4<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w,
-                  static_cast<uint8_t>(ep.in_zero), oh0, rph, x4, qrow);
+      build_x4<Q>(pl, xg, static_cast<uint8_t>(ep.in_zero), oh0, rph, x4, qrow);
       built = t / pl.m_blocks;
     }
     const int64_t m = g * pl.mg + m0;
     qconv_task_rows(o, wsum, m, rows, row_start, row_scale, row_bias);
     const QRows all{row_start, row_scale, row_bias, (b * p.out_c + m) * plane, plane};
     const uint8_t* wp = packed + g * w_group + (m0 / kMr) * w_panel;
-    for (int64_t j = p0; j < p1; j += kNr) {
-      const int64_t n = min64(kNr, p1 - j), nv = qceil(n, Q::kLanes);
-      // A short tail panel (run by pixel_dots) keeps its pixels' quads together: its depth loop
-      // then reads one cache line per 16 / n quads, not one per quad.
-      const int64_t row = qconv_pixel_panel<Q>(n) ? n * 4 : kNr * 4;
-      if (pl.flat) {
-        pack_flat_panel<Q>(pl, x + (b * p.in_c + g * pl.cg) * p.in_h * p.in_w, j, p1,
-                           static_cast<uint8_t>(ep.in_zero), row, panel);
-      } else {
-        PanelRun runs[kNr];
-        const int nruns = panel_runs(pl, j, j + n, oh0, runs);
-        pack_x4_panel<Q>(pl, x4, rph, runs, nruns, row, panel);
+    for (int64_t j0 = p0; j0 < p1; j0 += panels_at_once * kNr) {
+      int np = 0;
+      int64_t row[kMaxPanels], nv[kMaxPanels];
+      QPanelSegs<Q> segs[kMaxPanels];
+      for (int64_t j = j0; j < p1 && np < panels_at_once; j += kNr, ++np) {
+        uint8_t* const panel = panels + np * slot;
+        const int64_t n = min64(kNr, p1 - j);
+        nv[np] = qceil(n, Q::kLanes);
+        // A short tail panel (run by pixel_dots) keeps its pixels' quads together: its depth
+        // loop then reads one cache line per 16 / n quads, not one per quad.
+        row[np] = qconv_pixel_panel<Q>(n) ? n * 4 : kNr * 4;
+        if (pl.flat) {
+          pack_flat_panel<Q>(pl, xg, j, p1, static_cast<uint8_t>(ep.in_zero), row[np], panel);
+        } else {
+          PanelRun runs[kNr];
+          const int nruns = panel_runs(pl, j, j + n, oh0, runs);
+          pack_x4_panel<Q>(pl, x4, rph, runs, nruns, row[np], panel);
+        }
+        segs[np] = panel_segs<Q>(j, p1);
       }
-      const QPanelSegs<Q> segs = panel_segs<Q>(j, p1);
       for (int64_t i = 0; i < rows; i += kMr) {
         const int64_t r = min64(kMr, rows - i);
         QRows rs = all;
@@ -562,8 +575,10 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         rs.scale += i;
         rs.bias += i;
         rs.base += i * plane;
-        kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv - 1)](pl.kqp, wp + (i / kMr) * w_panel, panel, row,
-                                                       rs, segs, o);
+        for (int k = 0; k < np; ++k) {
+          kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv[k] - 1)](
+              pl.kqp, wp + (i / kMr) * w_panel, panels + k * slot, row[k], rs, segs[k], o);
+        }
       }
     }
   }

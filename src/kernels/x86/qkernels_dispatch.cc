@@ -124,8 +124,9 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   pl.flat = p.k_h == 1 && p.k_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
             p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
   // The weights' L2 budget pays off over a task's many pixel panels. An image of at most two
-  // panels (7x7 outputs) streams its weights once per panel however its rows are cut, and fewer
-  // row blocks copy its panels fewer times: 2-thread 3x3 512->512 at 7x7 0.26 -> 0.24 ms.
+  // panels (7x7 outputs) streams its weights once (the task packs both panels first,
+  // panels_at_once below) however its rows are cut, and fewer row blocks copy its panels fewer
+  // times: 2-thread 3x3 512->512 at 7x7 0.26 -> 0.24 ms.
   const bool few_panels = pl.nw <= 2 * pl.bl.nr;
   const int64_t m_cap =
       few_panels ? pl.mg
@@ -140,6 +141,11 @@ QConvPlan plan_qconv(QIsa isa, const cpu::Conv2DParams& p, int threads) {
   pl.m_blocks = s.m_blocks;
   pl.n_blocks = s.n_blocks;
   pl.tasks = pl.mg == 0 || pl.nw == 0 ? 0 : p.batch * p.group * pl.m_blocks * pl.n_blocks;
+  // Where a task's weights exceed the L2 budget (7x7 and 14x14 images with their weights whole:
+  // ResNet-50's layer4), two panels at once stream them half as often: kernel bench, 1 thread, 3
+  // alternated rounds, 3x3 512@7 and s2 512@14 0.83x and 0.80x the time on AMX, 0.90x and 0.86x on
+  // VNNI. Smaller weights stay in L2 and lost by it (3x3 64@56 1.14x on AMX).
+  pl.panels_at_once = pl.mc * pl.kqp * pl.bl.wq > kL2WeightBytes ? kQConvMaxPanelsAtOnce : 1;
   // A block of nc output pixels spans at most ceil(nc / out_w) + 1 rows, plus the halo below.
   const int64_t rph = ceil_div(pl.nc, std::max<int64_t>(p.out_w, 1)) + 1 + pl.row_halo;
   // Slack: a panel's run copies whole vectors, up to 63 bytes past the run's end (which is within
@@ -170,8 +176,8 @@ void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, u
 size_t qconv_scratch_bytes(const QConvPlan& plan) {
   // The patch panel, build_x4's interleaved row, the quad planes, a task's rows' start, scale and
   // bias (qkernels_conv_impl.h).
-  return round64(plan.kqp * plan.bl.nr * 4 + kQPanelCopySlack) + round64(plan.qrow_lanes * 4) +
-         plan.x4_bytes + round64(plan.mc * 12);
+  return plan.panels_at_once * round64(plan.kqp * plan.bl.nr * 4 + kQPanelCopySlack) +
+         round64(plan.qrow_lanes * 4) + plan.x4_bytes + round64(plan.mc * 12);
 }
 
 void qconv_run(const QConvPlan& plan, const uint8_t* x, const uint8_t* packed_w,
