@@ -31,6 +31,17 @@ double sum_over_threads(int threads, int64_t iterations, Fn fn) {
   return sum;
 }
 
+// Giga-operations per second of `chains(rounds)`, each round `ops_per_round` operations, over
+// about `iterations` x 64 / ops_per_round rounds.
+template <typename Chains>
+double chains_rate(int64_t iterations, int64_t ops_per_round, Chains chains) {
+  const int64_t rounds = iterations / ops_per_round * 64;
+  const auto t0 = std::chrono::steady_clock::now();
+  g_sink = g_sink + static_cast<double>(chains(rounds));
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return static_cast<double>(rounds * ops_per_round) / s * 1e-9;
+}
+
 }  // namespace
 
 double fma_peak_gflops_one_thread(int64_t iterations) {
@@ -38,12 +49,9 @@ double fma_peak_gflops_one_thread(int64_t iterations) {
   const bool avx512 = (f & kIsaAvx512) == kIsaAvx512;
   const bool avx2 = (f & kIsaAvx2) == kIsaAvx2;
   if (!avx512 && !avx2) return 0;
-  const int64_t flops_per_round = avx512 ? 24 * 16 * 2 : 12 * 8 * 2;
-  const int64_t rounds = iterations / flops_per_round * 64;
-  const auto t0 = std::chrono::steady_clock::now();
-  g_sink = g_sink + (avx512 ? fma_chains_avx512(rounds) : fma_chains_avx2(rounds));
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return static_cast<double>(rounds * flops_per_round) / s * 1e-9;
+  return chains_rate(iterations, avx512 ? 24 * 16 * 2 : 12 * 8 * 2, [&](int64_t rounds) {
+    return avx512 ? fma_chains_avx512(rounds) : fma_chains_avx2(rounds);
+  });
 }
 
 double fma_peak_gflops(int threads, int64_t iterations) {
@@ -52,12 +60,7 @@ double fma_peak_gflops(int threads, int64_t iterations) {
 
 double vnni_peak_gops_one_thread(int64_t iterations) {
   if ((host_cpu_features() & kIsaAvx512Vnni) != kIsaAvx512Vnni) return 0;
-  const int64_t ops_per_round = 24 * 16 * 4 * 2;  // see vnni_peak_avx512.cc
-  const int64_t rounds = iterations / ops_per_round * 64;
-  const auto t0 = std::chrono::steady_clock::now();
-  g_sink = g_sink + static_cast<double>(vnni_chains_avx512(rounds));
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return static_cast<double>(rounds * ops_per_round) / s * 1e-9;
+  return chains_rate(iterations, 24 * 16 * 4 * 2, vnni_chains_avx512);  // see vnni_peak_avx512.cc
 }
 
 double vnni_peak_gops(int threads, int64_t iterations) {
@@ -67,13 +70,9 @@ double vnni_peak_gops(int threads, int64_t iterations) {
 double amx_peak_gops_one_thread(int64_t iterations) {
   const CpuFeatureSet amx = kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
   if ((host_cpu_features() & amx) != amx) return 0;
-  const int64_t ops_per_round = 4 * 16 * 16 * 64 * 2;  // see amx_peak.cc
-  const int64_t rounds = iterations / ops_per_round * 64;
-  const auto t0 = std::chrono::steady_clock::now();
-  g_sink = g_sink + static_cast<double>(amx_chains(rounds));
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return static_cast<double>(rounds * ops_per_round) / s * 1e-9;
+  return chains_rate(iterations, 4 * 16 * 16 * 64 * 2, amx_chains);  // see amx_peak.cc
 }
+
 double amx_peak_gops(int threads, int64_t iterations) {
   return sum_over_threads(threads, iterations, amx_peak_gops_one_thread);
 }
