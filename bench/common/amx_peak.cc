@@ -3,6 +3,8 @@
 
 #include <cstdint>
 
+#include "kernels/x86/amx_tiles.h"
+
 namespace kiln::bench {
 
 // 4 independent tdpbsud chains (tiles 4-7, each 16 x 16 int32 += 16 x 64 s8 . 64 x 16 u8: 16384
@@ -10,19 +12,7 @@ namespace kiln::bench {
 // unit issues, the ceiling of kiln's AMX convolution (qconv.amx.u8s8 keeps 2 x 2 such tiles).
 // Returns the remaining count (0) so that the call is not dead code.
 int64_t amx_chains(int64_t rounds) {
-  struct alignas(64) Config {
-    uint8_t palette = 1, start_row = 0;
-    uint8_t reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-  } c;
-  for (int t = 0; t < 8; ++t) {
-    c.colsb[t] = 64;
-    c.rows[t] = 16;
-  }
-  // Not _tile_loadconfig: GCC 12's declares only the first 8 bytes as read and dropped the stores
-  // of the rest as dead here (a fault on the first tdpbsud).
-  __asm__ volatile("ldtilecfg %0" ::"m"(c));
+  const kernels::x86::AmxTileScope tiles;
   _tile_zero(0);
   _tile_zero(2);
   _tile_zero(4);
@@ -36,7 +26,6 @@ int64_t amx_chains(int64_t rounds) {
     _tile_dpbsud(6, 0, 2);
     _tile_dpbsud(7, 0, 2);
   }
-  _tile_release();
   return r;
 }
 

@@ -104,7 +104,7 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
   }
   const double gflops = layer->flops * static_cast<double>(state.iterations()) / seconds * 1e-9;
   // INT8 layers: GOP/s (a multiply-add counts 2) against the VNNI peak, or the AMX tactics' own.
-  const bool amx = tactic->name().find(".amx.") != std::string::npos;
+  const bool amx = has_feature(tactic->required_features(), CpuFeature::kAmxInt8);
   const double peak = !layer->int8 ? g_peak[threads]
                       : amx        ? g_amx_peak[threads]
                                    : g_vnni_peak[threads];

@@ -51,6 +51,10 @@ inline constexpr CpuFeatureSet kIsaAvx512 = kIsaAvx2 | CpuFeature::kAvx512f |
                                             CpuFeature::kAvx512bw | CpuFeature::kAvx512vl |
                                             CpuFeature::kAvx512dq;
 inline constexpr CpuFeatureSet kIsaAvx512Vnni = kIsaAvx512 | CpuFeature::kAvx512Vnni;
+// What kiln's AMX-INT8 kernels need (no cap level of its own: `native` allows it, `avx512_vnni`
+// does not).
+inline constexpr CpuFeatureSet kIsaAmxInt8 =
+    kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
 
 // The environment variable holding the ISA cap.
 inline constexpr const char* kMaxIsaEnv = "KILN_MAX_ISA";

@@ -141,26 +141,25 @@ TEST(X86QConvTactic, DepthwiseOverChannelsKernelsStridesPadsDilationsWidths) {
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : depthwise_sweep({{3, 1}, {17, 1}, {4, 2}})) {
-      if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), qconv_case(g));
+      expect_quant_matches(dw_name(isa), qconv_case(g));
     }
     // Taps beyond the 16-byte window (stride 4 and dilation 3; stride 5): bytes are gathered.
     for (int64_t stride : {4, 5}) {
       ConvGeom g{.cin = 5, .cout = 5, .group = 5, .h = 20, .w = 41, .pad = 1};
       g.stride = stride;
       g.dil = 3;
-      if (has_depthwise(isa)) expect_quant_matches(dw_name(isa), qconv_case(g));
+      expect_quant_matches(dw_name(isa), qconv_case(g));
     }
     // A 7-wide kernel: two quads of taps per kernel row.
-    if (has_depthwise(isa))
-      expect_quant_matches(dw_name(isa), qconv_case({.batch = 2,
-                                                     .cin = 3,
-                                                     .cout = 3,
-                                                     .group = 3,
-                                                     .h = 9,
-                                                     .w = 40,
-                                                     .kh = 7,
-                                                     .kw = 7,
-                                                     .pad = 3}));
+    expect_quant_matches(dw_name(isa), qconv_case({.batch = 2,
+                                                   .cin = 3,
+                                                   .cout = 3,
+                                                   .group = 3,
+                                                   .h = 9,
+                                                   .w = 40,
+                                                   .kh = 7,
+                                                   .kw = 7,
+                                                   .pad = 3}));
   }
 }
 

@@ -17,8 +17,7 @@ std::vector<std::string> x86_isas() {
 
 std::vector<std::string> x86_qconv_isas() {
   std::vector<std::string> out = x86_qisas();
-  const CpuFeatureSet amx = kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
-  if ((host_cpu_features() & amx) == amx) out.insert(out.begin() + 1, "amx");
+  if ((host_cpu_features() & kIsaAmxInt8) == kIsaAmxInt8) out.insert(out.begin() + 1, "amx");
   return out;
 }
 

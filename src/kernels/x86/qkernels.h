@@ -92,8 +92,9 @@ inline constexpr int kMaddubsPairBound = 128;
 // for consecutive output pixels of one row are consecutive int32s. Per NR output pixels (in Y's
 // order, so a panel may span several output rows), the patches are then copied from X4 into the
 // thread's panel, one run per output row and quad, and every MR-row weight panel of the task runs
-// against it. (An earlier "wide" grid computed rows of wps pixels and dropped the columns past
-// out_w: on 14x14 images that left an eighth of the lanes idle, on 28x28 a fifteenth.) The
+// against it (against two panels in turn where QConvPlan::panels_at_once is 2). (An earlier
+// "wide" grid computed rows of wps pixels and dropped the columns past out_w: on 14x14 images that
+// left an eighth of the lanes idle, on 28x28 a fifteenth.) The
 // weights are packed once into MR-row panels of quads (channels padded with zero weights),
 // followed by each output channel's weight sum: the accumulators start at -x_zero * sum W, so the
 // inner loop multiplies raw uint8 values.

@@ -380,12 +380,12 @@ void qconv_depth_pixels(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t 
 
 // The direct uint8 epilogue (QOut::direct_u8) of a contiguous panel (QPanelSegs::contiguous): whole
 // vectors loaded and stored at one offset, no lane runs to walk (kAddStart: the accumulators
-// still lack start[r], added first). With a shallow depth (a 1x1 convolution of 64 channels: 16
-// quads) the general epilogue, about 28 instructions an accumulator, took as long as the depth
+// still lack rows.start[r], added first). With a shallow depth (a 1x1 convolution of 64 channels:
+// 16 quads) the general epilogue, about 28 instructions an accumulator, took as long as the depth
 // loop.
 template <class Q, int R, int NV, bool kAddStart = false>
 void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, const QRows& rows,
-                               int64_t off, const int32_t* start = nullptr) {
+                               int64_t off) {
   using F = typename Q::F;
   using I = typename Q::I;
   const typename F::V z_scale = o.direct_z_scale;
@@ -396,7 +396,7 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
     const typename F::V scale = F::set1(rows.scale[r]);
     const typename F::V bias = F::set1(rows.bias[r]);
     const int64_t at = rows.base + r * rows.plane + off;
-    const I s = Q::set1(kAddStart ? start[r] : 0);
+    const I s = Q::set1(kAddStart ? rows.start[r] : 0);
     for (int v = 0; v < NV; ++v) {
       const I acc = kAddStart ? Q::add(done[r * NV + v], s) : done[r * NV + v];
       typename F::V q = F::fmadd(Q::to_float(acc), scale, bias);
@@ -410,11 +410,14 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
   }
 }
 
-// Rows [r0, r0 + nrows) of a tile's accumulators (RC at most) through the general epilogue: a
-// tile kernel's 32 rows x 2 vectors finished as one would keep 64 float vectors live.
+// Rows [r0, r0 + nrows) of the accumulators (RC at most) through the general epilogue. A tile
+// kernel finishes its 32 rows x 2 vectors in chunks: all at once would keep 64 float vectors live.
 template <class Q, int RC, int NV>
-void qconv_finish_rows(const QOut<Q>& o, const typename Q::I* done, const QRows& rows,
-                       const QPanelSegs<Q>& segs, int r0, int nrows) {
+__attribute__((always_inline)) inline void qconv_finish_rows(const QOut<Q>& o,
+                                                             const typename Q::I* done,
+                                                             const QRows& rows,
+                                                             const QPanelSegs<Q>& segs, int r0,
+                                                             int nrows) {
   q_finish<Q, RC * NV>(
       o, done + r0 * NV, [&](auto&& fn) __attribute__((always_inline)) {
         for (int r = 0; r < nrows; ++r) {
@@ -437,7 +440,7 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row
     Q::template tile_depth_loop<R, NV>(kq, a, b, done);
     // The tiles start at zero: the zero point's start joins in the epilogue's first step.
     if (o.direct_u8 && segs.contiguous) {
-      return qconv_epilogue_contiguous<Q, R, NV, true>(o, done, rows, segs.seg[0].off, start);
+      return qconv_epilogue_contiguous<Q, R, NV, true>(o, done, rows, segs.seg[0].off);
     }
     for (int r = 0; r < R; ++r) {
       const typename Q::I s = Q::set1(start[r]);
@@ -462,15 +465,7 @@ void qconv_ukernel(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t b_row
     if (o.direct_u8 && segs.contiguous) {
       return qconv_epilogue_contiguous<Q, R, NV>(o, done, rows, segs.seg[0].off);
     }
-    q_finish<Q, R * NV>(
-        o, done, [&](auto&& fn) __attribute__((always_inline)) {
-          for (int r = 0; r < R; ++r) {
-            const typename Q::F::V scale = Q::F::set1(rows.scale[r]);
-            const typename Q::F::V bias = Q::F::set1(rows.bias[r]);
-            for (int v = 0; v < NV; ++v)
-              fn(r * NV + v, scale, bias, segs.seg[v], rows.base + r * rows.plane);
-          }
-        });
+    qconv_finish_rows<Q, R, NV>(o, done, rows, segs, 0, R);
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "kernels/x86/amx_tiles.h"
 #include "kernels/x86/qvec_vnni.h"
 
 namespace kiln::kernels::x86 {
@@ -26,29 +27,8 @@ struct QVecAmx : QVecVnni {
   static constexpr bool kPixelDot = false;
   static_assert(kTileQuads == 16 && kMr == 32 && kNv == 2, "2 x 2 tiles of 16 x 16");
 
-  // palette 1: tiles 0-1 A (weights), 2-3 B (patches), 4-7 C; all 16 rows of 64 bytes.
-  struct alignas(64) TileConfig {
-    uint8_t palette = 1, start_row = 0;
-    uint8_t reserved[14] = {};
-    uint16_t colsb[16] = {};
-    uint8_t rows[16] = {};
-  };
-  class TileScope {
-   public:
-    TileScope() {
-      TileConfig c;
-      for (int t = 0; t < 8; ++t) {
-        c.colsb[t] = 64;
-        c.rows[t] = 16;
-      }
-      // Not _tile_loadconfig: GCC 12's declares only the first 8 bytes as read, and dropped the
-      // stores of the rest as dead in one build (bench/common/amx_peak.cc's, which then faulted).
-      __asm__ volatile("ldtilecfg %0" ::"m"(c));
-    }
-    ~TileScope() { _tile_release(); }
-    TileScope(const TileScope&) = delete;
-    TileScope& operator=(const TileScope&) = delete;
-  };
+  // Tiles 0-1 A (weights), 2-3 B (patches), 4-7 C.
+  using TileScope = AmxTileScope;
 
   // kq (a multiple of 16) quads of the weight panel `a` (per step: 32 rows of 64 bytes) against
   // the patch panel `b` (NR * 4 bytes a quad); out[r * NV + v] = the sums of rows r < R and pixel

@@ -5,9 +5,7 @@
 namespace kiln::tactics::x86 {
 
 CpuFeatureSet qisa_features(kx::QIsa isa) {
-  if (isa == kx::QIsa::kAmxInt8) {
-    return kIsaAvx512Vnni | CpuFeature::kAmxTile | CpuFeature::kAmxInt8;
-  }
+  if (isa == kx::QIsa::kAmxInt8) return kIsaAmxInt8;
   return isa == kx::QIsa::kAvx512Vnni ? kIsaAvx512Vnni : kIsaAvx2;
 }
 
