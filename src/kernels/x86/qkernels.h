@@ -169,6 +169,35 @@ void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t*
                     const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
                     int64_t task_end);
 
+// --- depthwise convolution, channels in the lanes (AVX-512 only) ---------------------------------
+// The plane-by-plane kernel above pays per channel (padding the plane, its setup, a short last
+// vector per row: a 7x7 plane fills 7 of 16 lanes), which small planes with many channels (7x7,
+// 14x14) multiply. Here a task is 16 channels (one zmm of floats) and a band of output rows of one
+// image: their input rows are transposed into a zero-padded scratch of pixels x 16 channels holding
+// x - x_zero as floats, each tap is one FMA per 16 channels, and the sums are exact integers (at
+// most 255 * 127 * k_h * k_w, below 2^24, which the plan checks), so the int32 accumulators the
+// epilogue receives, transposed back to each channel's plane, are bit-identical to the
+// plane-by-plane kernel's. Multiplier 1 only (out_c == in_c).
+
+struct QDepthwiseLanesPlan {
+  cpu::Conv2DParams p;
+  int64_t wp = 0;         // a scratch row's pixels: the padded row, covering whole 8-pixel blocks
+  int64_t groups = 0;     // ceil(out_c / 16)
+  int64_t band_rows = 0;  // output rows per task
+  int64_t bands = 0;
+  int64_t in_rows = 0;  // padded input rows a band reads
+  int64_t tasks = 0;    // batch * groups * bands
+};
+// "" when the kernel runs p, else why not.
+std::string qdepthwise_lanes_why_not(const cpu::Conv2DParams& p);
+QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int threads);
+size_t qdepthwise_lanes_packed_weights_bytes(const cpu::Conv2DParams& p);
+void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
+size_t qdepthwise_lanes_scratch_bytes(const QDepthwiseLanesPlan& plan);
+void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
+                          const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,
+                          int64_t task_begin, int64_t task_end);
+
 // --- GEMM ------------------------------------------------------------------------------------
 // Y [m x n] (row-major) = A [m x k] (row-major uint8) x B [k x n] (int8). B is packed once into
 // NR-column panels of depth quads, followed by each column's weight sum; the rows of a task's A

@@ -274,6 +274,73 @@ void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t*
   return qavx2::qdepthwise_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
 }
 
+// --- depthwise, channels in the lanes --------------------------------------------------------
+
+namespace {
+constexpr int64_t kLanesC = 16;            // channels per task: one zmm of floats
+constexpr int64_t kLanesBlock = 8;         // output pixels per register block
+constexpr int64_t kLanesBandPixels = 512;  // a band's output pixels, about
+}  // namespace
+
+std::string qdepthwise_lanes_why_not(const cpu::Conv2DParams& p) {
+  if (!is_depthwise(p) || p.out_c != p.in_c) {
+    return fmt::format(
+        "not a depthwise convolution with multiplier 1 ({} -> {} channels, group {})", p.in_c,
+        p.out_c, p.group);
+  }
+  // |x - x_zero| * |w| <= 255 * 128 per tap: the float sums stay exact integers below 2^24.
+  if (p.k_h * p.k_w * 255 * 128 >= (int64_t{1} << 24)) {
+    return fmt::format("a {}x{} window: its float sums could pass 2^24 and lose exactness", p.k_h,
+                       p.k_w);
+  }
+  return "";
+}
+
+QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int threads) {
+  QDepthwiseLanesPlan pl;
+  pl.p = p;
+  pl.wp = std::max(p.in_w + p.pad_left,
+                   (round_up(p.out_w, kLanesBlock) - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  pl.groups = ceil_div(p.out_c, kLanesC);
+  if (p.out_h * p.out_w == 0 || p.batch == 0) return pl;
+  int64_t rows = std::clamp<int64_t>(ceil_div(kLanesBandPixels, p.out_w), 1, p.out_h);
+  // At least 4 tasks a thread where the rows allow, so that the split stays even.
+  while (rows > 1 && p.batch * pl.groups * ceil_div(p.out_h, rows) < 4 * int64_t{threads}) {
+    rows = ceil_div(rows, 2);
+  }
+  pl.bands = ceil_div(p.out_h, rows);
+  pl.band_rows = ceil_div(p.out_h, pl.bands);
+  pl.bands = ceil_div(p.out_h, pl.band_rows);
+  pl.in_rows = (pl.band_rows - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1;
+  pl.tasks = p.batch * pl.groups * pl.bands;
+  return pl;
+}
+
+size_t qdepthwise_lanes_packed_weights_bytes(const cpu::Conv2DParams& p) {
+  return static_cast<size_t>(ceil_div(p.out_c, kLanesC) * p.k_h * p.k_w * kLanesC * 4);
+}
+
+void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  vnni::qdepthwise_lanes_pack_weights(p, w, packed);
+}
+
+size_t qdepthwise_lanes_scratch_bytes(const QDepthwiseLanesPlan& plan) {
+  const cpu::Conv2DParams& p = plan.p;
+  const int64_t pixels = plan.band_rows * p.out_w;
+  // The padded input rows, the sums per pixel (a block of 8 may run 8 pixels past the band,
+  // a transpose reads 16 at a time) and per channel (rows rounded to 16 pixels), in 64-byte
+  // vectors of 16 floats or int32s.
+  return static_cast<size_t>(plan.in_rows * plan.wp + (round_up(pixels, kLanesC) + kLanesC) +
+                             round_up(pixels, kLanesC)) *
+         64;
+}
+
+void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
+                          const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,
+                          int64_t task_begin, int64_t task_end) {
+  vnni::qdepthwise_lanes_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+}
+
 // --- GEMM ------------------------------------------------------------------------------------
 
 QGemmPlan plan_qgemm(QIsa isa, int64_t m, int64_t n, int64_t k, int threads) {

@@ -5,6 +5,7 @@
 // (the traits first: the kernel templates are instantiated over them)
 #include "kernels/x86/qisa_entry.h"
 #include "kernels/x86/qkernels_dw_impl.h"
+#include "kernels/x86/qkernels_dw_lanes_impl.h"
 #include "kernels/x86/qkernels_gemm_impl.h"
 #include "kernels/x86/qkernels_pool_impl.h"
 #include "kernels/x86/qkernels_qdq_impl.h"
@@ -18,6 +19,16 @@ namespace kiln::kernels::x86::vnni {
 void max_pool_u8(const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y, int64_t begin,
                  int64_t end) {
   qmax_pool_rows(p, x, y, begin, end);
+}
+
+void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  qdw_lanes_pack_weights_impl(p, w, packed);
+}
+
+void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
+                          const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,
+                          int64_t begin, int64_t end) {
+  qdw_lanes_tasks<QVecVnni>(plan, x, packed_w, ep, y, scratch, begin, end);
 }
 
 }  // namespace kiln::kernels::x86::vnni

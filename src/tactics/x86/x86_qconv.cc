@@ -1,8 +1,8 @@
 // kiln.QConv on kiln's x86 INT8 kernels (kernels/x86/qkernels.h): the implicit-GEMM convolution
 // for every 1-D and 2-D convolution but depthwise ones (VNNI, AMX, AVX2), and the depthwise
-// convolution; scales, bias, residual, activation and requantization run in the kernels'
-// epilogue. The weights (with their per-channel sums, the zero point's correction) are packed
-// once, at engine build time.
+// convolution, plane by plane or (AVX-512, multiplier 1) with 16 channels in the lanes; scales,
+// bias, residual, activation and requantization run in the kernels' epilogue. The weights (with
+// their per-channel sums, the zero point's correction) are packed once, at engine build time.
 #include <fmt/format.h>
 
 #include "kernels/x86/kernels.h"
@@ -22,11 +22,20 @@ using builtin::layer_error;
 using builtin::optional_input;
 using builtin::same_dims;
 
-enum class QConvKind { kGemm, kDepthwise };
+// kDepthwiseLanes: kernels/x86/qkernels.h's QDepthwiseLanesPlan (VNNI only), which small planes
+// with many channels favour; the tuner times it against the plane-by-plane kernel.
+enum class QConvKind { kGemm, kDepthwise, kDepthwiseLanes };
 
 size_t packed_size(kx::QIsa isa, QConvKind kind, const cpu::Conv2DParams& p) {
-  return kind == QConvKind::kGemm ? kx::qconv_packed_weights_bytes(isa, p)
-                                  : kx::qdepthwise_packed_weights_bytes(isa, p);
+  switch (kind) {
+    case QConvKind::kGemm:
+      return kx::qconv_packed_weights_bytes(isa, p);
+    case QConvKind::kDepthwise:
+      return kx::qdepthwise_packed_weights_bytes(isa, p);
+    case QConvKind::kDepthwiseLanes:
+      return kx::qdepthwise_lanes_packed_weights_bytes(p);
+  }
+  return 0;
 }
 
 // The weights in the kernel's layout: prepack()'s result, and what a kernel packs for itself
@@ -36,8 +45,10 @@ Tensor pack_weights(kx::QIsa isa, QConvKind kind, const Tensor& w, int64_t group
   Tensor packed = packed_bytes(packed_size(isa, kind, p));
   if (kind == QConvKind::kGemm) {
     kx::qconv_pack_weights(isa, p, w.data<int8_t>(), packed.data<uint8_t>());
-  } else {
+  } else if (kind == QConvKind::kDepthwise) {
     kx::qdepthwise_pack_weights(isa, p, w.data<int8_t>(), packed.data<uint8_t>());
+  } else {
+    kx::qdepthwise_lanes_pack_weights(p, w.data<int8_t>(), packed.data<uint8_t>());
   }
   return packed;
 }
@@ -51,9 +62,12 @@ std::string kind_why_not(const LayerSpec& spec, QConvKind kind) {
   if (w.rank() != x.rank()) return fmt::format("the weights are {}", w.desc());
   const int64_t group = spec.node->attrs.get_int("group", 1);
   const bool depthwise = group > 1 && w.dim(1) == 1;
-  if (kind == QConvKind::kDepthwise && !depthwise) {
+  if (kind != QConvKind::kGemm && !depthwise) {
     return fmt::format("not depthwise: group {} with {} input channel(s) per group", group,
                        w.dim(1));
+  }
+  if (kind == QConvKind::kDepthwiseLanes) {
+    return kx::qdepthwise_lanes_why_not(builtin::conv_weight_params(w, group));
   }
   if (kind == QConvKind::kGemm && depthwise) {
     return "depthwise convolution: the depthwise tactic runs it";
@@ -123,6 +137,13 @@ class X86QConvKernel final : public LayerKernel {
       dw_ = kx::plan_qdepthwise(isa_, p);
       tasks_ = dw_.tasks;
       scratch = kx::qdepthwise_scratch_bytes(dw_);
+    } else if (kind_ == QConvKind::kDepthwiseLanes) {
+      if (const std::string why = kx::qdepthwise_lanes_why_not(p); !why.empty()) {
+        return layer_error(node_, "{}", why);
+      }
+      lanes_ = kx::plan_qdepthwise_lanes(p, threads);
+      tasks_ = lanes_.tasks;
+      scratch = kx::qdepthwise_lanes_scratch_bytes(lanes_);
     } else {
       gemm_ = kx::plan_qconv(isa_, p, threads);
       tasks_ = gemm_.tasks;
@@ -141,6 +162,8 @@ class X86QConvKernel final : public LayerKernel {
       auto* s = reinterpret_cast<uint8_t*>(scratch_.slot(slot));
       if (kind_ == QConvKind::kDepthwise) {
         kx::qdepthwise_run(dw_, x, packed_, e, y, s, b, end);
+      } else if (kind_ == QConvKind::kDepthwiseLanes) {
+        kx::qdepthwise_lanes_run(lanes_, x, packed_, e, y, s, b, end);
       } else {
         kx::qconv_run(gemm_, x, packed_, e, y, s, b, end);
       }
@@ -160,11 +183,13 @@ class X86QConvKernel final : public LayerKernel {
   Tensor own_;  // when the engine has no prepacked weights
   kx::QConvPlan gemm_;
   kx::QDepthwisePlan dw_;
+  kx::QDepthwiseLanesPlan lanes_;
   int64_t tasks_ = 0;
   ThreadScratch scratch_;
 };
 
 std::string tactic_name(QConvKind kind, kx::QIsa isa) {
+  if (kind == QConvKind::kDepthwiseLanes) return "qconv.depthwise.lanes.u8s8.avx512";
   const std::string_view maddubs = isa == kx::QIsa::kAvx2Maddubs ? "maddubs." : "";
   if (kind == QConvKind::kDepthwise) {
     return fmt::format("qconv.depthwise.{}u8s8.{}", maddubs, qisa_suffix(isa));
@@ -211,6 +236,7 @@ void append_x86_qconv_tactics(std::vector<const Tactic*>& out) {
     for (kx::QIsa isa : {kx::QIsa::kAvx512Vnni, kx::QIsa::kAvx2, kx::QIsa::kAvx2Maddubs}) {
       for (QConvKind kind : {QConvKind::kGemm, QConvKind::kDepthwise}) v.emplace_back(kind, isa);
     }
+    v.emplace_back(QConvKind::kDepthwiseLanes, kx::QIsa::kAvx512Vnni);
     v.emplace_back(QConvKind::kGemm, kx::QIsa::kAmxInt8);  // AMX runs no depthwise kernel
     return v;
   }();
