@@ -169,19 +169,24 @@ void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t*
                     const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
                     int64_t task_end);
 
-// --- depthwise convolution, channels in the lanes (AVX-512 only) ---------------------------------
+// --- depthwise convolution, channels in the lanes (AVX-512 VNNI only) ----------------------------
 // The plane-by-plane kernel above pays per channel (padding the plane, its setup, a short last
 // vector per row: a 7x7 plane fills 7 of 16 lanes), which small planes with many channels (7x7,
-// 14x14) multiply. Here a task is 16 channels (one zmm of floats) and a band of output rows of one
-// image: their input rows are transposed into a zero-padded scratch of pixels x 16 channels holding
-// x - x_zero as floats, each tap is one FMA per 16 channels, and the sums are exact integers (at
-// most 255 * 127 * k_h * k_w, below 2^24, which the plan checks), so the int32 accumulators the
-// epilogue receives, transposed back to each channel's plane, are bit-identical to the
-// plane-by-plane kernel's. Multiplier 1 only (out_c == in_c).
+// 14x14) multiply. Here a task is 16 channels (one int32 lane each) and a band of output rows of
+// one image. Its input rows are byte-transposed into pixels x 16 channels (padding x_zero), and
+// from those into "tap quads": per pixel p and channel, the bytes of pixels p, p + dw, p + 2 dw,
+// p + 3 dw, so that one vpdpbusd adds 4 taps of a kernel row for 16 channels (a 3x3 kernel: 3 per
+// output pixel, a 5x5 one 10). The accumulators start at -x_zero * sum W like every INT8 kernel
+// here. uint8 out without a residual is requantized in the lanes and byte-transposed back to the
+// planes; every other epilogue gets the sums transposed to each channel's row of the band, which
+// is contiguous in Y's plane, and finished by the plane kernel's. Multiplier 1 only.
 
 struct QDepthwiseLanesPlan {
   cpu::Conv2DParams p;
-  int64_t wp = 0;         // a scratch row's pixels: the padded row, covering whole 8-pixel blocks
+  int64_t quads_w = 0;    // quads of taps per kernel row: ceil(k_w / 4)
+  int64_t wq = 0;         // tap quads per scratch row: every block of 8 output pixels' reads
+  int64_t wt = 0;         // pixels of the byte-transposed row the quads read: wq + 3 dw
+  int64_t quad_step = 1;  // stride_w where every quad read starts on a multiple of it, else 1
   int64_t groups = 0;     // ceil(out_c / 16)
   int64_t band_rows = 0;  // output rows per task
   int64_t bands = 0;

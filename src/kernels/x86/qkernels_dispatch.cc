@@ -288,19 +288,18 @@ std::string qdepthwise_lanes_why_not(const cpu::Conv2DParams& p) {
         "not a depthwise convolution with multiplier 1 ({} -> {} channels, group {})", p.in_c,
         p.out_c, p.group);
   }
-  // |x - x_zero| * |w| <= 255 * 128 per tap: the float sums stay exact integers below 2^24.
-  if (p.k_h * p.k_w * 255 * 128 >= (int64_t{1} << 24)) {
-    return fmt::format("a {}x{} window: its float sums could pass 2^24 and lose exactness", p.k_h,
-                       p.k_w);
-  }
   return "";
 }
 
 QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int threads) {
   QDepthwiseLanesPlan pl;
   pl.p = p;
-  pl.wp = std::max(p.in_w + p.pad_left,
-                   (round_up(p.out_w, kLanesBlock) - 1) * p.stride_w + (p.k_w - 1) * p.dil_w + 1);
+  pl.quads_w = ceil_div(p.k_w, 4);
+  pl.wq = (round_up(p.out_w, kLanesBlock) - 1) * p.stride_w + (pl.quads_w - 1) * 4 * p.dil_w + 1;
+  pl.wt = pl.wq + 3 * p.dil_w;
+  // Reads start at ow * sw + 4 q dw: with 4 dw a multiple of sw (stride 2) only those quads are
+  // built.
+  pl.quad_step = (4 * p.dil_w) % p.stride_w == 0 ? p.stride_w : 1;
   pl.groups = ceil_div(p.out_c, kLanesC);
   if (p.out_h * p.out_w == 0 || p.batch == 0) return pl;
   int64_t rows = std::clamp<int64_t>(ceil_div(kLanesBandPixels, p.out_w), 1, p.out_h);
@@ -317,7 +316,8 @@ QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int thread
 }
 
 size_t qdepthwise_lanes_packed_weights_bytes(const cpu::Conv2DParams& p) {
-  return static_cast<size_t>(ceil_div(p.out_c, kLanesC) * p.k_h * p.k_w * kLanesC * 4);
+  // Per group of 16 channels: k_h x quads_w vectors of 16 weight quads, then 16 int32 sums.
+  return static_cast<size_t>(ceil_div(p.out_c, kLanesC) * (p.k_h * ceil_div(p.k_w, 4) + 1) * 64);
 }
 
 void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
@@ -326,12 +326,12 @@ void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, 
 
 size_t qdepthwise_lanes_scratch_bytes(const QDepthwiseLanesPlan& plan) {
   const cpu::Conv2DParams& p = plan.p;
-  const int64_t pixels = plan.band_rows * p.out_w;
-  // The padded input rows, the sums per pixel (a block of 8 may run 8 pixels past the band,
-  // a transpose reads 16 at a time) and per channel (rows rounded to 16 pixels), in 64-byte
-  // vectors of 16 floats or int32s.
-  return static_cast<size_t>(plan.in_rows * plan.wp + (round_up(pixels, kLanesC) + kLanesC) +
-                             round_up(pixels, kLanesC)) *
+  const int64_t pixels = plan.band_rows * p.out_w, pitch = round_up(pixels, kLanesC);
+  // In 64-byte vectors: the band's tap-quad rows; one byte-transposed row (16 bytes a pixel); the
+  // sums per pixel (a block of 8 may run 8 pixels past the band, a transpose reads 16 at a time)
+  // and per channel (rows of `pitch` pixels).
+  return static_cast<size_t>(plan.in_rows * plan.wq + ceil_div(plan.wt, 4) + (pitch + kLanesC) +
+                             pitch) *
          64;
 }
 

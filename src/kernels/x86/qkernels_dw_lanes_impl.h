@@ -1,15 +1,17 @@
 #pragma once
-// The INT8 depthwise convolution with 16 channels in the lanes of a zmm (qkernels.h,
-// QDepthwiseLanesPlan). AVX-512 only: included by qkernels_vnni.cc after qkernels_dw_impl.h, whose
-// dw_finish (the plane kernel's epilogue over a row of int32 sums) finishes each channel's band.
+// The INT8 depthwise convolution with 16 channels in the int32 lanes of a zmm (qkernels.h,
+// QDepthwiseLanesPlan). AVX-512 VNNI only: included by qkernels_vnni.cc after qkernels_dw_impl.h,
+// whose dw_finish (the plane kernel's epilogue over a row of int32 sums) finishes the general case.
 //
-// A task (image b, channels c0..c0+15, output rows oh0..oh1) runs in three steps over the thread's
-// scratch:
-//   1. its padded input rows as [row][pixel][16 channels] floats holding x - x_zero (the padding
-//      0): 16 pixels of 16 channel rows widened to floats, transposed in registers;
-//   2. per output row, blocks of 8 pixels, one FMA per tap and block pixel into [pixel][16];
-//   3. those sums transposed back to [channel][pixel] as int32 (exact: see qkernels.h), and each
-//      channel's band of pixels, contiguous in Y's plane, finished like one long row.
+// A task (image b, channels c0..c0+15, output rows oh0..oh1) runs over the thread's scratch:
+//   1. per padded input row of the band: 16 pixels of 16 channel rows loaded and byte-transposed
+//      into T (pixel-major, 16 bytes a pixel, x_zero in the padding), then T's tap quads into the
+//      band's quad rows: quad p holds, per channel (an int32 lane), T[p], T[p + dw], T[p + 2 dw],
+//      T[p + 3 dw];
+//   2. per output row, blocks of 8 pixels: per kernel row and quad of taps, one vpdpbusd of the
+//      quad at ow * sw + 4 q dw with the 16 channels' 4 weights;
+//   3. the epilogue: in the lanes (uint8 out, no residual) then byte-transposed into the planes,
+//      or the sums transposed to [channel][pixel] and finished by dw_finish.
 
 #include <immintrin.h>
 
@@ -76,46 +78,70 @@ inline __attribute__((always_inline)) void transpose16x16_u8(__m128i r[16]) {
   }
 }
 
-// Weights [c, 1, kh, kw] as [group][tap][16] floats, channels past out_c zero.
+// Weights [c, 1, kh, kw] per group of 16 channels: for each kernel row and quad of taps, 16
+// quads (channel c in bytes 4c..4c+3, taps past k_w and channels past out_c zero), then the 16
+// channels' int32 weight sums.
 inline void qdw_lanes_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w,
                                         uint8_t* packed) {
-  const int64_t taps = p.k_h * p.k_w;
-  auto* d = reinterpret_cast<float*>(packed);
+  const int64_t taps = p.k_h * p.k_w, quads_w = ceil_div(p.k_w, 4);
+  auto* d = reinterpret_cast<int8_t*>(packed);
   for (int64_t g = 0; g < ceil_div(p.out_c, kDwlC); ++g) {
-    for (int64_t t = 0; t < taps; ++t) {
-      for (int64_t c = 0; c < kDwlC; ++c, ++d) {
-        const int64_t oc = g * kDwlC + c;
-        *d = oc < p.out_c ? static_cast<float>(w[oc * taps + t]) : 0.0f;
+    for (int64_t kh = 0; kh < p.k_h; ++kh) {
+      for (int64_t q = 0; q < quads_w; ++q) {
+        for (int64_t c = 0; c < kDwlC; ++c) {
+          for (int64_t j = 0; j < 4; ++j, ++d) {
+            const int64_t oc = g * kDwlC + c, kw = q * 4 + j;
+            *d = oc < p.out_c && kw < p.k_w ? w[oc * taps + kh * p.k_w + kw] : int8_t{0};
+          }
+        }
       }
     }
+    auto* sums = reinterpret_cast<int32_t*>(d);
+    for (int64_t c = 0; c < kDwlC; ++c) {
+      const int64_t oc = g * kDwlC + c;
+      int32_t sum = 0;
+      for (int64_t t = 0; oc < p.out_c && t < taps; ++t) sum += w[oc * taps + t];
+      sums[c] = sum;
+    }
+    d += kDwlC * 4;
   }
 }
 
-// Padded row pr (input row pr - pad_top) of channels x_c[0..nc) into `dst` (wp pixels x 16).
+// Padded row pr (input row pr - pad_top) of channels x_c[0..nc) as tap quads into `quads` (wq
+// vectors), through the byte-transposed row `t` (wt pixels of 16 bytes).
 inline void dwl_fill_row(const QDepthwiseLanesPlan& pl, const uint8_t* const* x_c, int64_t nc,
-                         __m512 x_zero, int64_t pr, float* dst) {
+                         uint8_t x_zero, int64_t pr, __m128i* t, __m512i* quads) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t ih = pr - p.pad_top;
   if (ih < 0 || ih >= p.in_h) {
-    std::memset(dst, 0, static_cast<size_t>(pl.wp * kDwlC) * sizeof(float));
+    const __m512i pad = _mm512_set1_epi8(static_cast<char>(x_zero));
+    for (int64_t i = 0; i < pl.wq; ++i) _mm512_store_si512(quads + i, pad);
     return;
   }
-  const __m512 zero = _mm512_setzero_ps();
-  for (int64_t i = 0; i < p.pad_left; ++i) _mm512_store_ps(dst + i * kDwlC, zero);
-  for (int64_t i = p.pad_left + p.in_w; i < pl.wp; ++i) _mm512_store_ps(dst + i * kDwlC, zero);
-  for (int64_t j = 0; j < p.in_w; j += kDwlC) {
+  const __m128i pad = _mm_set1_epi8(static_cast<char>(x_zero));
+  const int64_t data_end = min64(pl.wt, p.pad_left + p.in_w);
+  for (int64_t i = 0; i < min64(p.pad_left, pl.wt); ++i) _mm_store_si128(t + i, pad);
+  for (int64_t i = std::max(data_end, p.pad_left); i < pl.wt; ++i) _mm_store_si128(t + i, pad);
+  for (int64_t j = 0; p.pad_left + j < data_end; j += kDwlC) {
     const int64_t n = min64(kDwlC, p.in_w - j);
     const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
     __m128i v[16];
     for (int64_t c = 0; c < kDwlC; ++c) {
-      v[c] = c < nc ? _mm_maskz_loadu_epi8(mask, x_c[c] + ih * p.in_w + j) : _mm_setzero_si128();
+      v[c] = c < nc ? _mm_maskz_loadu_epi8(mask, x_c[c] + ih * p.in_w + j) : pad;
     }
     transpose16x16_u8(v);
-    float* d = dst + (p.pad_left + j) * kDwlC;
-    for (int64_t i = 0; i < n; ++i) {
-      const __m512 f = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(v[i]));
-      _mm512_store_ps(d + i * kDwlC, _mm512_sub_ps(f, x_zero));
-    }
+    for (int64_t i = 0; i < n && p.pad_left + j + i < pl.wt; ++i) t[p.pad_left + j + i] = v[i];
+  }
+  const int64_t dw = p.dil_w;
+  for (int64_t i = 0; i < pl.wq; i += pl.quad_step) {
+    const __m128i a = _mm_unpacklo_epi8(t[i], t[i + dw]), b = _mm_unpackhi_epi8(t[i], t[i + dw]);
+    const __m128i c = _mm_unpacklo_epi8(t[i + 2 * dw], t[i + 3 * dw]);
+    const __m128i d = _mm_unpackhi_epi8(t[i + 2 * dw], t[i + 3 * dw]);
+    auto* q = reinterpret_cast<__m128i*>(quads + i);
+    _mm_store_si128(q, _mm_unpacklo_epi16(a, c));  // channels 0-3
+    _mm_store_si128(q + 1, _mm_unpackhi_epi16(a, c));
+    _mm_store_si128(q + 2, _mm_unpacklo_epi16(b, d));
+    _mm_store_si128(q + 3, _mm_unpackhi_epi16(b, d));
   }
 }
 
@@ -123,24 +149,24 @@ inline void dwl_fill_row(const QDepthwiseLanesPlan& pl, const uint8_t* const* x_
 // sink(band pixel, sums); the last block runs past out_w (into pixels the next row, computed
 // after, hands over again, or past the band: the caller's slack).
 template <class Sink>
-inline void dwl_row(const QDepthwiseLanesPlan& pl, const float* in, const float* w, int64_t r,
-                    Sink&& sink) {
+inline void dwl_row(const QDepthwiseLanesPlan& pl, const __m512i* quads, const uint8_t* w,
+                    __m512i start, int64_t r, Sink&& sink) {
   const cpu::Conv2DParams& p = pl.p;
-  const int64_t row_floats = pl.wp * kDwlC, sw = p.stride_w * kDwlC;
-  const float* base = in + r * p.stride_h * row_floats;
+  const int64_t sw = p.stride_w, qstep = 4 * p.dil_w;
+  const __m512i* base = quads + r * p.stride_h * pl.wq;
   for (int64_t ow = 0; ow < p.out_w; ow += kDwlBlock) {
-    __m512 acc[kDwlBlock];
+    __m512i acc[kDwlBlock];
 #pragma GCC unroll 8
-    for (int u = 0; u < kDwlBlock; ++u) acc[u] = _mm512_setzero_ps();
-    const float* wk = w;
+    for (int u = 0; u < kDwlBlock; ++u) acc[u] = start;
+    const uint8_t* wk = w;
     for (int64_t kh = 0; kh < p.k_h; ++kh) {
-      const float* row = base + kh * p.dil_h * row_floats + ow * sw;
-      for (int64_t kw = 0; kw < p.k_w; ++kw, wk += kDwlC) {
-        const __m512 wv = _mm512_loadu_ps(wk);  // prepacked weights may sit at any offset
-        const float* at = row + kw * p.dil_w * kDwlC;
+      const __m512i* row = base + kh * p.dil_h * pl.wq + ow * sw;
+      for (int64_t q = 0; q < pl.quads_w; ++q, wk += 64) {
+        const __m512i wv = _mm512_loadu_si512(wk);  // prepacked weights may sit at any offset
+        const __m512i* at = row + q * qstep;
 #pragma GCC unroll 8
         for (int u = 0; u < kDwlBlock; ++u) {
-          acc[u] = _mm512_fmadd_ps(_mm512_load_ps(at + u * sw), wv, acc[u]);
+          acc[u] = _mm512_dpbusd_epi32(acc[u], _mm512_load_si512(at + u * sw), wv);
         }
       }
     }
@@ -149,20 +175,21 @@ inline void dwl_row(const QDepthwiseLanesPlan& pl, const float* in, const float*
   }
 }
 
-// The general epilogue: the band's sums [pixel][16] transposed to int32 rows per channel, each
-// finished by the plane kernel's dw_finish as one row of `pixels`.
+// The general epilogue: the band's sums [pixel][16] transposed to rows per channel (as floats'
+// bits: the shuffles move lanes whole), each finished by the plane kernel's dw_finish as one row of
+// `pixels`.
 template <class Q>
-void dwl_finish_planes(const QOut<Q>& o, const QEpilogue& ep, const float* sums, int32_t* chan,
+void dwl_finish_planes(const QOut<Q>& o, const QEpilogue& ep, const __m512i* sums, int32_t* chan,
                        int64_t pitch, int64_t pixels, int64_t nc, int64_t c0, int64_t y_base,
                        int64_t plane_out) {
   using F = typename Q::F;
   constexpr int64_t kL = Q::kLanes;
   for (int64_t j = 0; j < pixels; j += kDwlC) {
     __m512 v[16];
-    for (int64_t i = 0; i < kDwlC; ++i) v[i] = _mm512_load_ps(sums + (j + i) * kDwlC);
+    for (int64_t i = 0; i < kDwlC; ++i) v[i] = _mm512_castsi512_ps(sums[j + i]);
     transpose16x16(v);
     for (int64_t c = 0; c < nc; ++c) {
-      _mm512_store_si512(chan + c * pitch + j, _mm512_cvtps_epi32(v[c]));
+      _mm512_store_si512(chan + c * pitch + j, _mm512_castps_si512(v[c]));
     }
   }
   for (int64_t c = 0; c < nc; ++c) {
@@ -201,15 +228,18 @@ void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint
   const FlushDenormals ftz;
   const QOut<Q> o(ep, y);
   const cpu::Conv2DParams& p = pl.p;
-  const int64_t taps = p.k_h * p.k_w, plane_in = p.in_h * p.in_w, plane_out = p.out_h * p.out_w;
-  const int64_t band_pixels = pl.band_rows * p.out_w, pitch = round_up(band_pixels, kDwlC);
-  auto* in = reinterpret_cast<float*>(scratch);
-  float* sums = in + pl.in_rows * pl.wp * kDwlC;
-  auto* chan = reinterpret_cast<int32_t*>(sums + (pitch + kDwlC) * kDwlC);
-  const __m512 x_zero = _mm512_set1_ps(static_cast<float>(ep.in_zero));
+  const int64_t plane_in = p.in_h * p.in_w, plane_out = p.out_h * p.out_w;
+  const int64_t group_bytes = (p.k_h * pl.quads_w + 1) * 64;
+  const int64_t pitch = round_up(pl.band_rows * p.out_w, kDwlC);
+  auto* quads = reinterpret_cast<__m512i*>(scratch);
+  auto* t = reinterpret_cast<__m128i*>(quads + pl.in_rows * pl.wq);
+  __m512i* sums = quads + pl.in_rows * pl.wq + ceil_div(pl.wt, 4);
+  auto* chan = reinterpret_cast<int32_t*>(sums + pitch + kDwlC);
+  const auto x_zero = static_cast<uint8_t>(ep.in_zero);
   const bool lanes_epilogue = o.direct_u8 && ep.z_u8 == nullptr;
-  for (int64_t t = begin; t < end; ++t) {
-    const int64_t band = t % pl.bands, g = t / pl.bands % pl.groups, b = t / pl.bands / pl.groups;
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t band = task % pl.bands, g = task / pl.bands % pl.groups;
+    const int64_t b = task / pl.bands / pl.groups;
     const int64_t c0 = g * kDwlC, nc = min64(kDwlC, p.out_c - c0);
     const int64_t oh0 = band * pl.band_rows, rows = min64(pl.band_rows, p.out_h - oh0);
     const int64_t pixels = rows * p.out_w;
@@ -217,13 +247,15 @@ void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint
     for (int64_t c = 0; c < nc; ++c) x_c[c] = x + (b * p.in_c + c0 + c) * plane_in;
     const int64_t in_rows = (rows - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1;
     for (int64_t r = 0; r < in_rows; ++r) {
-      dwl_fill_row(pl, x_c, nc, x_zero, oh0 * p.stride_h + r, in + r * pl.wp * kDwlC);
+      dwl_fill_row(pl, x_c, nc, x_zero, oh0 * p.stride_h + r, t, quads + r * pl.wq);
     }
-    const auto* w = reinterpret_cast<const float*>(packed) + g * taps * kDwlC;
+    const uint8_t* w = packed + g * group_bytes;
+    const __m512i wsum = _mm512_loadu_si512(w + group_bytes - 64);
+    const __m512i start = _mm512_mullo_epi32(wsum, _mm512_set1_epi32(-ep.in_zero));
     const int64_t y_base = (b * p.out_c + c0) * plane_out + oh0 * p.out_w;
     if (!lanes_epilogue) {
       for (int64_t r = 0; r < rows; ++r) {
-        dwl_row(pl, in, w, r, [&](int64_t px, __m512 v) { _mm512_store_ps(sums + px * kDwlC, v); });
+        dwl_row(pl, quads, w, start, r, [&](int64_t px, __m512i v) { sums[px] = v; });
       }
       dwl_finish_planes<Q>(o, ep, sums, chan, pitch, pixels, nc, c0, y_base, plane_out);
       continue;
@@ -237,9 +269,10 @@ void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint
     const __m512 scale = _mm512_load_ps(scale_c), bias = _mm512_load_ps(bias_c);
     auto* bytes = reinterpret_cast<uint8_t*>(sums);
     for (int64_t r = 0; r < rows; ++r) {
-      dwl_row(pl, in, w, r, [&](int64_t px, __m512 v) {
-        const typename Q::I q = direct_u8_quantize(o, _mm512_fmadd_ps(v, scale, bias));
-        _mm_store_si128(reinterpret_cast<__m128i*>(bytes + px * kDwlC), _mm512_cvtepi32_epi8(q));
+      dwl_row(pl, quads, w, start, r, [&](int64_t px, __m512i v) {
+        const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), scale, bias);
+        _mm_store_si128(reinterpret_cast<__m128i*>(bytes + px * kDwlC),
+                        _mm512_cvtepi32_epi8(direct_u8_quantize(o, f)));
       });
     }
     dwl_store_planes(bytes, pixels, nc, static_cast<uint8_t*>(y) + y_base, plane_out);
