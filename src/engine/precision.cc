@@ -8,6 +8,7 @@
 #include "quant/maxpool_hoist.h"
 #include "quant/quantize_layers.h"
 #include "quant/requantize_fusion.h"
+#include "quant/scale_quantize_fusion.h"
 
 namespace kiln::engine {
 namespace {
@@ -68,12 +69,17 @@ Result<std::map<std::string, std::string>> lower_int8(ir::Graph& graph, const Bu
   for (std::string& line : report.log) log.push_back(std::move(line));
   const int pools = quant::hoist_quantize_over_maxpool(graph, log);
   const int requantized = quant::fuse_requantize(graph, ranges, log);
+  const int scaled = quant::fuse_scale_quantize(graph, log);
   ir::remove_dead_nodes(graph);
   ir::compact_values(graph);
   KILN_RETURN_IF_ERROR(graph.verify().with_context("after the requantize fusion"));
   KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(graph).with_context("after the requantize fusion"));
   log.push_back(fmt::format("int8: {} layers write uint8 for the next INT8 layers", requantized));
   if (pools > 0) log.push_back(fmt::format("int8: {} MaxPool layers pool uint8", pools));
+  if (scaled > 0) {
+    log.push_back(
+        fmt::format("int8: {} channel scalings quantize their product in one pass", scaled));
+  }
   return std::move(report.notes);
 }
 

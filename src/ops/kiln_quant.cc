@@ -1,5 +1,5 @@
-// kiln.QConv and kiln.QGemm: validation, shape functions and the reference run (ops/kiln_quant.h;
-// the math is kernels/ref/qconv.h).
+// kiln.QConv, kiln.QGemm and kiln.ScaleQuantize: validation, shape functions and the reference
+// run (ops/kiln_quant.h; the math is kernels/ref/qconv.h and kernels/ref/quantize.h).
 #include "ops/kiln_quant.h"
 
 #include <fmt/format.h>
@@ -7,8 +7,10 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "kernels/ref/qconv.h"
+#include "kernels/ref/quantize.h"
 #include "ops/families.h"
 #include "ops/kiln_fused.h"
 #include "ops/nn_conv.h"
@@ -225,6 +227,59 @@ Status run_qgemm(RunContext& ctx) {
   return Status::ok();
 }
 
+// --- ScaleQuantize ---------------------------------------------------------------------------
+
+// S's dims against X's: the same rank, S[0] 1 or N, S[1] = C, the rest 1 (unknown dims pass).
+Status check_channel_scale(const InferContext& ctx, const ir::TensorDesc& x,
+                           const ir::TensorDesc& s) {
+  if (!x.has_rank() || !s.has_rank()) return Status::ok();
+  auto fits = [&](size_t d) {
+    const ir::Dim& sd = s.dim(d);
+    if (!sd.is_known()) return true;
+    if (d == 1) return !x.dim(1).is_known() || sd.value == x.dim(1).value;
+    return sd.value == 1 || (d == 0 && sd == x.dim(0));
+  };
+  bool ok = x.rank() >= 2 && s.rank() == x.rank();
+  for (size_t d = 0; ok && d < s.rank(); ++d) ok = fits(d);
+  if (!ok) {
+    return ctx.error("{} must scale {} per (image, channel): [1 or N, C, 1, ...]", named("S", s),
+                     named("X", x));
+  }
+  return Status::ok();
+}
+
+Status infer_scale_quantize(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input(ctx, 0, "X", DType::kF32, false));
+  KILN_RETURN_IF_ERROR(check_input(ctx, 1, "S", DType::kF32, false));
+  KILN_RETURN_IF_ERROR(check_channel_scale(ctx, ctx.input(0), ctx.input(1)));
+  KILN_RETURN_IF_ERROR(scale_attr(ctx, "y_scale", true, true).status());
+  KILN_RETURN_IF_ERROR(zero_attr(ctx, "y_zero_point", true).status());
+  ir::TensorDesc y = ctx.input(0);
+  y.dtype = DType::kU8;
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+Status run_scale_quantize(RunContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const float y_scale, scale_attr(ctx, "y_scale", true, true));
+  KILN_ASSIGN_OR_RETURN(const int32_t zero, zero_attr(ctx, "y_zero_point", true));
+  const Tensor& x = ctx.input(0);
+  const Tensor& s = ctx.input(1);
+  Tensor& y = ctx.allocate_output(0);
+  const int64_t n = x.dim(0), c = x.dim(1), plane = n * c == 0 ? 0 : x.numel() / (n * c);
+  // The product rounded to float32, then QuantizeLinear's own arithmetic: Mul then QuantizeLinear.
+  std::vector<float> v(static_cast<size_t>(plane));
+  const auto y_zero = static_cast<uint8_t>(zero);
+  const ref::QuantParams p{.numel = plane};
+  for (int64_t i = 0; i < n * c; ++i) {
+    const float k = s.data<float>()[s.dim(0) == 1 ? i % c : i];
+    const float* xi = x.data<float>() + i * plane;
+    for (int64_t j = 0; j < plane; ++j) v[static_cast<size_t>(j)] = xi[j] * k;
+    ref::quantize_linear<uint8_t>(p, v.data(), &y_scale, &y_zero, y.data<uint8_t>() + i * plane);
+  }
+  return Status::ok();
+}
+
 std::vector<AttrSpec> quant_attrs(std::string_view in) {
   using ir::AttrType;
   const bool x = in == "x";
@@ -278,6 +333,14 @@ void register_kiln_quant_ops(OpRegistry& r) {
          .attrs = std::move(conv),
          .infer = infer_qconv,
          .run = run_qconv,
+         .domain = kKilnDomain});
+  r.add({.op_type = "ScaleQuantize",
+         .since_versions = {1},
+         .min_inputs = 2,
+         .max_inputs = 2,
+         .attrs = {{"y_scale", AttrType::kFloat}, {"y_zero_point", AttrType::kInt}},
+         .infer = infer_scale_quantize,
+         .run = run_scale_quantize,
          .domain = kKilnDomain});
   r.add({.op_type = "QGemm",
          .since_versions = {1},

@@ -4,6 +4,7 @@
 //
 //   kiln.QConv(X, W, W_scale, B?, Z?) -> Y
 //   kiln.QGemm(A, B, B_scale, C?, Z?) -> Y
+//   kiln.ScaleQuantize(X, S) -> Y
 //
 // Quantized activations are uint8 with a per-tensor zero point; weights are int8, symmetric (zero
 // point 0), one scale per output channel (QConv) or column (QGemm). Per output element:
@@ -23,6 +24,11 @@
 // QGemm: A uint8 [..., K] (rank >= 2), B int8 constant [K, N], B_scale float32 constant [N], C
 // float32 constant [N]; Y [..., N]. Attributes: activation, activation_params, a_scale,
 // a_zero_point, output_type, y_scale, y_zero_point, z_scale, z_zero_point.
+//
+// ScaleQuantize: QuantizeLinear(Mul(X, S)) to uint8 in one pass, bit for bit: X float32 [N, C,
+// D...], S float32 [1 or N, C, 1, ...] (a squeeze-and-excitation's channel scales), attributes
+// y_scale and y_zero_point (required); Y uint8, X's shape, = saturate(round_half_even(float(X *
+// S) / y_scale) + y_zero_point). quant/scale_quantize_fusion.h makes it.
 //
 // Attribute rules: x_scale / a_scale is required; the zero points are 0..255 and default to 0;
 // output_type is 1 (float32, the default) or 2 (uint8); y_scale and y_zero_point are required

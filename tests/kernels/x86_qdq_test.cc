@@ -1,7 +1,8 @@
 // quantize_linear.per_tensor.* and dequantize_linear.per_tensor.* against the reference
 // QuantizeLinear / DequantizeLinear, bit for bit: uint8 and int8, zero points at both ends, no
 // zero point, ties (rounded half to even), saturation, NaN, infinities, tails of every length,
-// many elements over threads; per-axis scales are refused.
+// many elements over threads; per-axis scales are refused. scale_quantize.per_channel.* against
+// the reference kiln.ScaleQuantize, bit for bit.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -113,6 +114,32 @@ TEST(X86QdqTactic, RefusesPerAxisAndOtherTypes) {
     expect_rejected(qname(isa), c, "per tensor");
     OpCase d = qdq_case("DequantizeLinear", Tensor(DType::kI32, {4}), 1.0f, std::nullopt);
     expect_rejected(dqname(isa), d, "int32 to float32");
+  }
+}
+
+// kiln.ScaleQuantize: planes of every tail length against a 512-float block, S per image or
+// broadcast over the batch, zero points at both ends, ties, saturation and specials; threads.
+TEST(X86QdqTactic, ScaleQuantizeMatchesTheReferenceExactly) {
+  const auto isas = x86_qisas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    const std::string name = "scale_quantize.per_channel." + isa;
+    for (int64_t plane : {1, 15, 49, 513, 3136}) {
+      for (int64_t s_batch : {1, 2}) {
+        for (int zp : {0, 128, 255}) {
+          OpCase c;
+          c.op_type = "ScaleQuantize";
+          c.domain = "kiln";
+          c.opset = 1;
+          c.attrs = attrs({{"y_scale", 0.05f}, {"y_zero_point", int64_t{zp}}});
+          Tensor x = quantize_input(2 * 3 * plane, 0.05f, plane);
+          c.inputs = {in(x.reshaped({2, 3, 1, plane})),
+                      in(random_f32({s_batch, 3, 1, 1}, plane + 1))};
+          expect_matches_reference(name, c, {0, 0});
+          if (plane == 3136) expect_matches_reference_prepacked(name, c, {0, 0}, 2);
+        }
+      }
+    }
   }
 }
 

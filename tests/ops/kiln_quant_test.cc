@@ -1,5 +1,5 @@
-// kiln.QConv and kiln.QGemm: hand-computed values (zero points, padding, ties, saturation,
-// residuals, activations, batches) and a negative test for each validation.
+// kiln.QConv, kiln.QGemm and kiln.ScaleQuantize: hand-computed values (zero points, padding, ties,
+// saturation, residuals, activations, batches) and a negative test for each validation.
 #include "ops/kiln_quant.h"
 
 #include <cmath>
@@ -243,6 +243,39 @@ TEST(KilnQGemm, Errors) {
                         constant(f32({1}, {1}))},
                        at),
                StatusCode::kInvalidModel, "65794 products per output");
+}
+
+// X * S per (image, channel), then QuantizeLinear: 0.5 * 3 = 1.5 and 2.5 * 3 = 7.5 round half to
+// even (2, 8), -17 * 3 + 10 and 100 * 3 + 10 saturate at 0 and 255; S [N, C, 1, 1] and
+// [1, C, 1, 1].
+TEST(KilnScaleQuantize, ScalesPerChannelThenQuantizes) {
+  const ir::Attributes a = attrs({{"y_scale", 1.0f}, {"y_zero_point", int64_t{10}}});
+  const Tensor x = f32({2, 2, 1, 2}, {0.5f, 2.5f, -17, 100, 1, 2, 3, 4});
+  expect_u8(run_ok(kiln_op("ScaleQuantize", {in(x), in(f32({2, 2, 1, 1}, {3, 3, 3, 2}))}, a)),
+            {2, 2, 1, 2}, {12, 18, 0, 255, 13, 16, 16, 18});
+  expect_u8(run_ok(kiln_op("ScaleQuantize", {in(x), in(f32({1, 2, 1, 1}, {3, 1}))}, a)),
+            {2, 2, 1, 2}, {12, 18, 0, 110, 13, 16, 13, 14});
+}
+
+TEST(KilnScaleQuantize, Errors) {
+  const ir::Attributes a = attrs({{"y_scale", 1.0f}, {"y_zero_point", int64_t{0}}});
+  const Tensor x = f32({1, 2, 2, 2}, std::vector<float>(8, 1));
+  expect_error(kiln_op("ScaleQuantize", {in(x), in(f32({1, 3, 1, 1}, {1, 1, 1}))}, a),
+               StatusCode::kInvalidModel,
+               "S float32[1,3,1,1] must scale X float32[1,2,2,2] per (image, channel)");
+  expect_error(kiln_op("ScaleQuantize", {in(x), in(f32({1, 2, 2, 1}, {1, 1, 1, 1}))}, a),
+               StatusCode::kInvalidModel, "per (image, channel)");
+  expect_error(kiln_op("ScaleQuantize", {in(x), in(f32({2}, {1, 1}))}, a),
+               StatusCode::kInvalidModel, "per (image, channel)");
+  expect_error(
+      kiln_op("ScaleQuantize", {in(u8({1, 2, 1, 1}, {1, 2})), in(f32({1, 2, 1, 1}, {1, 1}))}, a),
+      StatusCode::kInvalidModel, "X uint8[1,2,1,1] has dtype uint8, expected float32");
+  expect_error(kiln_op("ScaleQuantize", {in(x), in(f32({1, 2, 1, 1}, {1, 1}))},
+                       attrs({{"y_scale", 0.0f}, {"y_zero_point", int64_t{0}}})),
+               StatusCode::kInvalidModel, "attribute y_scale is 0; it must be finite and > 0");
+  expect_error(
+      kiln_op("ScaleQuantize", {in(x), in(f32({1, 2, 1, 1}, {1, 1}))}, attrs({{"y_scale", 1.0f}})),
+      StatusCode::kInvalidModel, "attribute y_zero_point is required");
 }
 
 }  // namespace kiln_quant_test

@@ -3,6 +3,7 @@
 // outputs stay close to the float reference, and every layer says why it runs in its precision.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -181,6 +182,34 @@ TEST(Int8Engine, MaxPoolBetweenInt8LayersPoolsUint8) {
   const std::string& pool_tactic = plan.layers[layer_index(plan, "pool")].tactic;
   EXPECT_EQ(pool_tactic.rfind("pool.max.u8", 0), 0u) << pool_tactic;
 
+  const std::vector<Tensor> got = run_engine(*engine, in);
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+}
+
+// A squeeze-and-excitation block between INT8 convolutions: the channel scaling and the
+// quantization of its product run as one kiln.ScaleQuantize (quant/scale_quantize_fusion.h).
+TEST(Int8Engine, SqueezeExcitationScaleQuantizesInOnePass) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 10, 10}).output("y");
+  b.initializer("w1", {8, 3, 3, 3}, testing::test_wave(216, 0.3f, 0.7f))
+      .initializer("wse", {8, 8, 1, 1}, testing::test_wave(64, 0.4f, 0.9f))
+      .initializer("w2", {4, 8, 1, 1}, testing::test_wave(32, 0.5f, 1.3f));
+  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  b.node("GlobalAveragePool", {"r1"}, {"g"}, "squeeze");
+  b.node("Conv", {"g", "wse"}, {"e"}, "excite");
+  b.node("Sigmoid", {"e"}, {"s"}, "gate");
+  b.node("Mul", {"r1", "s"}, {"m"}, "scale");
+  b.node("Conv", {"m", "w2"}, {"y"}, "conv2");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({2, 3, 10, 10}, 9)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  const engine::Plan& plan = engine->plan();
+  const std::vector<std::string> ops = layer_ops(plan);
+  EXPECT_NE(std::find(ops.begin(), ops.end(), "kiln.ScaleQuantize"), ops.end())
+      << ::testing::PrintToString(ops);
+  EXPECT_EQ(std::find(ops.begin(), ops.end(), "Mul"), ops.end()) << ::testing::PrintToString(ops);
   const std::vector<Tensor> got = run_engine(*engine, in);
   const std::vector<Tensor> ref = testing::reference_outputs(b, in);
   ASSERT_EQ(got.size(), 1u);

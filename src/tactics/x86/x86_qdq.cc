@@ -1,8 +1,11 @@
 // QuantizeLinear and DequantizeLinear, per tensor, uint8 or int8 against float32, on kiln's x86
 // kernels (kernels/x86/qkernels.h): the INT8 passes put them at every float32 / INT8 boundary.
 // Bit-exact to the reference (the same float32 division, rounding and saturation); the reference
-// fallback ref.generic runs the per-axis and wider-type cases.
+// fallback ref.generic runs the per-axis and wider-type cases. And kiln.ScaleQuantize (a channel
+// scaling quantized in one pass): the products of a block of the plane, then the same kernel.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "parallel/thread_pool.h"
 #include "tactics/x86/x86_quant.h"
@@ -99,6 +102,62 @@ class QdqTactic final : public X86QuantTactic {
   QdqOp op_;
 };
 
+// --- kiln.ScaleQuantize ---------------------------------------------------------------------
+
+class ScaleQuantizeKernel final : public LayerKernel {
+ public:
+  ScaleQuantizeKernel(kx::QIsa isa, float y_scale, int32_t y_zero)
+      : isa_(isa), y_scale_(y_scale), y_zero_(y_zero) {}
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const TensorView& x = in[0];
+    const int64_t n = x.dim(0), c = x.dim(1), planes = n * c;
+    const int64_t plane = planes == 0 ? 0 : x.numel() / planes;
+    const bool per_image = in[1].dim(0) != 1;
+    const auto* xs = static_cast<const float*>(x.data);
+    const auto* s = static_cast<const float*>(in[1].data);
+    auto* y = static_cast<uint8_t*>(out[0].data);
+    auto body = [&](int64_t b, int64_t e) {
+      alignas(64) float v[kBlock];  // the products, rounded to float32 as Mul rounds them
+      for (int64_t i = b; i < e; ++i) {
+        const float k = s[per_image ? i : i % c];
+        for (int64_t j = 0; j < plane; j += kBlock) {
+          const int64_t len = std::min(kBlock, plane - j);
+          const float* xi = xs + i * plane + j;
+          for (int64_t t = 0; t < len; ++t) v[t] = xi[t] * k;
+          kx::quantize_per_tensor(isa_, v, y_scale_, y_zero_, false, y + i * plane + j, 0, len);
+        }
+      }
+    };
+    // As QuantizeLinear: a thread's share is worth waking it past a few L2 pages of data.
+    parallel::parallel_for(thread_pool(), planes,
+                           std::max<int64_t>(1, 32768 / std::max<int64_t>(plane, 1)), body);
+    return Status::ok();
+  }
+
+ private:
+  static constexpr int64_t kBlock = 512;
+  kx::QIsa isa_;
+  float y_scale_;
+  int32_t y_zero_;
+};
+
+class ScaleQuantizeTactic final : public X86QuantTactic {
+ public:
+  explicit ScaleQuantizeTactic(kx::QIsa isa)
+      : X86QuantTactic(fmt::format("scale_quantize.per_channel.{}", qisa_suffix(isa)), "kiln",
+                       "ScaleQuantize", isa) {}
+
+  // The op's shape function has checked X, S and the attributes.
+  std::string why_not(const LayerSpec&) const override { return ""; }
+
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    const ir::Attributes& a = spec.node->attrs;
+    return std::unique_ptr<LayerKernel>(new ScaleQuantizeKernel(
+        qisa(), a.get_float("y_scale", 1.0f), static_cast<int32_t>(a.get_int("y_zero_point", 0))));
+  }
+};
+
 }  // namespace
 
 void append_x86_qdq_tactics(std::vector<const Tactic*>& out) {
@@ -110,6 +169,9 @@ void append_x86_qdq_tactics(std::vector<const Tactic*>& out) {
     return v;
   }();
   for (const QdqTactic& t : tactics) out.push_back(&t);
+  static const ScaleQuantizeTactic scale_quantize[] = {ScaleQuantizeTactic(kx::QIsa::kAvx512Vnni),
+                                                       ScaleQuantizeTactic(kx::QIsa::kAvx2)};
+  for (const ScaleQuantizeTactic& t : scale_quantize) out.push_back(&t);
 }
 
 }  // namespace kiln::tactics::x86
