@@ -14,6 +14,7 @@
 #include "passes/dead_node_elimination.h"
 #include "passes/gemm_activation_fusion.h"
 #include "passes/gemm_residual_fusion.h"
+#include "passes/gemm_slice_split.h"
 #include "passes/gemm_view_hoisting.h"
 #include "passes/identity_elimination.h"
 #include "passes/matmul_add_fusion.h"
@@ -41,6 +42,7 @@ const std::vector<PassDef>& ordered_passes() {
       gemm_residual_fusion_pass(),
       conv_activation_fusion_pass(),
       gemm_activation_fusion_pass(),
+      gemm_slice_split_pass(),
       dead_node_elimination_pass(),  // last
   };
   return passes;
