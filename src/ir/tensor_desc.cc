@@ -4,6 +4,11 @@
 
 namespace kiln::ir {
 
+bool same_dim(const Dim& a, const Dim& b) {
+  if (a.is_known() || b.is_known()) return a.is_known() && b.is_known() && a.value == b.value;
+  return !a.symbol.empty() && a.symbol == b.symbol;
+}
+
 std::string Dim::to_string() const {
   if (is_known()) return std::to_string(value);
   return symbol.empty() ? "?" : symbol;

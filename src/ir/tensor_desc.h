@@ -25,6 +25,10 @@ struct Dim {
 
 using Shape = std::vector<Dim>;
 
+// Dims provably equal: the same known number, or the same named symbol (one symbol is one value
+// throughout the graph). Unnamed unknown dims are never provably equal.
+bool same_dim(const Dim& a, const Dim& b);
+
 // One element of a small integer tensor computed from shapes (ops/dims_values.h): a number (which
 // may be negative, as Reshape's -1), the value of a symbolic dim, or unknown.
 struct SymInt {

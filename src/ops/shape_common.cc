@@ -1,6 +1,7 @@
 #include "ops/shape_common.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "ops/shape_util.h"
 
@@ -21,6 +22,25 @@ Result<std::optional<std::vector<int64_t>>> known_ints(const InferContext& ctx, 
   if (t->rank() > 1) return ctx.error("{} must be 1-D, got {}", what, t->desc());
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v, read_ints(ctx, *t, what));
   return std::optional<std::vector<int64_t>>(std::move(v));
+}
+
+AxisRange clamp_range(int64_t start, int64_t end, int64_t step, int64_t dim) {
+  if (start < 0) start += dim;
+  if (end < 0) end += dim;
+  AxisRange r{0, step, 0};
+  if (dim == 0) return r;
+  if (step > 0) {
+    start = std::clamp<int64_t>(start, 0, dim);
+    end = std::clamp<int64_t>(end, 0, dim);
+    r.count = end > start ? (end - start - 1) / step + 1 : 0;
+  } else {
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    const int64_t magnitude = step == std::numeric_limits<int64_t>::min() ? dim + 1 : -step;
+    r.count = start > end ? (start - end - 1) / magnitude + 1 : 0;
+  }
+  r.start = start;
+  return r;
 }
 
 Result<int64_t> read_scalar_int(const NodeContext& ctx, const Tensor& t, std::string_view what) {

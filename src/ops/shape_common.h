@@ -25,6 +25,16 @@ Result<std::optional<std::vector<int64_t>>> known_ints(const InferContext& ctx, 
 // Like read_ints for an input that must be a scalar or a 1-element tensor.
 Result<int64_t> read_scalar_int(const NodeContext& ctx, const Tensor& t, std::string_view what);
 
+// One axis of a Slice: the first index taken, the step, and how many indices.
+struct AxisRange {
+  int64_t start = 0;
+  int64_t step = 1;
+  int64_t count = 0;
+};
+// The ONNX Slice rules: negative start/end count from the end; then clamp to [0, dim] for positive
+// steps and [-1, dim-1] (start: [0, dim-1]) for negative steps.
+AxisRange clamp_range(int64_t start, int64_t end, int64_t step, int64_t dim);
+
 // The [start, end) range of dims Shape reports for an input of `rank` (attributes from opset 15),
 // clamped per the spec.
 std::pair<int64_t, int64_t> shape_range(const NodeContext& ctx, int64_t rank);

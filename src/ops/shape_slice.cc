@@ -76,33 +76,6 @@ Result<SliceArgs> slice_args(const NodeContext& ctx, std::span<const Tensor* con
   return a;
 }
 
-struct AxisRange {
-  int64_t start = 0;
-  int64_t step = 1;
-  int64_t count = 0;
-};
-
-// The ONNX Slice rules: negative start/end count from the end; then clamp to [0, dim] for positive
-// steps and [-1, dim-1] (start: [0, dim-1]) for negative steps.
-AxisRange clamp_range(int64_t start, int64_t end, int64_t step, int64_t dim) {
-  if (start < 0) start += dim;
-  if (end < 0) end += dim;
-  AxisRange r{0, step, 0};
-  if (dim == 0) return r;
-  if (step > 0) {
-    start = std::clamp<int64_t>(start, 0, dim);
-    end = std::clamp<int64_t>(end, 0, dim);
-    r.count = end > start ? (end - start - 1) / step + 1 : 0;
-  } else {
-    start = std::clamp<int64_t>(start, 0, dim - 1);
-    end = std::clamp<int64_t>(end, -1, dim - 1);
-    const int64_t magnitude = step == std::numeric_limits<int64_t>::min() ? dim + 1 : -step;
-    r.count = start > end ? (start - end - 1) / magnitude + 1 : 0;
-  }
-  r.start = start;
-  return r;
-}
-
 // Whether slicing a dim of unknown size keeps all of it: start 0, step 1, end at "infinity".
 bool keeps_whole_dim(int64_t start, int64_t end, int64_t step) {
   return step == 1 && start == 0 && end >= std::numeric_limits<int32_t>::max();

@@ -18,11 +18,6 @@ const Tensor* constant_tensor(const ir::Graph& graph, const ir::GraphIndex& inde
   return node.attrs.get_tensor("value");
 }
 
-bool same_dim(const ir::Dim& a, const ir::Dim& b) {
-  if (a.is_known() || b.is_known()) return a.is_known() && b.is_known() && a.value == b.value;
-  return !a.symbol.empty() && a.symbol == b.symbol;
-}
-
 bool same_shape(const ir::TensorDesc& a, const ir::TensorDesc& b) {
   if (a.dtype != b.dtype || !a.has_rank() || !b.has_rank() || a.rank() != b.rank()) return false;
   for (int i = 0; i < a.rank(); ++i) {

@@ -20,9 +20,7 @@ const Tensor* constant_tensor(const ir::Graph& graph, const ir::GraphIndex& inde
 bool is_onnx_op(const ir::Node& node, std::string_view op_type);
 bool is_kiln_op(const ir::Node& node, std::string_view op_type);
 
-// Dims provably equal: the same known number, or the same named symbol (one symbol is one value
-// throughout the graph). Unnamed unknown dims are never provably equal.
-bool same_dim(const ir::Dim& a, const ir::Dim& b);
+using ir::same_dim;
 // Same dtype and rank, and every dim same_dim: adding one to the other broadcasts nothing.
 bool same_shape(const ir::TensorDesc& a, const ir::TensorDesc& b);
 

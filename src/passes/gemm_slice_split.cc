@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <optional>
 
 #include "ops/kiln_fused.h"
+#include "ops/shape_common.h"
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
@@ -23,14 +24,15 @@ std::optional<int64_t> constant_int(const ir::Graph& g, const ir::GraphIndex& in
                                     const ir::Node& n, size_t i) {
   if (i >= n.inputs.size() || n.inputs[i] == ir::kNoValue) return std::nullopt;
   const Tensor* t = constant_tensor(g, index, n.inputs[i]);
-  if (t == nullptr || t->numel() != 1) return std::nullopt;
-  if (t->dtype() == DType::kI64) return t->data<int64_t>()[0];
-  if (t->dtype() == DType::kI32) return t->data<int32_t>()[0];
-  return std::nullopt;
+  if (t == nullptr || t->numel() != 1 || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32)) {
+    return std::nullopt;
+  }
+  return t->to_int64_vector()[0];
 }
 
-// [begin, end) of Slice `s` along the last axis of a rank-`rank` tensor `n` wide, when it slices
-// only that axis, with constant bounds and step 1, and keeps at least one column.
+// [begin, end) of Slice `s` along the last axis of a rank-`rank` tensor `n` wide (ONNX's bounds
+// rules, ops/shape_common.h), when it slices only that axis, with constant bounds and step 1, and
+// keeps at least one column.
 std::optional<Range> last_axis_range(const ir::Graph& g, const ir::GraphIndex& index,
                                      const ir::Node& s, int64_t rank, int64_t n) {
   if (!is_onnx_op(s, "Slice") || s.opset < 10 || s.inputs.size() < 4) return std::nullopt;
@@ -39,14 +41,11 @@ std::optional<Range> last_axis_range(const ir::Graph& g, const ir::GraphIndex& i
   if (s.inputs.size() > 4 && s.inputs[4] != ir::kNoValue && constant_int(g, index, s, 4) != 1) {
     return std::nullopt;
   }
-  auto bound = [&](size_t i) -> std::optional<int64_t> {
-    const auto v = constant_int(g, index, s, i);
-    if (!v) return std::nullopt;
-    return std::clamp<int64_t>(*v < 0 ? *v + n : *v, 0, n);
-  };
-  const auto begin = bound(1), end = bound(2);
-  if (!begin || !end || *begin >= *end) return std::nullopt;
-  return Range{*begin, *end};
+  const auto start = constant_int(g, index, s, 1), end = constant_int(g, index, s, 2);
+  if (!start || !end) return std::nullopt;
+  const ops::shape_detail::AxisRange r = ops::shape_detail::clamp_range(*start, *end, 1, n);
+  if (r.count == 0) return std::nullopt;
+  return Range{r.start, r.start + r.count};
 }
 
 // Columns [r.begin, r.end) of a weight: B [K, N] (transB 0) or [N, K] (transB 1), or C [N] /

@@ -51,12 +51,6 @@ int64_t channels_of(const ir::TensorDesc& d) {
 
 bool is_one(const ir::Dim& d) { return d.is_known() && d.value == 1; }
 
-// The same number, or the same named symbol (a dynamic batch).
-bool same_dim(const ir::Dim& a, const ir::Dim& b) {
-  if (a.is_known() || b.is_known()) return a.is_known() && b.is_known() && a.value == b.value;
-  return !a.symbol.empty() && a.symbol == b.symbol;
-}
-
 // Fewer than 8 channels pad to at least twice their bytes: worth it only on a 1x1 plane (a
 // squeeze-and-excitation's reduced channels).
 bool worth_blocking(const ir::TensorDesc& d, int64_t channels) {

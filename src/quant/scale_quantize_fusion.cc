@@ -11,10 +11,7 @@
 namespace kiln::quant {
 namespace {
 
-// The same dim: the same known number or the same named symbol.
-bool same_dim(const ir::Dim& a, const ir::Dim& b) {
-  return (a.is_known() && a.value == b.value) || (!a.symbol.empty() && a.symbol == b.symbol);
-}
+using ir::same_dim;
 
 // s scales x per (image, channel): the same rank (2 or more), s [1 or N, C, 1, ...] against x
 // [N, C, ...], and x is the product's shape (nothing broadcasts x).

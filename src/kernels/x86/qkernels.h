@@ -193,6 +193,18 @@ struct QDepthwiseLanesPlan {
   int64_t in_rows = 0;  // padded input rows a band reads
   int64_t tasks = 0;    // batch * groups * bands
 };
+// Channels a task (an int32 lane each) and output pixels a register block.
+inline constexpr int64_t kQDwLanesChannels = 16;
+inline constexpr int64_t kQDwLanesBlock = 8;
+// The padded input rows `rows` output rows read.
+inline int64_t qdepthwise_lanes_in_rows(const cpu::Conv2DParams& p, int64_t rows) {
+  return (rows - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1;
+}
+// A group's packed weights: k_h x ceil(k_w / 4) vectors of 16 channels' tap quads, then their 16
+// int32 weight sums, 64 bytes each.
+inline int64_t qdepthwise_lanes_group_bytes(const cpu::Conv2DParams& p) {
+  return (p.k_h * ((p.k_w + 3) / 4) + 1) * 64;
+}
 // "" when the kernel runs p, else why not.
 std::string qdepthwise_lanes_why_not(const cpu::Conv2DParams& p);
 QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int threads);

@@ -277,8 +277,6 @@ void qdepthwise_run(const QDepthwisePlan& plan, const uint8_t* x, const uint8_t*
 // --- depthwise, channels in the lanes --------------------------------------------------------
 
 namespace {
-constexpr int64_t kLanesC = 16;            // channels per task: one zmm of floats
-constexpr int64_t kLanesBlock = 8;         // output pixels per register block
 constexpr int64_t kLanesBandPixels = 512;  // a band's output pixels, about
 }  // namespace
 
@@ -295,12 +293,12 @@ QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int thread
   QDepthwiseLanesPlan pl;
   pl.p = p;
   pl.quads_w = ceil_div(p.k_w, 4);
-  pl.wq = (round_up(p.out_w, kLanesBlock) - 1) * p.stride_w + (pl.quads_w - 1) * 4 * p.dil_w + 1;
+  pl.wq = (round_up(p.out_w, kQDwLanesBlock) - 1) * p.stride_w + (pl.quads_w - 1) * 4 * p.dil_w + 1;
   pl.wt = pl.wq + 3 * p.dil_w;
   // Reads start at ow * sw + 4 q dw: with 4 dw a multiple of sw (stride 2) only those quads are
   // built.
   pl.quad_step = (4 * p.dil_w) % p.stride_w == 0 ? p.stride_w : 1;
-  pl.groups = ceil_div(p.out_c, kLanesC);
+  pl.groups = ceil_div(p.out_c, kQDwLanesChannels);
   if (p.out_h * p.out_w == 0 || p.batch == 0) return pl;
   int64_t rows = std::clamp<int64_t>(ceil_div(kLanesBandPixels, p.out_w), 1, p.out_h);
   // At least 4 tasks a thread where the rows allow, so that the split stays even.
@@ -310,14 +308,14 @@ QDepthwiseLanesPlan plan_qdepthwise_lanes(const cpu::Conv2DParams& p, int thread
   pl.bands = ceil_div(p.out_h, rows);
   pl.band_rows = ceil_div(p.out_h, pl.bands);
   pl.bands = ceil_div(p.out_h, pl.band_rows);
-  pl.in_rows = (pl.band_rows - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1;
+  pl.in_rows = qdepthwise_lanes_in_rows(p, pl.band_rows);
   pl.tasks = p.batch * pl.groups * pl.bands;
   return pl;
 }
 
 size_t qdepthwise_lanes_packed_weights_bytes(const cpu::Conv2DParams& p) {
-  // Per group of 16 channels: k_h x quads_w vectors of 16 weight quads, then 16 int32 sums.
-  return static_cast<size_t>(ceil_div(p.out_c, kLanesC) * (p.k_h * ceil_div(p.k_w, 4) + 1) * 64);
+  return static_cast<size_t>(ceil_div(p.out_c, kQDwLanesChannels) *
+                             qdepthwise_lanes_group_bytes(p));
 }
 
 void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
@@ -326,12 +324,12 @@ void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, 
 
 size_t qdepthwise_lanes_scratch_bytes(const QDepthwiseLanesPlan& plan) {
   const cpu::Conv2DParams& p = plan.p;
-  const int64_t pixels = plan.band_rows * p.out_w, pitch = round_up(pixels, kLanesC);
+  const int64_t pixels = plan.band_rows * p.out_w, pitch = round_up(pixels, kQDwLanesChannels);
   // In 64-byte vectors: the band's tap-quad rows; one byte-transposed row (16 bytes a pixel); the
   // sums per pixel (a block of 8 may run 8 pixels past the band, a transpose reads 16 at a time)
   // and per channel (rows of `pitch` pixels).
-  return static_cast<size_t>(plan.in_rows * plan.wq + ceil_div(plan.wt, 4) + (pitch + kLanesC) +
-                             pitch) *
+  return static_cast<size_t>(plan.in_rows * plan.wq + ceil_div(plan.wt, 4) +
+                             (pitch + kQDwLanesChannels) + pitch) *
          64;
 }
 

@@ -23,9 +23,6 @@
 namespace kiln::kernels::x86 {
 namespace {
 
-constexpr int64_t kDwlC = 16;     // channels per task
-constexpr int64_t kDwlBlock = 8;  // output pixels per register block
-
 // r[i] lane j -> r[j] lane i.
 inline __attribute__((always_inline)) void transpose16x16(__m512 r[16]) {
   __m512 u[16];
@@ -85,25 +82,25 @@ inline void qdw_lanes_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t
                                         uint8_t* packed) {
   const int64_t taps = p.k_h * p.k_w, quads_w = ceil_div(p.k_w, 4);
   auto* d = reinterpret_cast<int8_t*>(packed);
-  for (int64_t g = 0; g < ceil_div(p.out_c, kDwlC); ++g) {
+  for (int64_t g = 0; g < ceil_div(p.out_c, kQDwLanesChannels); ++g) {
     for (int64_t kh = 0; kh < p.k_h; ++kh) {
       for (int64_t q = 0; q < quads_w; ++q) {
-        for (int64_t c = 0; c < kDwlC; ++c) {
+        for (int64_t c = 0; c < kQDwLanesChannels; ++c) {
           for (int64_t j = 0; j < 4; ++j, ++d) {
-            const int64_t oc = g * kDwlC + c, kw = q * 4 + j;
+            const int64_t oc = g * kQDwLanesChannels + c, kw = q * 4 + j;
             *d = oc < p.out_c && kw < p.k_w ? w[oc * taps + kh * p.k_w + kw] : int8_t{0};
           }
         }
       }
     }
     auto* sums = reinterpret_cast<int32_t*>(d);
-    for (int64_t c = 0; c < kDwlC; ++c) {
-      const int64_t oc = g * kDwlC + c;
+    for (int64_t c = 0; c < kQDwLanesChannels; ++c) {
+      const int64_t oc = g * kQDwLanesChannels + c;
       int32_t sum = 0;
       for (int64_t t = 0; oc < p.out_c && t < taps; ++t) sum += w[oc * taps + t];
       sums[c] = sum;
     }
-    d += kDwlC * 4;
+    d += kQDwLanesChannels * 4;
   }
 }
 
@@ -122,11 +119,11 @@ inline void dwl_fill_row(const QDepthwiseLanesPlan& pl, const uint8_t* const* x_
   const int64_t data_end = min64(pl.wt, p.pad_left + p.in_w);
   for (int64_t i = 0; i < min64(p.pad_left, pl.wt); ++i) _mm_store_si128(t + i, pad);
   for (int64_t i = std::max(data_end, p.pad_left); i < pl.wt; ++i) _mm_store_si128(t + i, pad);
-  for (int64_t j = 0; p.pad_left + j < data_end; j += kDwlC) {
-    const int64_t n = min64(kDwlC, p.in_w - j);
+  for (int64_t j = 0; p.pad_left + j < data_end; j += kQDwLanesChannels) {
+    const int64_t n = min64(kQDwLanesChannels, p.in_w - j);
     const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
     __m128i v[16];
-    for (int64_t c = 0; c < kDwlC; ++c) {
+    for (int64_t c = 0; c < kQDwLanesChannels; ++c) {
       v[c] = c < nc ? _mm_maskz_loadu_epi8(mask, x_c[c] + ih * p.in_w + j) : pad;
     }
     transpose16x16_u8(v);
@@ -154,10 +151,10 @@ inline void dwl_row(const QDepthwiseLanesPlan& pl, const __m512i* quads, const u
   const cpu::Conv2DParams& p = pl.p;
   const int64_t sw = p.stride_w, qstep = 4 * p.dil_w;
   const __m512i* base = quads + r * p.stride_h * pl.wq;
-  for (int64_t ow = 0; ow < p.out_w; ow += kDwlBlock) {
-    __m512i acc[kDwlBlock];
+  for (int64_t ow = 0; ow < p.out_w; ow += kQDwLanesBlock) {
+    __m512i acc[kQDwLanesBlock];
 #pragma GCC unroll 8
-    for (int u = 0; u < kDwlBlock; ++u) acc[u] = start;
+    for (int u = 0; u < kQDwLanesBlock; ++u) acc[u] = start;
     const uint8_t* wk = w;
     for (int64_t kh = 0; kh < p.k_h; ++kh) {
       const __m512i* row = base + kh * p.dil_h * pl.wq + ow * sw;
@@ -165,13 +162,13 @@ inline void dwl_row(const QDepthwiseLanesPlan& pl, const __m512i* quads, const u
         const __m512i wv = _mm512_loadu_si512(wk);  // prepacked weights may sit at any offset
         const __m512i* at = row + q * qstep;
 #pragma GCC unroll 8
-        for (int u = 0; u < kDwlBlock; ++u) {
+        for (int u = 0; u < kQDwLanesBlock; ++u) {
           acc[u] = _mm512_dpbusd_epi32(acc[u], _mm512_load_si512(at + u * sw), wv);
         }
       }
     }
 #pragma GCC unroll 8
-    for (int u = 0; u < kDwlBlock; ++u) sink(r * p.out_w + ow + u, acc[u]);
+    for (int u = 0; u < kQDwLanesBlock; ++u) sink(r * p.out_w + ow + u, acc[u]);
   }
 }
 
@@ -184,9 +181,9 @@ void dwl_finish_planes(const QOut<Q>& o, const QEpilogue& ep, const __m512i* sum
                        int64_t plane_out) {
   using F = typename Q::F;
   constexpr int64_t kL = Q::kLanes;
-  for (int64_t j = 0; j < pixels; j += kDwlC) {
+  for (int64_t j = 0; j < pixels; j += kQDwLanesChannels) {
     __m512 v[16];
-    for (int64_t i = 0; i < kDwlC; ++i) v[i] = _mm512_castsi512_ps(sums[j + i]);
+    for (int64_t i = 0; i < kQDwLanesChannels; ++i) v[i] = _mm512_castsi512_ps(sums[j + i]);
     transpose16x16(v);
     for (int64_t c = 0; c < nc; ++c) {
       _mm512_store_si512(chan + c * pitch + j, _mm512_castps_si512(v[c]));
@@ -209,12 +206,12 @@ void dwl_finish_planes(const QOut<Q>& o, const QEpilogue& ep, const __m512i* sum
 // The band's uint8 results [pixel][16 channels] transposed into each channel's plane.
 inline void dwl_store_planes(const uint8_t* bytes, int64_t pixels, int64_t nc, uint8_t* y,
                              int64_t plane_out) {
-  for (int64_t j = 0; j < pixels; j += kDwlC) {
-    const int64_t n = min64(kDwlC, pixels - j);
+  for (int64_t j = 0; j < pixels; j += kQDwLanesChannels) {
+    const int64_t n = min64(kQDwLanesChannels, pixels - j);
     const __mmask16 mask = static_cast<__mmask16>((1u << n) - 1);
     __m128i v[16];
-    for (int64_t i = 0; i < kDwlC; ++i) {
-      v[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes + (j + i) * kDwlC));
+    for (int64_t i = 0; i < kQDwLanesChannels; ++i) {
+      v[i] = _mm_load_si128(reinterpret_cast<const __m128i*>(bytes + (j + i) * kQDwLanesChannels));
     }
     transpose16x16_u8(v);
     for (int64_t c = 0; c < nc; ++c) _mm_mask_storeu_epi8(y + c * plane_out + j, mask, v[c]);
@@ -224,29 +221,29 @@ inline void dwl_store_planes(const uint8_t* bytes, int64_t pixels, int64_t nc, u
 template <class Q>
 void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint8_t* packed,
                      const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end) {
-  static_assert(Q::kLanes == kDwlC, "a channel's sums are finished in vectors of 16 pixels");
+  static_assert(Q::kLanes == kQDwLanesChannels,
+                "a channel's sums are finished in vectors of 16 pixels");
   const FlushDenormals ftz;
   const QOut<Q> o(ep, y);
   const cpu::Conv2DParams& p = pl.p;
   const int64_t plane_in = p.in_h * p.in_w, plane_out = p.out_h * p.out_w;
-  const int64_t group_bytes = (p.k_h * pl.quads_w + 1) * 64;
-  const int64_t pitch = round_up(pl.band_rows * p.out_w, kDwlC);
+  const int64_t group_bytes = qdepthwise_lanes_group_bytes(p);
+  const int64_t pitch = round_up(pl.band_rows * p.out_w, kQDwLanesChannels);
   auto* quads = reinterpret_cast<__m512i*>(scratch);
   auto* t = reinterpret_cast<__m128i*>(quads + pl.in_rows * pl.wq);
   __m512i* sums = quads + pl.in_rows * pl.wq + ceil_div(pl.wt, 4);
-  auto* chan = reinterpret_cast<int32_t*>(sums + pitch + kDwlC);
+  auto* chan = reinterpret_cast<int32_t*>(sums + pitch + kQDwLanesChannels);
   const auto x_zero = static_cast<uint8_t>(ep.in_zero);
   const bool lanes_epilogue = o.direct_u8 && ep.z_u8 == nullptr;
   for (int64_t task = begin; task < end; ++task) {
     const int64_t band = task % pl.bands, g = task / pl.bands % pl.groups;
     const int64_t b = task / pl.bands / pl.groups;
-    const int64_t c0 = g * kDwlC, nc = min64(kDwlC, p.out_c - c0);
+    const int64_t c0 = g * kQDwLanesChannels, nc = min64(kQDwLanesChannels, p.out_c - c0);
     const int64_t oh0 = band * pl.band_rows, rows = min64(pl.band_rows, p.out_h - oh0);
     const int64_t pixels = rows * p.out_w;
-    const uint8_t* x_c[kDwlC];
+    const uint8_t* x_c[kQDwLanesChannels];
     for (int64_t c = 0; c < nc; ++c) x_c[c] = x + (b * p.in_c + c0 + c) * plane_in;
-    const int64_t in_rows = (rows - 1) * p.stride_h + (p.k_h - 1) * p.dil_h + 1;
-    for (int64_t r = 0; r < in_rows; ++r) {
+    for (int64_t r = 0; r < qdepthwise_lanes_in_rows(p, rows); ++r) {
       dwl_fill_row(pl, x_c, nc, x_zero, oh0 * p.stride_h + r, t, quads + r * pl.wq);
     }
     const uint8_t* w = packed + g * group_bytes;
@@ -261,7 +258,7 @@ void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint
       continue;
     }
     // uint8 out, no residual: the epilogue in the lanes (per-channel scale and bias vectors).
-    alignas(64) float scale_c[kDwlC] = {}, bias_c[kDwlC] = {};
+    alignas(64) float scale_c[kQDwLanesChannels] = {}, bias_c[kQDwLanesChannels] = {};
     for (int64_t c = 0; c < nc; ++c) {
       scale_c[c] = o.scaled(ep.in_scale * ep.w_scale[c0 + c]);
       bias_c[c] = o.bias(ep.bias, c0 + c);
@@ -271,7 +268,7 @@ void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint
     for (int64_t r = 0; r < rows; ++r) {
       dwl_row(pl, quads, w, start, r, [&](int64_t px, __m512i v) {
         const __m512 f = _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), scale, bias);
-        _mm_store_si128(reinterpret_cast<__m128i*>(bytes + px * kDwlC),
+        _mm_store_si128(reinterpret_cast<__m128i*>(bytes + px * kQDwLanesChannels),
                         _mm512_cvtepi32_epi8(direct_u8_quantize(o, f)));
       });
     }
