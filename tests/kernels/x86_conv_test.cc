@@ -251,6 +251,30 @@ TEST(X86FusedConvTactic, ActivationsAtTheExtremes) {
   }
 }
 
+// Sigmoid and SiLU on exact inputs, so that the tolerance is theirs alone: a 1x1 convolution of
+// one channel with weights 1 and no bias passes x through unchanged, over [-30, 30) (where the
+// sigmoid spans 1e-13 to 1) and past the exponent's range. 1e-6 relative is about 17 ulp; the
+// epilogue's form is within 8. The kernels flush denormals: a sigmoid below 1.2e-38 is 0, so SiLU
+// is up to 88 times that off.
+TEST(X86FusedConvTactic, SigmoidAndSiluAreAccurate) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.cin = 1, .cout = 3, .h = 50, .w = 61, .kh = 1, .kw = 1};
+  for (const std::string& isa : isas) {
+    for (const char* act : {"Sigmoid", "Silu"}) {
+      SCOPED_TRACE(act);
+      OpCase c = fused_conv_case(g, false, false, act);
+      float* x = c.inputs[0].tensor->data<float>();
+      const int64_t n = g.h * g.w;
+      for (int64_t i = 0; i < n; ++i) x[i] = -30.0f + 60.0f * static_cast<float>(i) / n;
+      const float edges[] = {-88.2f, -88.4f, -87.0f, 88.5f, 89.0f, -104.0f};
+      std::copy(std::begin(edges), std::end(edges), x);
+      std::ranges::fill(c.inputs[1].tensor->span<float>(), 1.0f);
+      expect_matches_reference(name("gemm1x1", isa, true), c, Tolerance{1e-6, 1.1e-36});
+    }
+  }
+}
+
 TEST(X86ConvTactic, PrepackedAndThreadedMatchTheReference) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);

@@ -40,19 +40,36 @@ inline __attribute__((always_inline)) typename T::V exp_v(typename T::V x) {
   return T::select(T::is_nan(x), x, e);
 }
 
-// 1 / (1 + exp(-x)), with z = -x clamped to [-87, 89] first: 2^n then stays a normal float below
-// (the sigmoid is 1 to float precision past x = 87) and becomes +inf at n = 128 above (so the
-// sigmoid is 0, and SiLU(-inf) is -inf * 0 = NaN as in the reference), without exp_v's two-factor
-// power and range selects (which made SiLU, EfficientNet's activation, a fifth of its run).
-// max(lo, z) and min(hi, z) keep a NaN (x86 returns the second operand): NaN stays NaN.
+// 1 / (1 + exp(-x)) in few vector operations: SiLU (x sigmoid(x)), EfficientNet's and YOLOv8's
+// activation, took 15% of EfficientNet-B0's run with exp_v's form and a division (0.95 of 6.3 ms
+// on Zen 4, against the same engine without it; 0.7 ms with this one). exp(-x) = 2^n e^-s, with n =
+// round(-x log2 e) and s = x + n ln2 (|s| <= ln2 / 2, one-constant reduction: at most 2e-7 off
+// where |n| is largest); e^-s by a degree-5 polynomial fitted for relative error (9.5e-8), and the
+// reciprocal as rcp and one Newton step. Adding 1.5 * 2^23 + 127 rounds -x log2 e to an integer and
+// leaves n
+// + 127 in the low mantissa bits: shifted into the exponent field they are 2^n. From -88.3 to 88
+// (x is clamped above), n + 127 stays in [0, 254] (at 0 the shifted bits are +0: sigmoid is 1 to
+// float precision there) and 1 + 2^n e^-s is finite; below -88.3, whatever the lanes hold, the
+// sigmoid is set to 0, so SiLU(-inf) = -inf * 0 = NaN as in the reference. The clamp keeps a NaN x
+// (min returns its second operand on NaN) and NaN stays NaN through the rest. Within 5 ulp of the
+// reference for |x| < 20 (about 8 at the edges, on values of 1e-37).
 template <class T>
 inline __attribute__((always_inline)) typename T::V sigmoid_v(typename T::V x) {
   using V = typename T::V;
-  const V z = T::min(T::set1(89.0f), T::max(T::set1(-87.0f), T::sub(T::zero(), x)));
-  V n;
-  const V p = exp_reduced<T>(z, n);
-  const V one = T::set1(1.0f);
-  return T::div(one, T::fmadd(p, T::pow2i(n), one));
+  constexpr float kLo = -88.3f;
+  const V xc = T::min(T::set1(88.0f), x);
+  const V magic = T::set1(12583039.0f);  // 1.5 * 2^23 + 127
+  const V t = T::fmadd(xc, T::set1(-1.44269504088896341f), magic);
+  const V n = T::sub(t, magic);
+  const V s = T::fmadd(n, T::set1(0.693147180559945f), xc);
+  V p = T::set1(-8.290315047e-3f);  // e^-s = sum c_i (-s)^i: odd coefficients negated
+  p = T::fmadd(p, s, T::set1(4.189793020e-2f));
+  p = T::fmadd(p, s, T::set1(-1.666763574e-1f));
+  p = T::fmadd(p, s, T::set1(4.999915063e-1f));
+  p = T::fmadd(p, s, T::set1(-9.999997020e-1f));
+  p = T::fmadd(p, s, T::set1(1.0f));
+  const V d = T::fmadd(p, T::exponent_from_low_bits(t), T::set1(1.0f));
+  return T::zero_where(T::lt(x, T::set1(kLo)), T::recip(d));
 }
 
 // tanh: a Taylor polynomial below |x| = 0.5 (where 1 - 2 / (e^2x + 1) would cancel), that form

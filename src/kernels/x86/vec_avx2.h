@@ -101,6 +101,17 @@ struct VecAvx2 {
     const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
   }
+  // The float whose exponent field holds a's low 8 bits (bits 0-7 of a's mantissa), its mantissa
+  // 0: 2^(k - 127) for k in [1, 254], +0 for k = 0.
+  static V exponent_from_low_bits(V a) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(a), 23));
+  }
+  // 1 / d within about 2 ulp: vrcpps (relative error 1.5 * 2^-12) and one Newton step.
+  static V recip(V d) {
+    const V r = _mm256_rcp_ps(d);
+    return _mm256_mul_ps(r, _mm256_fnmadd_ps(d, r, _mm256_set1_ps(2.0f)));
+  }
+  static V zero_where(Mask m, V a) { return _mm256_andnot_ps(m, a); }
   // p * 2^n for integral n in [-150, 128]: 2^n as two factors so that neither leaves the normal
   // range of pow2i.
   static V ldexp(V p, V n) {

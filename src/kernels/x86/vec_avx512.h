@@ -108,11 +108,17 @@ struct VecAvx512 {
   static V round(V a) {
     return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   }
-  // 2^n for integral n in [-126, 127].
-  static V pow2i(V n) {
-    const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+  // The float whose exponent field holds a's low 8 bits (bits 0-7 of a's mantissa), its mantissa
+  // 0: 2^(k - 127) for k in [1, 254], +0 for k = 0.
+  static V exponent_from_low_bits(V a) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(a), 23));
   }
+  // 1 / d within about 1 ulp: vrcp14ps (relative error 2^-14) and one Newton step.
+  static V recip(V d) {
+    const V r = _mm512_rcp14_ps(d);
+    return _mm512_mul_ps(r, _mm512_fnmadd_ps(d, r, _mm512_set1_ps(2.0f)));
+  }
+  static V zero_where(Mask m, V a) { return _mm512_mask_mov_ps(a, m, _mm512_setzero_ps()); }
   // p * 2^n for integral n in [-150, 128], rounded as one multiply (overflow to inf, underflow
   // to a denormal or 0): one vscalefps.
   static V ldexp(V p, V n) { return _mm512_scalef_ps(p, n); }
