@@ -1,8 +1,8 @@
 #pragma once
 // Softmax along contiguous rows behind kernels.h, over a float traits type T: per row the max, then
 // exp(x - max) stored and summed, then the row scaled by 1 / sum. Three passes over a row that
-// stays in L1 (an attention row is a few hundred floats); exp_v is the vector exp of the fused
-// activations. Included by each ISA's translation unit, like kernels_impl.h.
+// stays in L1 (an attention row is a few hundred floats); x - max <= 0, so the exp is
+// kernels_math.h's exp_upto88_v. Included by each ISA's translation unit, like kernels_impl.h.
 
 #include <cmath>
 #include <limits>
@@ -25,13 +25,13 @@ void softmax_row(int64_t n, const float* x, float* y) {
   const V vm = T::set1(m);
   V vsum = T::zero();
   for (int64_t i = 0; i < full; i += kL) {
-    const V e = exp_v<T>(T::sub(T::loadu(x + i), vm));
+    const V e = exp_upto88_v<T>(T::sub(T::loadu(x + i), vm));
     T::storeu(y + i, e);
     vsum = T::add(vsum, e);
   }
   float sum = T::reduce_add(vsum);
   if (tail > 0) {
-    T::store_n(y + full, exp_v<T>(T::sub(T::load_n(x + full, tail), vm)), tail);
+    T::store_n(y + full, exp_upto88_v<T>(T::sub(T::load_n(x + full, tail), vm)), tail);
     for (int64_t i = full; i < n; ++i) sum += y[i];
   }
   const V inv = T::set1(1.0f / sum);
@@ -65,7 +65,7 @@ void softmax_rows_wide(int64_t n, const float* x, float* y) {
   }
   for (int64_t i = 0; i < full; i += kL) {
     for (int r = 0; r < R; ++r) {
-      const V e = exp_v<T>(T::sub(T::loadu(x + r * n + i), m[r]));
+      const V e = exp_upto88_v<T>(T::sub(T::loadu(x + r * n + i), m[r]));
       T::storeu(y + r * n + i, e);
       sum[r] = T::add(sum[r], e);
     }
@@ -73,7 +73,7 @@ void softmax_rows_wide(int64_t n, const float* x, float* y) {
   V inv[R];
   for (int r = 0; r < R; ++r) {
     if (tail) {
-      const V e = exp_v<T>(T::sub(xt[r], m[r]));
+      const V e = exp_upto88_v<T>(T::sub(xt[r], m[r]));
       T::storeu(y + r * n + last, e);
       sum[r] = T::add(sum[r], T::select(fresh, e, T::zero()));
     }
