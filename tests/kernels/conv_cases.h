@@ -24,9 +24,11 @@ struct ConvGeom {
   int64_t stride = 1, pad = 0, dil = 1;
 };
 
-// Output extent along one axis (< 1 when the window does not fit).
+// Output extent along one axis (0 when the window does not fit: C++ division truncates toward
+// zero, so a window one short of a stride-2 input would otherwise count as one pixel).
 inline int64_t conv_out_dim(int64_t in, int64_t k, int64_t stride, int64_t pad, int64_t dil) {
-  return (in + 2 * pad - (k - 1) * dil - 1) / stride + 1;
+  const int64_t room = in + 2 * pad - (k - 1) * dil - 1;
+  return room < 0 ? 0 : room / stride + 1;
 }
 
 // The output has at least one pixel.
