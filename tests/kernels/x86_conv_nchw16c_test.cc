@@ -238,7 +238,8 @@ TEST(X86ConvNchw16c, DenseWithEpiloguesOnThreads) {
 
 // A first layer: X NCHW (x_layout "nchw"), Y blocked, on the dense kernel: stems of 3 channels
 // (MobileNet's 3x3 stride 2, ResNet's 7x7 stride 2), one channel (group 1 and depthwise at once), a
-// 1x1, more than one block of channels; epilogues and threads.
+// 1x1, more than one block of channels, strides 1, 2 (constants in the kernel) and 3, padded
+// columns on either edge; epilogues and threads.
 TEST(X86ConvNchw16c, DenseWithAnNchwInput) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -249,6 +250,7 @@ TEST(X86ConvNchw16c, DenseWithAnNchwInput) {
       {.cin = 1, .cout = 20, .h = 6, .w = 7, .pad = 1},
       {.cin = 5, .cout = 24, .h = 4, .w = 9, .kh = 1, .kw = 1},
       {.cin = 20, .cout = 40, .h = 5, .w = 6, .stride = 2, .pad = 1, .dil = 2},
+      {.cin = 3, .cout = 16, .h = 11, .w = 40, .stride = 3, .pad = 1},  // the run-time stride
   };
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : geoms) {

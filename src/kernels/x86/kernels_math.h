@@ -220,6 +220,20 @@ inline __attribute__((always_inline)) typename T::V finish_v(const Epilogue& ep,
 template <class T, int N>
 inline __attribute__((always_inline)) void activate_n(const Epilogue& ep, typename T::V* x) {
   switch (ep.act) {
+    // The simple ones in their own loops: in the default case below, the possible call of
+    // activate_v made GCC spill the N accumulators around it (a tenth of a plain stem's tile).
+    case Act::kNone:
+      return;
+    case Act::kRelu:
+#pragma GCC unroll 48
+      for (int i = 0; i < N; ++i) x[i] = T::max(T::zero(), x[i]);
+      return;
+    case Act::kClip: {
+      const typename T::V lo = T::set1(ep.act_alpha), hi = T::set1(ep.act_beta);
+#pragma GCC unroll 48
+      for (int i = 0; i < N; ++i) x[i] = T::min(hi, T::max(lo, x[i]));
+      return;
+    }
     case Act::kSigmoid:
 #pragma GCC unroll 16
       for (int i = 0; i < N; ++i) x[i] = sigmoid_v<T>(x[i]);

@@ -495,14 +495,20 @@ struct DenseArgs {
 // A plain (NCHW) X's tile whose every tap column lies inside the input row: the taps' pixels are
 // at fixed strides from one pointer, so no per-tap pixel table. A first layer has 3 channels, so a
 // tap is 3 broadcasts per pixel: building the table cost more than its FMAs (MobileNetV2's stem ran
-// at 36% of the FMA peak).
-template <class T, int P, int NB>
-inline __attribute__((always_inline)) void dense_plain_inside(const Nchw16cConvPlan& pl,
-                                                              const DenseArgs& a, int64_t oh,
-                                                              int64_t ow0, typename T::V* acc) {
+// at 36% of the FMA peak). S: the column stride when it is 1 or 2 (0: sw at run time); a constant
+// one makes each pixel's broadcast an immediate offset, where a run-time one kept 11 pixels'
+// offsets on the stack, reloaded every channel. Its own accumulators: shared with dense_tile's
+// general path, they lived on the stack.
+template <class T, int P, int NB, int S>
+void dense_plain_inside_s(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64_t ow0,
+                          const Epilogue& ep) {
+  using V = typename T::V;
   constexpr int NW = NB * kNv<T>;
   const cpu::Conv2DParams& p = pl.p;
-  const int64_t plane = p.in_h * p.in_w, sw = p.stride_w;
+  const int64_t plane = p.in_h * p.in_w, sw = S != 0 ? S : p.stride_w;
+  V acc[P * NW];
+#pragma GCC unroll 48
+  for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
   for (int64_t kh = 0; kh < p.k_h; ++kh) {
     const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
     if (ih < 0 || ih >= p.in_h) continue;
@@ -516,6 +522,20 @@ inline __attribute__((always_inline)) void dense_plain_inside(const Nchw16cConvP
             w, a.w_block, [&](int q) { return xc[q * sw]; }, acc);
       }
     }
+  }
+  store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
+}
+
+template <class T, int P, int NB>
+void dense_plain_inside(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t oh, int64_t ow0,
+                        const Epilogue& ep) {
+  switch (pl.p.stride_w) {
+    case 1:
+      return dense_plain_inside_s<T, P, NB, 1>(pl, a, oh, ow0, ep);
+    case 2:
+      return dense_plain_inside_s<T, P, NB, 2>(pl, a, oh, ow0, ep);
+    default:
+      return dense_plain_inside_s<T, P, NB, 0>(pl, a, oh, ow0, ep);
   }
 }
 
@@ -531,20 +551,28 @@ void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t q0, const
   constexpr int NW = NB * kNv<T>;
   alignas(64) static constexpr float kZeros[kBlk] = {};
   const cpu::Conv2DParams& p = pl.p;
+  if constexpr (Plain) {  // a plain X's tile stays in its row
+    const int64_t oh = q0 / p.out_w, ow = q0 % p.out_w;
+    const int64_t last = (ow + P - 1) * p.stride_w - p.pad_left + (p.k_w - 1) * p.dil_w;
+    if (ow * p.stride_w >= p.pad_left && last < p.in_w) {
+      return dense_plain_inside<T, P, NB>(pl, a, oh, ow, ep);
+    }
+  }
   V acc[P * NW];
 #pragma GCC unroll 48
   for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
-  int64_t ih0[P], iw0[P];  // each pixel's input pixel of tap (0, 0), maybe in the padding
+  // Each pixel's input pixel of tap (0, 0), maybe in the padding. One division, then the column
+  // steps (a division per pixel cost a plain stem a third of its FMA time: its channel loop is 3
+  // long).
+  int64_t ih0[P], iw0[P];
+  int64_t oh = q0 / p.out_w, ow = q0 % p.out_w;
 #pragma GCC unroll 12
   for (int i = 0; i < P; ++i) {
-    ih0[i] = ((q0 + i) / p.out_w) * p.stride_h - p.pad_top;
-    iw0[i] = ((q0 + i) % p.out_w) * p.stride_w - p.pad_left;
-  }
-  if constexpr (Plain) {
-    const int64_t last = iw0[P - 1] + (p.k_w - 1) * p.dil_w;
-    if (iw0[0] >= 0 && last < p.in_w) {
-      dense_plain_inside<T, P, NB>(pl, a, q0 / p.out_w, q0 % p.out_w, acc);
-      return store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
+    ih0[i] = oh * p.stride_h - p.pad_top;
+    iw0[i] = ow * p.stride_w - p.pad_left;
+    if (++ow == p.out_w) {
+      ow = 0;
+      ++oh;
     }
   }
   const int64_t tap_floats = p.in_c * kBlk;
@@ -622,7 +650,16 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
     }
   };
   if (!pl.plain_x) return run(oh0 * p.out_w, (oh1 - oh0) * p.out_w);
-  for (int64_t oh = oh0; oh < oh1; ++oh) run(oh * p.out_w, p.out_w);
+  // Columns [lo, hi) read no padding: their tiles take dense_plain_inside's fast path; the edge
+  // columns (one on each side for a padded stem) get tiles of their own, not a slow 12-pixel one.
+  const int64_t lo = std::min(p.out_w, ceil_div(p.pad_left, p.stride_w));
+  const int64_t room = p.in_w + p.pad_left - (p.k_w - 1) * p.dil_w;
+  const int64_t hi = std::clamp(room <= 0 ? 0 : ceil_div(room, p.stride_w), lo, p.out_w);
+  for (int64_t oh = oh0; oh < oh1; ++oh) {
+    run(oh * p.out_w, lo);
+    run(oh * p.out_w + lo, hi - lo);
+    run(oh * p.out_w + hi, p.out_w - hi);
+  }
 }
 
 template <class T>
