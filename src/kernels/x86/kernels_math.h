@@ -1,11 +1,12 @@
 #pragma once
 // The epilogue's math over a vector-traits type T (vec_avx512.h, vec_avx2.h): exp, the activations
-// and the per-tile epilogue itself. Included only by kernels_impl.h, inside its anonymous
-// namespace, so each ISA's copy stays in its own translation unit.
+// and the per-tile epilogue itself. Included by the kernels' *_impl.h headers inside their
+// anonymous namespace, so each ISA's copy stays in its own translation unit.
 //
 // Accuracy against the reference (double-free float math with std::exp, std::tanh, std::erf):
-// exp within ~2 ulp (vec_util.h's algorithm), tanh within ~1e-7 relative, erf (Abramowitz and
-// Stegun 7.1.26) within 1.5e-7 absolute, well inside the fused-kernel tolerances.
+// exp_v within ~2 ulp (vec_util.h's algorithm), exp_parts (sigmoid, GELU, softmax) within 3.5 ulp
+// for |x| <= 20 (6.5 at -86) and sigmoid within 5, tanh within ~1e-7 relative, erf (Abramowitz
+// and Stegun 7.1.26) within 1.5e-7 absolute, well inside the fused-kernel tolerances.
 
 // --- exp and the activations ---------------------------------------------------------------------
 
