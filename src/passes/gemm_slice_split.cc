@@ -114,6 +114,7 @@ std::optional<Split> find(const ir::Graph& g, const ir::GraphIndex& index, int n
 std::vector<ir::Node> parts(ir::Graph& g, const ir::GraphIndex& index, const Split& split) {
   const ir::Node& gemm = g.nodes[static_cast<size_t>(split.gemm)];
   const bool trans_b = gemm.attrs.get_int("transB", 0) != 0;
+  // Copies: add_constant below adds values, which may move the initializers B and C live in.
   const Tensor b = *constant_tensor(g, index, gemm.inputs[1]);
   const bool has_c = gemm.inputs.size() > 2 && gemm.inputs[2] != ir::kNoValue;
   const std::optional<Tensor> c =
@@ -138,13 +139,15 @@ std::vector<ir::Node> parts(ir::Graph& g, const ir::GraphIndex& index, const Spl
 }
 
 Status run(ir::Graph& graph, PassContext& ctx) {
+  std::optional<ir::GraphIndex> index;  // rebuilt only after a split changed the graph
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     const ir::Node& node = graph.nodes[n];
     if (!is_onnx_op(node, "Gemm") && !is_kiln_op(node, "FusedGemm")) continue;
-    const ir::GraphIndex index(graph);
-    const std::optional<Split> split = find(graph, index, static_cast<int>(n));
+    if (!index) index.emplace(graph);
+    const std::optional<Split> split = find(graph, *index, static_cast<int>(n));
     if (!split) continue;
-    std::vector<ir::Node> gemms = parts(graph, index, *split);
+    std::vector<ir::Node> gemms = parts(graph, *index, *split);
+    index.reset();
     for (const ir::Node& part : gemms) {
       ctx.log.fused(kName, part.fused_from, "kiln.FusedGemm", part.name);
     }

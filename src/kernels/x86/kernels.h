@@ -169,9 +169,10 @@ struct Nchw16cConvPlan {
   // pixels it (or the layer before, split the same way) wrote, not the other core's.
   bool co_outer = false;
   int64_t parts = 1;
-  // Depthwise: output columns [ow_lo, ow_hi) have every tap inside the input row; a task is
-  // `rows` output rows (the last chunk may be shorter) of one block of one image. Dense: a task is
-  // `rows` output rows of one co tile of one image.
+  // Output columns [ow_lo, ow_hi) have every tap inside the input row (depthwise and a plain X's
+  // dense tiles use it; ow_hi may be below ow_lo). Depthwise: a task is `rows` output rows (the
+  // last chunk may be shorter) of one block of one image. Dense: a task is `rows` output rows of
+  // one co tile of one image.
   int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
   int64_t tasks = 0;
 };

@@ -78,7 +78,7 @@ inline __attribute__((always_inline)) typename T::V exp_upto88_v(typename T::V x
 
 // 1 / (1 + exp(-x)) in few vector operations: SiLU (x sigmoid(x)), EfficientNet's and YOLOv8's
 // activation, took 15% of EfficientNet-B0's run with exp_v's form and a division (0.95 of 6.3 ms
-// on Zen 4, against the same engine without it; 0.7 ms with this one). exp(-x) by exp_parts, the
+// on Zen 4, against the same engine without it; 0.76 ms with this one). exp(-x) by exp_parts, the
 // reciprocal as rcp and one Newton step. From -88.3 to 88 (x is clamped above) 1 + exp(-x) is
 // finite; below -88.3, whatever the lanes hold, the sigmoid is set to 0, so SiLU(-inf) = -inf * 0
 // = NaN as in the reference. The clamp keeps a NaN x (min returns its second operand on NaN).

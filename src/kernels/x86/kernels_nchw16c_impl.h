@@ -551,21 +551,18 @@ void dense_tile(const Nchw16cConvPlan& pl, const DenseArgs& a, int64_t q0, const
   constexpr int NW = NB * kNv<T>;
   alignas(64) static constexpr float kZeros[kBlk] = {};
   const cpu::Conv2DParams& p = pl.p;
+  // One division, then column steps (a division per pixel cost a plain stem a third of its FMA
+  // time: its channel loop is 3 long).
+  int64_t oh = q0 / p.out_w, ow = q0 % p.out_w;
   if constexpr (Plain) {  // a plain X's tile stays in its row
-    const int64_t oh = q0 / p.out_w, ow = q0 % p.out_w;
-    const int64_t last = (ow + P - 1) * p.stride_w - p.pad_left + (p.k_w - 1) * p.dil_w;
-    if (ow * p.stride_w >= p.pad_left && last < p.in_w) {
+    if (ow >= pl.ow_lo && ow + P <= pl.ow_hi) {
       return dense_plain_inside<T, P, NB>(pl, a, oh, ow, ep);
     }
   }
   V acc[P * NW];
 #pragma GCC unroll 48
   for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
-  // Each pixel's input pixel of tap (0, 0), maybe in the padding. One division, then the column
-  // steps (a division per pixel cost a plain stem a third of its FMA time: its channel loop is 3
-  // long).
-  int64_t ih0[P], iw0[P];
-  int64_t oh = q0 / p.out_w, ow = q0 % p.out_w;
+  int64_t ih0[P], iw0[P];  // each pixel's input pixel of tap (0, 0), maybe in the padding
 #pragma GCC unroll 12
   for (int i = 0; i < P; ++i) {
     ih0[i] = oh * p.stride_h - p.pad_top;
@@ -650,11 +647,10 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
     }
   };
   if (!pl.plain_x) return run(oh0 * p.out_w, (oh1 - oh0) * p.out_w);
-  // Columns [lo, hi) read no padding: their tiles take dense_plain_inside's fast path; the edge
-  // columns (one on each side for a padded stem) get tiles of their own, not a slow 12-pixel one.
-  const int64_t lo = std::min(p.out_w, ceil_div(p.pad_left, p.stride_w));
-  const int64_t room = p.in_w + p.pad_left - (p.k_w - 1) * p.dil_w;
-  const int64_t hi = std::clamp(room <= 0 ? 0 : ceil_div(room, p.stride_w), lo, p.out_w);
+  // Columns [ow_lo, ow_hi) read no padding: their tiles take dense_plain_inside's fast path; the
+  // edge columns (one on each side for a padded stem) get tiles of their own, not a slow 12-pixel
+  // one.
+  const int64_t lo = pl.ow_lo, hi = std::max(pl.ow_hi, pl.ow_lo);
   for (int64_t oh = oh0; oh < oh1; ++oh) {
     run(oh * p.out_w, lo);
     run(oh * p.out_w + lo, hi - lo);

@@ -69,9 +69,6 @@ void plan_dense(Nchw16cConvPlan& pl, int threads) {
 
 void plan_depthwise(Nchw16cConvPlan& pl, int threads) {
   const cpu::Conv2DParams& p = pl.p;
-  pl.ow_lo = std::min(p.out_w, ceil_div(p.pad_left, p.stride_w));
-  const int64_t reach = p.in_w - 1 + p.pad_left - (p.k_w - 1) * p.dil_w;
-  pl.ow_hi = reach < 0 ? 0 : std::min(p.out_w, reach / p.stride_w + 1);
   const int64_t planes = p.batch * pl.out_blocks;
   const int64_t chunks =
       std::clamp<int64_t>(ceil_div(4 * static_cast<int64_t>(threads), planes), 1, p.out_h);
@@ -139,6 +136,9 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   pl.out_blocks = ref::channel_blocks(p.out_c);
   pl.plain_x = plain_x && !pl.depthwise;
   pl.dense = nchw16c_is_dense(p) || pl.plain_x;
+  pl.ow_lo = std::min(p.out_w, ceil_div(p.pad_left, p.stride_w));
+  const int64_t reach = p.in_w - 1 + p.pad_left - (p.k_w - 1) * p.dil_w;
+  pl.ow_hi = reach < 0 ? 0 : std::min(p.out_w, reach / p.stride_w + 1);
   if (pl.depthwise) {
     plan_depthwise(pl, threads);
   } else if (pl.dense) {

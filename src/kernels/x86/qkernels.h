@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/int_math.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/ref/qconv.h"
@@ -203,7 +204,24 @@ inline int64_t qdepthwise_lanes_in_rows(const cpu::Conv2DParams& p, int64_t rows
 // A group's packed weights: k_h x ceil(k_w / 4) vectors of 16 channels' tap quads, then their 16
 // int32 weight sums, 64 bytes each.
 inline int64_t qdepthwise_lanes_group_bytes(const cpu::Conv2DParams& p) {
-  return (p.k_h * ((p.k_w + 3) / 4) + 1) * 64;
+  return (p.k_h * ceil_div(p.k_w, 4) + 1) * 64;
+}
+// A thread's scratch, in 64-byte vectors from its start: the band's tap-quad rows; one
+// byte-transposed row (16 bytes a pixel) at `row`; the sums per pixel at `sums` (a block of 8 may
+// run 8 pixels past the band, a transpose reads 16 at a time); the sums per channel at `chan`,
+// rows of `pitch` int32 pixels.
+struct QDwLanesScratch {
+  int64_t row = 0, sums = 0, chan = 0, vectors = 0;
+  int64_t pitch = 0;
+};
+inline QDwLanesScratch qdepthwise_lanes_scratch(const QDepthwiseLanesPlan& plan) {
+  QDwLanesScratch s;
+  s.pitch = round_up(plan.band_rows * plan.p.out_w, kQDwLanesChannels);
+  s.row = plan.in_rows * plan.wq;
+  s.sums = s.row + ceil_div(plan.wt, 4);
+  s.chan = s.sums + s.pitch + kQDwLanesChannels;
+  s.vectors = s.chan + s.pitch;  // 16 int32 a vector: pitch vectors hold 16 channels' rows
+  return s;
 }
 // "" when the kernel runs p, else why not.
 std::string qdepthwise_lanes_why_not(const cpu::Conv2DParams& p);

@@ -323,14 +323,7 @@ void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, 
 }
 
 size_t qdepthwise_lanes_scratch_bytes(const QDepthwiseLanesPlan& plan) {
-  const cpu::Conv2DParams& p = plan.p;
-  const int64_t pixels = plan.band_rows * p.out_w, pitch = round_up(pixels, kQDwLanesChannels);
-  // In 64-byte vectors: the band's tap-quad rows; one byte-transposed row (16 bytes a pixel); the
-  // sums per pixel (a block of 8 may run 8 pixels past the band, a transpose reads 16 at a time)
-  // and per channel (rows of `pitch` pixels).
-  return static_cast<size_t>(plan.in_rows * plan.wq + ceil_div(plan.wt, 4) +
-                             (pitch + kQDwLanesChannels) + pitch) *
-         64;
+  return static_cast<size_t>(qdepthwise_lanes_scratch(plan).vectors) * 64;
 }
 
 void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,

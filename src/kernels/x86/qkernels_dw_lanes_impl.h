@@ -228,11 +228,12 @@ void qdw_lanes_tasks(const QDepthwiseLanesPlan& pl, const uint8_t* x, const uint
   const cpu::Conv2DParams& p = pl.p;
   const int64_t plane_in = p.in_h * p.in_w, plane_out = p.out_h * p.out_w;
   const int64_t group_bytes = qdepthwise_lanes_group_bytes(p);
-  const int64_t pitch = round_up(pl.band_rows * p.out_w, kQDwLanesChannels);
+  const QDwLanesScratch layout = qdepthwise_lanes_scratch(pl);
+  const int64_t pitch = layout.pitch;
   auto* quads = reinterpret_cast<__m512i*>(scratch);
-  auto* t = reinterpret_cast<__m128i*>(quads + pl.in_rows * pl.wq);
-  __m512i* sums = quads + pl.in_rows * pl.wq + ceil_div(pl.wt, 4);
-  auto* chan = reinterpret_cast<int32_t*>(sums + pitch + kQDwLanesChannels);
+  auto* t = reinterpret_cast<__m128i*>(quads + layout.row);
+  __m512i* sums = quads + layout.sums;
+  auto* chan = reinterpret_cast<int32_t*>(quads + layout.chan);
   const auto x_zero = static_cast<uint8_t>(ep.in_zero);
   const bool lanes_epilogue = o.direct_u8 && ep.z_u8 == nullptr;
   for (int64_t task = begin; task < end; ++task) {

@@ -17,6 +17,10 @@ enum class QdqOp { kQuantize, kDequantize };
 
 bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kI8; }
 
+// Elements a thread's share must reach before it is worth waking: streaming conversions, a few L2
+// pages of data.
+constexpr int64_t kStreamGrain = 32768;
+
 // A scale or zero point (input i) holding one value.
 std::string per_tensor_why_not(const LayerSpec& spec, size_t i, std::string_view what) {
   const ir::TensorDesc& d = spec.inputs[i];
@@ -71,8 +75,7 @@ class QdqKernel final : public LayerKernel {
         kx::dequantize_per_tensor(isa_, x, scale, zero, signed_, static_cast<float*>(y), b, e);
       }
     };
-    // Streaming: a thread's share is worth waking it only past a few L2 pages of data.
-    parallel::parallel_for(thread_pool(), in[0].numel(), 32768, body);
+    parallel::parallel_for(thread_pool(), in[0].numel(), kStreamGrain, body);
     return Status::ok();
   }
 
@@ -129,9 +132,8 @@ class ScaleQuantizeKernel final : public LayerKernel {
         }
       }
     };
-    // As QuantizeLinear: a thread's share is worth waking it past a few L2 pages of data.
     parallel::parallel_for(thread_pool(), planes,
-                           std::max<int64_t>(1, 32768 / std::max<int64_t>(plane, 1)), body);
+                           std::max<int64_t>(1, kStreamGrain / std::max<int64_t>(plane, 1)), body);
     return Status::ok();
   }
 
