@@ -70,8 +70,8 @@ TEST(X86ConvWinograd, EveryActivationWithAndWithoutBiasAndResidual) {
   }
 }
 
-// 2 and 3 threads: a 28x28 plane splits its tiles, 256 channels on a 7x7 plane (weights larger
-// than the transformed input) split the output channels.
+// 2 and 3 threads: a 28x28 plane splits its tiles, 256 channels on a 7x7 plane (F(4x4)'s 9.4 MB
+// of weights, larger than the transformed input and kSharedWeightBytes) split the output channels.
 TEST(X86ConvWinograd, PrepackedWeightsOnThreads) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -104,7 +104,9 @@ kernels::cpu::Conv2DParams square_3x3(int64_t c, int64_t hw) {
 
 // The plan's split on two threads: a 56x56 plane of 64 channels (transformed input larger than the
 // weights) into tile blocks that share all output channels; 512 channels on 7x7 (weights larger)
-// into output-channel groups over all the tiles, so the weights stream once.
+// into output-channel groups over all the tiles, so the weights stream once. 128 channels on 28x28
+// have weights larger than the transformed input, but small enough (2.4 MB) for every thread to
+// read them and transform only its own tiles.
 TEST(X86ConvWinograd, PlansSplitTilesOrOutputChannels) {
   namespace kx = kernels::x86;
   for (kx::Isa isa : x86_kernel_isas()) {
@@ -117,6 +119,12 @@ TEST(X86ConvWinograd, PlansSplitTilesOrOutputChannels) {
     EXPECT_EQ(deep.tile_blocks, 1);
     EXPECT_GE(deep.co_groups, 4);
     EXPECT_EQ(deep.tasks, deep.co_groups);
+    const kx::WinogradPlan shared = kx::plan_winograd(isa, square_3x3(128, 28), 4, 2);
+    EXPECT_EQ(shared.co_groups, 1);
+    EXPECT_GE(shared.tile_blocks, 2);
+    const kx::WinogradPlan streamed = kx::plan_winograd(isa, square_3x3(256, 14), 4, 2);
+    EXPECT_EQ(streamed.tile_blocks, 1);
+    EXPECT_GE(streamed.co_groups, 2);
   }
 }
 

@@ -85,12 +85,17 @@ struct PwArgs {
   const float* z;     // residual at the tile's first output pixel, or null
   float* y;           // the tile's first output pixel, block 0
   int64_t y_block;    // floats from one output block to the next
+  // With a prefetching tile (pointwise_tile's Prefetch): lines of 16 floats to bring into L2,
+  // prefetch_lines of them from prefetch + c * prefetch_lines * 16 at input channel c.
+  const float* prefetch = nullptr;
+  int prefetch_lines = 0;
 };
 
 // Skip: trailing vectors of the last block that hold only padding channels (AVX2: a block of 24
 // or 40 channels' last 8 lanes): neither loaded nor multiplied, their accumulators stay zero, so
-// the store writes act(0 + residual) there as for any padding lane.
-template <class T, int P, int NB, int Skip>
+// the store writes act(0 + residual) there as for any padding lane. Prefetch: the channel loop
+// also prefetches a's lines (Winograd's next tap), spread over the loop.
+template <class T, int P, int NB, int Skip, bool Prefetch>
 void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
   using V = typename T::V;
   constexpr int NW = NB * kNv<T>;
@@ -103,6 +108,12 @@ void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
     const float* xb = a.x + (c0 / kBlk) * a.x_block;
     const int lanes = static_cast<int>(std::min(kBlk, a.in_c - c0));
     for (int l = 0; l < lanes; ++l, w += kBlk) {
+      if constexpr (Prefetch) {
+        const float* q = a.prefetch + (c0 + l) * a.prefetch_lines * kBlk;
+        for (int i = 0; i < a.prefetch_lines; ++i) {
+          _mm_prefetch(reinterpret_cast<const char*>(q + i * kBlk), _MM_HINT_T1);
+        }
+      }
       channel_step<T, P, NW, NL>(
           w, a.w_block, [&](int p) { return xb[p * a.x_pixel + l]; }, acc);
     }
@@ -110,10 +121,10 @@ void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
   store_tile<T, P, NB>(acc, a.bias, a.z, a.y, a.y_block, kBlk, ep);
 }
 
-template <class T, int NB, int Skip, int... Ps>
+template <class T, int NB, int Skip, bool Prefetch, int... Ps>
 constexpr auto pointwise_table(std::integer_sequence<int, Ps...>) {
   return std::array<void (*)(const PwArgs&, const Epilogue&), sizeof...(Ps)>{
-      &pointwise_tile<T, Ps + 1, NB, Skip>...};
+      &pointwise_tile<T, Ps + 1, NB, Skip, Prefetch>...};
 }
 
 // Tiles of up to 24 (AVX-512) or 12 (AVX2) accumulators: a plan's px_tile for nb blocks.
@@ -143,23 +154,23 @@ inline void call_tile(int nb, int pixels, const T1& t1, const T2& t2, const T3& 
   }
 }
 
-template <class T, int Skip>
+template <class T, int Skip, bool Prefetch>
 void pointwise_tile_nb(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
-  static constexpr auto t1 = pointwise_table<T, 1, Skip>(TilePixels<T, 1>());
-  static constexpr auto t2 = pointwise_table<T, 2, Skip>(TilePixels<T, 2>());
-  static constexpr auto t3 = pointwise_table<T, 3, Skip>(TilePixels<T, 3>());
-  static constexpr auto t4 = pointwise_table<T, 4, Skip>(TilePixels<T, 4>());
+  static constexpr auto t1 = pointwise_table<T, 1, Skip, Prefetch>(TilePixels<T, 1>());
+  static constexpr auto t2 = pointwise_table<T, 2, Skip, Prefetch>(TilePixels<T, 2>());
+  static constexpr auto t3 = pointwise_table<T, 3, Skip, Prefetch>(TilePixels<T, 3>());
+  static constexpr auto t4 = pointwise_table<T, 4, Skip, Prefetch>(TilePixels<T, 4>());
   call_tile(nb, pixels, t1, t2, t3, t4, a, ep);
 }
 
 // half_last: the tile's last block holds at most 8 real channels (only AVX2's two vectors per
 // block can skip one).
-template <class T>
+template <class T, bool Prefetch = false>
 void pointwise_tile_any(int pixels, int nb, bool half_last, const PwArgs& a, const Epilogue& ep) {
   if constexpr (kNv < T >> 1) {
-    if (half_last) return pointwise_tile_nb<T, 1>(pixels, nb, a, ep);
+    if (half_last) return pointwise_tile_nb<T, 1, Prefetch>(pixels, nb, a, ep);
   }
-  pointwise_tile_nb<T, 0>(pixels, nb, a, ep);
+  pointwise_tile_nb<T, 0, Prefetch>(pixels, nb, a, ep);
 }
 
 // n input pixels (x_pixel floats apart; blocks in_plane apart) times the channel scale s, into

@@ -19,6 +19,13 @@ constexpr int64_t kWinoBlock = ref::kChannelBlock;
 // tiles' products read it again for each of their alpha^2 planes.
 constexpr int64_t kInputFloats = 128 * 1024;
 
+// Transformed weights up to this size are read by every thread, each transforming only its own
+// tiles; larger ones are split by output blocks between the threads, which then transform every
+// tile (the transform is 15% of such a layer).
+// ResNet-50's 28x28 layers (2.4 MB): 0.46 (oneDNN; kiln's channel split 0.47) -> 0.40 ms in the
+// network; its 14x14 ones (9.4 MB) stay split by channels, which was 5% faster even hot.
+constexpr int64_t kSharedWeightBytes = 4 << 20;
+
 // U = G g G^T for each (output, input) channel pair, in double, into [xi][out_block][in_c][16].
 template <int M>
 void pack_m(const cpu::Conv2DParams& p, const float* w, float* packed) {
@@ -65,8 +72,9 @@ void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, fl
 }
 
 // Tile blocks as large as kInputFloats allows (each block reads every transformed weight once), or
-// all the tiles in one when the weights outweigh the image's transformed input (ResNet-50's 14x14
-// and 7x7 layers: 4 to 38 MB of weights, streamed from memory in the network); all output blocks
+// all the tiles in one when the weights outweigh the image's transformed input and
+// kSharedWeightBytes (ResNet-50's 14x14 and 7x7 layers: 9 to 38 MB of weights, streamed from
+// memory in the network); all output blocks
 // in one group. Then, for threads, smaller tile blocks while the image's transformed input
 // outweighs the weights, else smaller co groups (each re-transforms its tiles).
 WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threads) {
@@ -83,8 +91,10 @@ WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threa
   pl.co_tile = ceil_div(pl.out_blocks, co_tiles);
   pl.px_tile = nchw16c_tile_pixels(isa, pl.co_tile);
   const int64_t tile_floats = pl.alpha * pl.alpha * pl.in_blocks * kWinoBlock;
+  const auto weight_floats = static_cast<int64_t>(winograd_packed_weights_floats(p, m));
   const bool weights_larger =
-      static_cast<int64_t>(winograd_packed_weights_floats(p, m)) > tile_floats * pl.tiles;
+      weight_floats > tile_floats * pl.tiles &&
+      weight_floats * static_cast<int64_t>(sizeof(float)) > kSharedWeightBytes;
   pl.tile_block = std::max(pl.px_tile, kInputFloats / tile_floats / pl.px_tile * pl.px_tile);
   if (weights_larger) pl.tile_block = round_up(pl.tiles, pl.px_tile);
   pl.tile_block = std::min(pl.tile_block, round_up(pl.tiles, pl.px_tile));
