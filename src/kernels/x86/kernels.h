@@ -238,6 +238,10 @@ struct WinogradPlan {
   int64_t co_group = 0, co_groups = 0;
   int64_t co_tile = 0, px_tile = 0;
   int64_t tasks = 0;
+  // Floats from one alpha^2 plane of the transformed input ([xi][cb][tile][16]) or of the
+  // products ([xi][block][tile][16]) to the next: a tile's alpha^2 values are read or written
+  // together, and plane sizes that are multiples of 4 KiB put them all in one L1 set.
+  int64_t v_plane = 0, m_plane = 0;
 };
 
 // Packed: [alpha^2][out_blocks][in_c][16] (each transformed tap in the pointwise kernel's layout),

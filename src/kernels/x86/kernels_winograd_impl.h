@@ -170,7 +170,7 @@ void wino_transform_input(const WinogradPlan& pl, const float* x, int64_t t0, in
   constexpr int kGroup = 8;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t in_plane = p.in_h * p.in_w * kBlk;
-  const int64_t v_xi = pl.in_blocks * pl.tile_block * kBlk;
+  const int64_t v_xi = pl.v_plane;
   WinoTileInput<A> in[kGroup];
   for (int64_t g = 0; g < nt; g += kGroup) {
     const int n = static_cast<int>(std::min<int64_t>(kGroup, nt - g));
@@ -222,7 +222,7 @@ void wino_co_tile(const WinogradPlan& pl, const float* packed, const float* v, f
   constexpr int A = M + 2;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t tb = pl.tile_block;
-  const int64_t v_xi = pl.in_blocks * tb * kBlk, m_xi = pl.co_tile * tb * kBlk;
+  const int64_t v_xi = pl.v_plane, m_xi = pl.m_plane;
   const int64_t w_xi = pl.out_blocks * p.in_c * kBlk;
   const bool half_last = p.out_c - (ob0 + nb - 1) * kBlk <= kBlk / 2;
   const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
@@ -264,7 +264,7 @@ void winograd_tasks_m(const WinogradPlan& pl, const float* packed, const Winogra
   const FlushDenormals ftz;
   const cpu::Conv2DParams& p = pl.p;
   float* v = io.scratch;
-  float* mbuf = v + A * A * pl.in_blocks * pl.tile_block * kBlk;
+  float* mbuf = v + A * A * pl.v_plane;
   for (int64_t task = begin; task < end; ++task) {
     const int64_t g = task % pl.co_groups, rest = task / pl.co_groups;
     const int64_t n = rest / pl.tile_blocks;

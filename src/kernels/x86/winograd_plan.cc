@@ -54,6 +54,12 @@ void pack_m(const cpu::Conv2DParams& p, const float* w, float* packed) {
   }
 }
 
+// floats (a whole number of 64-byte lines) rounded up to an odd number of lines: up to 64 planes
+// that far apart then fall in distinct L1 sets.
+int64_t odd_lines(int64_t floats) {
+  return (floats / kWinoBlock) % 2 == 1 ? floats : floats + kWinoBlock;
+}
+
 }  // namespace
 
 bool winograd_applies(const cpu::Conv2DParams& p) {
@@ -117,12 +123,13 @@ WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threa
     }
     count();
   }
+  pl.v_plane = odd_lines(pl.in_blocks * pl.tile_block * kWinoBlock);
+  pl.m_plane = odd_lines(pl.co_tile * pl.tile_block * kWinoBlock);
   return pl;
 }
 
 size_t winograd_scratch_floats(const WinogradPlan& plan) {
-  const int64_t planes = plan.alpha * plan.alpha * plan.tile_block * kWinoBlock;
-  return static_cast<size_t>(planes * (plan.in_blocks + plan.co_tile));
+  return static_cast<size_t>(plan.alpha * plan.alpha * (plan.v_plane + plan.m_plane));
 }
 
 void winograd_run(const WinogradPlan& plan, const float* packed_w, const WinogradIo& io,
