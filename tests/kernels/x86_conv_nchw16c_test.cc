@@ -341,19 +341,40 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 1).parts, 1);
 }
 
-// A 1x1 whose pixels make few chunks (MobileNetV2's 96 -> 576 at 14x14): whole chunks per thread,
-// the last at least 90% of the others (196 had been cut 168 + 28).
+// A 1x1's chunks (MobileNetV2's 96 -> 576 at 14x14, its 960 -> 160 at 7x7, ResNet-50's 1024 ->
+// 256 at 14x14): as many as a multiple of the threads, covering the pixels in order, no two more
+// than one register tile apart (196 pixels had been cut 168 + 28, 49 as 15 + 15 + 15 + 4).
 TEST(X86ConvNchw16c, PointwiseChunksAreEvenAndAMultipleOfTheThreads) {
-  kernels::cpu::Conv2DParams pw;
-  pw.in_c = 96;
-  pw.out_c = 576;
-  pw.in_h = pw.in_w = pw.out_h = pw.out_w = 14;
-  for (int threads : {2, 3}) {
-    const auto plw = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, pw, threads);
-    ASSERT_FALSE(plw.dense);
-    EXPECT_EQ(plw.chunks % threads, 0) << threads << " threads";
-    const int64_t last = 196 - (plw.chunks - 1) * plw.chunk;
-    EXPECT_GE(last * 10, plw.chunk * 9) << threads << " threads: " << plw.chunk << ", " << last;
+  struct Layer {
+    int64_t in_c, out_c, hw;
+  };
+  for (const Layer l : {Layer{96, 576, 14}, Layer{960, 160, 7}, Layer{1024, 256, 14}}) {
+    kernels::cpu::Conv2DParams pw;
+    pw.in_c = l.in_c;
+    pw.out_c = l.out_c;
+    pw.in_h = pw.in_w = pw.out_h = pw.out_w = l.hw;
+    for (const auto isa : {kernels::x86::Isa::kAvx512, kernels::x86::Isa::kAvx2}) {
+      for (int threads : {2, 3}) {
+        SCOPED_TRACE(::testing::Message() << l.in_c << "->" << l.out_c << " at " << l.hw << ", "
+                                          << threads << " threads");
+        const auto plw = kernels::x86::plan_nchw16c_conv(isa, pw, threads);
+        ASSERT_FALSE(plw.dense);
+        EXPECT_EQ(plw.chunks % threads, 0);
+        int64_t at = 0, least = plw.chunk, most = 0;
+        for (int64_t c = 0; c < plw.chunks; ++c) {
+          const auto [q0, q1] = kernels::x86::nchw16c_chunk_range(plw, c);
+          EXPECT_EQ(q0, at);
+          EXPECT_EQ(q0 % plw.px_tile, 0);
+          EXPECT_LE(q1 - q0, plw.chunk);
+          const int64_t tiles = (q1 - q0 + plw.px_tile - 1) / plw.px_tile;
+          least = std::min(least, tiles);
+          most = std::max(most, tiles);
+          at = q1;
+        }
+        EXPECT_EQ(at, l.hw * l.hw);
+        EXPECT_LE(most - least, 1);
+      }
+    }
   }
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/conv.h"
@@ -160,8 +161,8 @@ struct Nchw16cConvPlan {
   bool plain_x = false;  // dense only: X is NCHW (a first layer's few channels), Y blocked
   int64_t in_blocks = 0, out_blocks = 0;
   // Pointwise and dense: a tile is co_tile blocks (the last may be narrower) by px_tile pixels.
-  // Pointwise: a task is one co tile over `chunk` output pixels (a multiple of px_tile; the last
-  // chunk may be shorter) of one image.
+  // Pointwise: a task is one co tile over a chunk of an image's output pixels
+  // (nchw16c_chunk_range; `chunk` is the largest, a multiple of px_tile).
   int64_t co_tile = 0, co_tiles = 0, px_tile = 0, chunk = 0, chunks = 0;
   // Pointwise and dense: consecutive tasks share a co tile (its weights outweigh an image's input)
   // rather than a chunk of pixels. The (image, chunk) spans then split into `parts` contiguous
@@ -194,6 +195,9 @@ struct Nchw16cTask {
   int64_t co_tile = 0, span = 0;
 };
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task);
+// Pointwise: output pixels [first, second) of chunk c, the image's px_tile tiles (the last may be
+// shorter) dealt out so that two chunks differ by at most one tile.
+std::pair<int64_t, int64_t> nchw16c_chunk_range(const Nchw16cConvPlan& plan, int64_t c);
 // A run's tensors, all blocked but the bias.
 struct Nchw16cConvIo {
   const float* x = nullptr;

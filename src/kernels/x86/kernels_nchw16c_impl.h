@@ -697,7 +697,7 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
       continue;
     }
     const int64_t c = rest % pl.chunks, n = rest / pl.chunks;
-    const int64_t q0 = c * pl.chunk, q1 = std::min(p.out_h * p.out_w, q0 + pl.chunk);
+    const auto [q0, q1] = nchw16c_chunk_range(pl, c);
     const int64_t in_image = pl.in_blocks * p.in_h * p.in_w * kBlk;
     const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
     const float* s = io.x_scale;

@@ -27,6 +27,7 @@ void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
   const cpu::Conv2DParams& p = pl.p;
   plan_tiles(pl);
   const int64_t pixels = p.out_h * p.out_w;
+  const int64_t tiles = ceil_div(pixels, pl.px_tile);
   int64_t chunk =
       std::max(pl.px_tile, kChunkFloats / std::max<int64_t>(p.in_c, 1) / pl.px_tile * pl.px_tile);
   // At least two tasks per thread where the pixels allow, so no thread idles at the end.
@@ -35,14 +36,14 @@ void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
   if (threads > 1 && per_image * ceil_div(pixels, chunk) < want) {
     chunk = round_up(ceil_div(pixels, ceil_div(want, per_image)), pl.px_tile);
   }
-  pl.chunk = std::min(chunk, round_up(pixels, pl.px_tile));
-  pl.chunks = ceil_div(pixels, pl.chunk);
-  // Chunks of nearly equal size, as many as a multiple of the threads: a thread's share of the
-  // pixels is then whole chunks of equal work (196 pixels had been 168 + 28).
-  if (threads > 1 && pl.chunks > 1) {
-    pl.chunk = round_up(ceil_div(pixels, round_up(pl.chunks, int64_t{threads})), pl.px_tile);
-    pl.chunks = ceil_div(pixels, pl.chunk);
-  }
+  pl.chunks = ceil_div(pixels, std::min(chunk, round_up(pixels, pl.px_tile)));
+  // As many chunks as a multiple of the threads, each of nearly the same number of tiles
+  // (nchw16c_chunk_range): a thread's share is then whole chunks of equal work. Chunks of a whole
+  // number of tiles but one had cut 196 pixels 168 + 28, and 49 (MobileNetV2's 960 -> 160 at 7x7,
+  // two chunks a thread) 15 + 15 and 15 + 4: 10 tiles on one thread, 7 on the other.
+  if (threads > 1 && pl.chunks > 1) pl.chunks = round_up(pl.chunks, int64_t{threads});
+  pl.chunks = std::min(pl.chunks, tiles);
+  pl.chunk = ceil_div(tiles, pl.chunks) * pl.px_tile;
   pl.tasks = p.batch * pl.chunks * pl.co_tiles;
 }
 
@@ -160,6 +161,15 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
 size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
   if (plan.depthwise || plan.dense) return 0;
   return static_cast<size_t>(plan.in_blocks * nchw16c_tile_pixels(plan.isa, 1) * kBlk);
+}
+
+std::pair<int64_t, int64_t> nchw16c_chunk_range(const Nchw16cConvPlan& plan, int64_t c) {
+  const int64_t pixels = plan.p.out_h * plan.p.out_w;
+  const int64_t tiles = ceil_div(pixels, plan.px_tile);
+  const auto first = [&](int64_t i) {
+    return std::min(pixels, tiles * i / plan.chunks * plan.px_tile);
+  };
+  return {first(c), first(c + 1)};
 }
 
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task) {
