@@ -342,24 +342,35 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
 }
 
 // A 1x1's chunks (MobileNetV2's 96 -> 576 at 14x14, its 960 -> 160 at 7x7, ResNet-50's 1024 ->
-// 256 at 14x14): as many as a multiple of the threads, covering the pixels in order, no two more
-// than one register tile apart (196 pixels had been cut 168 + 28, 49 as 15 + 15 + 15 + 4).
-TEST(X86ConvNchw16c, PointwiseChunksAreEvenAndAMultipleOfTheThreads) {
+// 256 at 14x14) and a dense layer's on a blocked X (ResNet-50's stride-2 3x3 of 512 channels, 7x7
+// out): as many as a multiple of the threads, covering the pixels in order, no two more than one
+// register tile apart (196 pixels had been cut 168 + 28, 49 as 15 + 15 + 15 + 4, the dense
+// layer's 7 rows as 4 + 3).
+TEST(X86ConvNchw16c, ChunksAreEvenAndAMultipleOfTheThreads) {
   struct Layer {
-    int64_t in_c, out_c, hw;
+    int64_t in_c, out_c, hw, k = 1;
   };
-  for (const Layer l : {Layer{96, 576, 14}, Layer{960, 160, 7}, Layer{1024, 256, 14}}) {
+  for (const Layer l :
+       {Layer{96, 576, 14}, Layer{960, 160, 7}, Layer{1024, 256, 14}, Layer{512, 512, 7, 3}}) {
     kernels::cpu::Conv2DParams pw;
     pw.in_c = l.in_c;
     pw.out_c = l.out_c;
     pw.in_h = pw.in_w = pw.out_h = pw.out_w = l.hw;
+    if (l.k == 3) {
+      pw.in_h = pw.in_w = 2 * l.hw;
+      pw.k_h = pw.k_w = 3;
+      pw.stride_h = pw.stride_w = 2;
+      pw.pad_top = pw.pad_left = 1;
+    }
     for (const auto isa : {kernels::x86::Isa::kAvx512, kernels::x86::Isa::kAvx2}) {
       for (int threads : {2, 3}) {
         SCOPED_TRACE(::testing::Message() << l.in_c << "->" << l.out_c << " at " << l.hw << ", "
-                                          << threads << " threads");
+                                          << threads << " threads, isa " << static_cast<int>(isa));
         const auto plw = kernels::x86::plan_nchw16c_conv(isa, pw, threads);
-        ASSERT_FALSE(plw.dense);
-        EXPECT_EQ(plw.chunks % threads, 0);
+        ASSERT_EQ(plw.dense, l.k == 3);
+        // One chunk (the dense layer has 9 of AVX-512's 6-pixel tiles, 8 at least a chunk) is not
+        // split: the threads take co tiles.
+        if (plw.chunks > 1) EXPECT_EQ(plw.chunks % threads, 0);
         int64_t at = 0, least = plw.chunk, most = 0;
         for (int64_t c = 0; c < plw.chunks; ++c) {
           const auto [q0, q1] = kernels::x86::nchw16c_chunk_range(plw, c);

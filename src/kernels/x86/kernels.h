@@ -161,8 +161,8 @@ struct Nchw16cConvPlan {
   bool plain_x = false;  // dense only: X is NCHW (a first layer's few channels), Y blocked
   int64_t in_blocks = 0, out_blocks = 0;
   // Pointwise and dense: a tile is co_tile blocks (the last may be narrower) by px_tile pixels.
-  // Pointwise: a task is one co tile over a chunk of an image's output pixels
-  // (nchw16c_chunk_range; `chunk` is the largest, a multiple of px_tile).
+  // Pointwise and dense on a blocked X: a task is one co tile over a chunk of an image's output
+  // pixels (nchw16c_chunk_range; `chunk` is the largest, a multiple of px_tile).
   int64_t co_tile = 0, co_tiles = 0, px_tile = 0, chunk = 0, chunks = 0;
   // Pointwise and dense: consecutive tasks share a co tile (its weights outweigh an image's input)
   // rather than a chunk of pixels. The (image, chunk) spans then split into `parts` contiguous
@@ -172,8 +172,8 @@ struct Nchw16cConvPlan {
   int64_t parts = 1;
   // Output columns [ow_lo, ow_hi) have every tap inside the input row (depthwise and a plain X's
   // dense tiles use it; ow_hi may be below ow_lo). Depthwise: a task is `rows` output rows (the
-  // last chunk may be shorter) of one block of one image. Dense: a task is `rows` output rows of
-  // one co tile of one image.
+  // last chunk may be shorter) of one block of one image. Dense on a plain X: a task is `rows`
+  // output rows of one co tile of one image (on a blocked X, `rows` only sized the chunks).
   int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
   int64_t tasks = 0;
 };
@@ -195,8 +195,8 @@ struct Nchw16cTask {
   int64_t co_tile = 0, span = 0;
 };
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task);
-// Pointwise: output pixels [first, second) of chunk c, the image's px_tile tiles (the last may be
-// shorter) dealt out so that two chunks differ by at most one tile.
+// Pointwise and dense on a blocked X: output pixels [first, second) of chunk c, the image's
+// px_tile tiles (the last may be shorter) dealt out so that two chunks differ by at most one tile.
 std::pair<int64_t, int64_t> nchw16c_chunk_range(const Nchw16cConvPlan& plan, int64_t c);
 // A run's tensors, all blocked but the bias.
 struct Nchw16cConvIo {

@@ -7,6 +7,7 @@
 // activation), so a residual in Y's own buffer is read before its place is written.
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "base/int_math.h"
@@ -620,12 +621,12 @@ void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseAr
   call_tile(nb, pixels, t1, t2, t3, t4, pl, a, q0, ep);
 }
 
-// Output rows [oh0, oh1) of one image and co tile t, cut into tiles of nearly equal width (7
-// pixels at 3 per tile: 2, 2, 3, never a lone 1): the rows' pixels all at once for a blocked X,
-// each row alone for a plain one.
+// Output pixels [q0, q1) of one image and co tile t (whole rows for a plain X), cut into tiles of
+// nearly equal width (7 pixels at 3 per tile: 2, 2, 3, never a lone 1): all at once for a blocked
+// X, each row alone for a plain one.
 template <class T>
 void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, const float* bias,
-                const float* z, const Epilogue& ep, float* y, int64_t t, int64_t oh0, int64_t oh1) {
+                const float* z, const Epilogue& ep, float* y, int64_t t, int64_t q0, int64_t q1) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t out_plane = p.out_h * p.out_w * kBlk;
   const int64_t nb = std::min(pl.co_tile, pl.out_blocks - t * pl.co_tile);
@@ -657,7 +658,8 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
       }
     }
   };
-  if (!pl.plain_x) return run(oh0 * p.out_w, (oh1 - oh0) * p.out_w);
+  if (!pl.plain_x) return run(q0, q1 - q0);
+  const int64_t oh0 = q0 / p.out_w, oh1 = q1 / p.out_w;
   // Columns [ow_lo, ow_hi) read no padding: their tiles take dense_plain_inside's fast path; the
   // edge columns (one on each side for a padded stem) get tiles of their own, not a slow 12-pixel
   // one.
@@ -688,12 +690,19 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     // co tile's weights and differ in chunk: whichever is larger stays in cache.
     const auto [t, rest] = nchw16c_task(pl, task);
     if (pl.dense) {
-      const int64_t c = rest % pl.row_chunks, n = rest / pl.row_chunks;
-      const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);
+      const int64_t chunks = pl.plain_x ? pl.row_chunks : pl.chunks;
+      const int64_t c = rest % chunks, n = rest / chunks;
+      int64_t q0 = 0, q1 = 0;
+      if (pl.plain_x) {
+        q0 = c * pl.rows * p.out_w;
+        q1 = std::min(p.out_h, (c + 1) * pl.rows) * p.out_w;
+      } else {
+        std::tie(q0, q1) = nchw16c_chunk_range(pl, c);
+      }
       const int64_t in_image = (pl.plain_x ? p.in_c : pl.in_blocks * kBlk) * p.in_h * p.in_w;
       const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
       dense_task<T>(pl, x + n * in_image, packed, bias, z ? z + n * out_image : nullptr, ep,
-                    y + n * out_image, t, oh0, oh1);
+                    y + n * out_image, t, q0, q1);
       continue;
     }
     const int64_t c = rest % pl.chunks, n = rest / pl.chunks;

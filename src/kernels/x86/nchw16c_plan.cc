@@ -23,11 +23,24 @@ void plan_tiles(Nchw16cConvPlan& pl) {
   pl.px_tile = nchw16c_tile_pixels(pl.isa, pl.co_tile);
 }
 
+// About `chunks` chunks of an image's output pixels, as many as a multiple of the threads, each
+// of nearly the same number of tiles (nchw16c_chunk_range): a thread's share is then whole chunks
+// of equal work. Chunks of a whole number of tiles but the last had cut 196 pixels 168 + 28, and
+// 49 (MobileNetV2's 960 -> 320 at 7x7, two chunks a thread) 15 + 15 and 15 + 4: 10 tiles on one
+// thread, 7 on the other.
+void even_chunks(Nchw16cConvPlan& pl, int64_t chunks, int threads) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t tiles = ceil_div(p.out_h * p.out_w, pl.px_tile);
+  if (threads > 1 && chunks > 1) chunks = round_up(chunks, int64_t{threads});
+  pl.chunks = std::min(chunks, tiles);
+  pl.chunk = ceil_div(tiles, pl.chunks) * pl.px_tile;
+  pl.tasks = p.batch * pl.chunks * pl.co_tiles;
+}
+
 void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
   const cpu::Conv2DParams& p = pl.p;
   plan_tiles(pl);
   const int64_t pixels = p.out_h * p.out_w;
-  const int64_t tiles = ceil_div(pixels, pl.px_tile);
   int64_t chunk =
       std::max(pl.px_tile, kChunkFloats / std::max<int64_t>(p.in_c, 1) / pl.px_tile * pl.px_tile);
   // At least two tasks per thread where the pixels allow, so no thread idles at the end.
@@ -36,22 +49,17 @@ void plan_pointwise(Nchw16cConvPlan& pl, int threads) {
   if (threads > 1 && per_image * ceil_div(pixels, chunk) < want) {
     chunk = round_up(ceil_div(pixels, ceil_div(want, per_image)), pl.px_tile);
   }
-  pl.chunks = ceil_div(pixels, std::min(chunk, round_up(pixels, pl.px_tile)));
-  // As many chunks as a multiple of the threads, each of nearly the same number of tiles
-  // (nchw16c_chunk_range): a thread's share is then whole chunks of equal work. Chunks of a whole
-  // number of tiles but one had cut 196 pixels 168 + 28, and 49 (MobileNetV2's 960 -> 160 at 7x7,
-  // two chunks a thread) 15 + 15 and 15 + 4: 10 tiles on one thread, 7 on the other.
-  if (threads > 1 && pl.chunks > 1) pl.chunks = round_up(pl.chunks, int64_t{threads});
-  pl.chunks = std::min(pl.chunks, tiles);
-  pl.chunk = ceil_div(tiles, pl.chunks) * pl.px_tile;
-  pl.tasks = p.batch * pl.chunks * pl.co_tiles;
+  even_chunks(pl, ceil_div(pixels, std::min(chunk, round_up(pixels, pl.px_tile))), threads);
 }
 
 // Tasks of whole output rows whose input rows (all channels) fit kChunkFloats, so that the
 // consecutive tasks of one chunk (its co tiles) read them from cache, but of at least 8 full
 // register tiles (a blocked X's tiles run across rows: ResNet-50's 7-pixel rows of 512 channels,
 // one a task, cut into 2-pixel tiles, which read as many weights as 3-pixel ones for 8 FMAs in
-// place of 12); at least two tasks per thread where the rows allow.
+// place of 12); at least two tasks per thread where the rows allow. A blocked X's chunks are then
+// pixel ranges as the pointwise ones (as many as a multiple of the threads, of nearly equal
+// tiles): whole rows had cut ResNet-50's stride-2 3x3 layers unevenly between two threads (14
+// rows as 3 chunks of 2 rows and 4 of them; 7 rows as 4 and 3).
 void plan_dense(Nchw16cConvPlan& pl, int threads) {
   const cpu::Conv2DParams& p = pl.p;
   plan_tiles(pl);
@@ -65,7 +73,11 @@ void plan_dense(Nchw16cConvPlan& pl, int threads) {
   }
   pl.rows = rows;
   pl.row_chunks = ceil_div(p.out_h, rows);
-  pl.tasks = p.batch * pl.row_chunks * pl.co_tiles;
+  if (pl.plain_x) {
+    pl.tasks = p.batch * pl.row_chunks * pl.co_tiles;
+    return;
+  }
+  even_chunks(pl, pl.row_chunks, threads);
 }
 
 void plan_depthwise(Nchw16cConvPlan& pl, int threads) {
