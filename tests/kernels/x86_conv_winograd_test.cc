@@ -128,6 +128,36 @@ TEST(X86ConvWinograd, PlansSplitTilesOrOutputChannels) {
   }
 }
 
+// Tile blocks (ResNet-50's 3x3 layers at m = 2 and 4, 2 and 3 threads) cover the tiles in order,
+// within tile_block and at most px_tile tiles apart, as many as a multiple of the threads when
+// there are several: 49 tiles had been cut 15 + 15 and 15 + 4 between two threads.
+TEST(X86ConvWinograd, TileBlocksAreEven) {
+  namespace kx = kernels::x86;
+  for (kx::Isa isa : x86_kernel_isas()) {
+    for (auto [c, hw] : {std::pair<int64_t, int64_t>{64, 56}, {128, 28}, {256, 14}, {512, 7}}) {
+      for (int m : {2, 4}) {
+        for (int threads : {2, 3}) {
+          SCOPED_TRACE(::testing::Message() << c << "@" << hw << " m" << m << " " << threads
+                                            << " threads, isa " << static_cast<int>(isa));
+          const kx::WinogradPlan pl = kx::plan_winograd(isa, square_3x3(c, hw), m, threads);
+          if (pl.tile_blocks > 1) EXPECT_EQ(pl.tile_blocks % threads, 0);
+          int64_t at = 0, least = pl.tiles, most = 0;
+          for (int64_t b = 0; b < pl.tile_blocks; ++b) {
+            const auto [t0, t1] = kx::winograd_tile_range(pl, b);
+            EXPECT_EQ(t0, at);
+            EXPECT_LE(t1 - t0, pl.tile_block);
+            least = std::min(least, t1 - t0);
+            most = std::max(most, t1 - t0);
+            at = t1;
+          }
+          EXPECT_EQ(at, pl.tiles);
+          EXPECT_LE(most - least, pl.px_tile);
+        }
+      }
+    }
+  }
+}
+
 TEST(X86ConvWinograd, RefusesWhatIsNotAStrideOneThreeByThree) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);

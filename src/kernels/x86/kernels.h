@@ -235,9 +235,10 @@ struct WinogradPlan {
   int alpha = 6;  // input tile side, m + 2
   int64_t in_blocks = 0, out_blocks = 0;
   int64_t tiles_w = 0, tiles = 0;  // per image: tiles_h * tiles_w
-  // A task is (image, tile block, co group): it transforms tile_block tiles of the input (all its
-  // channels), then multiplies and transforms back co_group output blocks, co_tile at a time (the
-  // register tile's width), px_tile tiles per register tile.
+  // A task is (image, tile block, co group): it transforms a tile block's tiles of the input (all
+  // its channels; winograd_tile_range, at most tile_block), then multiplies and transforms back
+  // co_group output blocks, co_tile at a time (the register tile's width), px_tile tiles per
+  // register tile.
   int64_t tile_block = 0, tile_blocks = 0;
   int64_t co_group = 0, co_groups = 0;
   int64_t co_tile = 0, px_tile = 0;
@@ -253,6 +254,9 @@ struct WinogradPlan {
 size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m);
 void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, float* packed);
 WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threads);
+// Tiles [first, second) of tile block b: the image's tiles px_tile at a time, dealt out so that two
+// blocks differ by at most px_tile tiles.
+std::pair<int64_t, int64_t> winograd_tile_range(const WinogradPlan& plan, int64_t b);
 // Per thread: the task's transformed input and one co tile's products.
 size_t winograd_scratch_floats(const WinogradPlan& plan);
 struct WinogradIo {

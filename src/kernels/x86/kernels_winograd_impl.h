@@ -268,8 +268,8 @@ void winograd_tasks_m(const WinogradPlan& pl, const float* packed, const Winogra
   for (int64_t task = begin; task < end; ++task) {
     const int64_t g = task % pl.co_groups, rest = task / pl.co_groups;
     const int64_t n = rest / pl.tile_blocks;
-    const int64_t t0 = rest % pl.tile_blocks * pl.tile_block;
-    const int64_t nt = std::min(pl.tile_block, pl.tiles - t0);
+    const auto [t0, t1] = winograd_tile_range(pl, rest % pl.tile_blocks);
+    const int64_t nt = t1 - t0;
     wino_transform_input<T, M>(pl, io.x + n * pl.in_blocks * p.in_h * p.in_w * kBlk, t0, nt, v);
     const int64_t ob_end = std::min(pl.out_blocks, (g + 1) * pl.co_group);
     for (int64_t ob0 = g * pl.co_group; ob0 < ob_end; ob0 += pl.co_tile) {
