@@ -389,5 +389,35 @@ TEST(X86ConvNchw16c, ChunksAreEvenAndAMultipleOfTheThreads) {
   }
 }
 
+// A depthwise layer's tasks (MobileNetV2's 144 channels at 56x56 and 28x28, EfficientNet-B0's 240
+// at 28x28: 9 and 15 blocks) are a multiple of the threads, the row chunks covering the rows in
+// order, none more than one row longer than another.
+TEST(X86ConvNchw16c, DepthwiseTasksAreAMultipleOfTheThreads) {
+  for (auto [c, hw] : {std::pair<int64_t, int64_t>{144, 56}, {144, 28}, {240, 28}, {960, 7}}) {
+    kernels::cpu::Conv2DParams p;
+    p.in_c = p.out_c = p.group = c;
+    p.in_h = p.in_w = p.out_h = p.out_w = hw;
+    p.k_h = p.k_w = 3;
+    p.pad_top = p.pad_left = 1;
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(::testing::Message() << c << "@" << hw << ", " << threads << " threads");
+      const auto pl = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx2, p, threads);
+      ASSERT_TRUE(pl.depthwise);
+      EXPECT_EQ(pl.tasks % threads, 0);
+      int64_t at = 0, least = hw, most = 0;
+      for (int64_t r = 0; r < pl.row_chunks; ++r) {
+        const auto [oh0, oh1] = kernels::x86::nchw16c_row_range(pl, r);
+        EXPECT_EQ(oh0, at);
+        EXPECT_LE(oh1 - oh0, pl.rows);
+        least = std::min(least, oh1 - oh0);
+        most = std::max(most, oh1 - oh0);
+        at = oh1;
+      }
+      EXPECT_EQ(at, hw);
+      EXPECT_LE(most - least, 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::testing

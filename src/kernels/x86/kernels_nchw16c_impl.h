@@ -681,7 +681,7 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
   for (int64_t task = begin; task < end; ++task) {
     if (pl.depthwise) {
       const int64_t c = task % pl.row_chunks, nb = task / pl.row_chunks;
-      const int64_t oh0 = c * pl.rows, oh1 = std::min(p.out_h, oh0 + pl.rows);
+      const auto [oh0, oh1] = nchw16c_row_range(pl, c);
       depthwise_task<T>(pl, x, packed, bias, z, ep, y, nb / pl.out_blocks, nb % pl.out_blocks, oh0,
                         oh1);
       continue;
