@@ -390,19 +390,31 @@ TEST(X86ConvNchw16c, ChunksAreEvenAndAMultipleOfTheThreads) {
 }
 
 // A depthwise layer's tasks (MobileNetV2's 144 channels at 56x56 and 28x28, EfficientNet-B0's 240
-// at 28x28: 9 and 15 blocks) are a multiple of the threads, the row chunks covering the rows in
+// at 28x28: 9 and 15 blocks) and a plain-X stem's (ResNet-50's 7x7 stride 2, 3 -> 64, 112 rows
+// out, had been cut 9 x 12 + 4) are a multiple of the threads, the row chunks covering the rows in
 // order, none more than one row longer than another.
-TEST(X86ConvNchw16c, DepthwiseTasksAreAMultipleOfTheThreads) {
-  for (auto [c, hw] : {std::pair<int64_t, int64_t>{144, 56}, {144, 28}, {240, 28}, {960, 7}}) {
+TEST(X86ConvNchw16c, RowTasksAreAMultipleOfTheThreads) {
+  for (auto [c, hw] :
+       {std::pair<int64_t, int64_t>{144, 56}, {144, 28}, {240, 28}, {960, 7}, {3, 112}}) {
+    const bool stem = c == 3;
     kernels::cpu::Conv2DParams p;
     p.in_c = p.out_c = p.group = c;
     p.in_h = p.in_w = p.out_h = p.out_w = hw;
     p.k_h = p.k_w = 3;
     p.pad_top = p.pad_left = 1;
+    if (stem) {
+      p.out_c = 64;
+      p.group = 1;
+      p.in_h = p.in_w = 2 * hw;
+      p.k_h = p.k_w = 7;
+      p.stride_h = p.stride_w = 2;
+      p.pad_top = p.pad_left = 3;
+    }
     for (int threads : {2, 3}) {
       SCOPED_TRACE(::testing::Message() << c << "@" << hw << ", " << threads << " threads");
-      const auto pl = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx2, p, threads);
-      ASSERT_TRUE(pl.depthwise);
+      const auto pl = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx2, p, threads, stem);
+      ASSERT_EQ(pl.depthwise, !stem);
+      ASSERT_EQ(pl.plain_x, stem);
       EXPECT_EQ(pl.tasks % threads, 0);
       int64_t at = 0, least = hw, most = 0;
       for (int64_t r = 0; r < pl.row_chunks; ++r) {

@@ -171,10 +171,9 @@ struct Nchw16cConvPlan {
   bool co_outer = false;
   int64_t parts = 1;
   // Output columns [ow_lo, ow_hi) have every tap inside the input row (depthwise and a plain X's
-  // dense tiles use it; ow_hi may be below ow_lo). Depthwise: a task is the output rows of one
-  // chunk (nchw16c_row_range, at most `rows`) of one block of one image. Dense on a plain X: a task
-  // is `rows` output rows of one co tile of one image (on a blocked X, `rows` only sized the
-  // chunks).
+  // dense tiles use it; ow_hi may be below ow_lo). Depthwise and dense on a plain X: a task is the
+  // output rows of one chunk (nchw16c_row_range, at most `rows`) of one block (depthwise) or co
+  // tile (dense) of one image. On a blocked X, `rows` only sizes the dense chunks.
   int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
   int64_t tasks = 0;
 };
@@ -196,7 +195,7 @@ struct Nchw16cTask {
   int64_t co_tile = 0, span = 0;
 };
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task);
-// Depthwise: output rows [first, second) of row chunk c, the rows dealt out evenly.
+// Depthwise and dense on a plain X: output rows [first, second) of row chunk c, dealt out evenly.
 std::pair<int64_t, int64_t> nchw16c_row_range(const Nchw16cConvPlan& plan, int64_t c);
 // Pointwise and dense on a blocked X: output pixels [first, second) of chunk c, the image's
 // px_tile tiles (the last may be shorter) dealt out so that two chunks differ by at most one tile.

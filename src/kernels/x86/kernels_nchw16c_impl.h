@@ -694,8 +694,9 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
       const int64_t c = rest % chunks, n = rest / chunks;
       int64_t q0 = 0, q1 = 0;
       if (pl.plain_x) {
-        q0 = c * pl.rows * p.out_w;
-        q1 = std::min(p.out_h, (c + 1) * pl.rows) * p.out_w;
+        const auto [oh0, oh1] = nchw16c_row_range(pl, c);
+        q0 = oh0 * p.out_w;
+        q1 = oh1 * p.out_w;
       } else {
         std::tie(q0, q1) = nchw16c_chunk_range(pl, c);
       }

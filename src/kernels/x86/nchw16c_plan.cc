@@ -74,6 +74,12 @@ void plan_dense(Nchw16cConvPlan& pl, int threads) {
   pl.rows = rows;
   pl.row_chunks = ceil_div(p.out_h, rows);
   if (pl.plain_x) {
+    // Whole rows, dealt out evenly (nchw16c_row_range): chunks of `rows` had cut a 112-row stem
+    // 9 x 12 + 4, 60 rows on one thread and 52 on the other.
+    if (threads > 1 && pl.row_chunks > 1) {
+      pl.row_chunks = std::min(p.out_h, round_up(pl.row_chunks, int64_t{threads}));
+      pl.rows = ceil_div(p.out_h, pl.row_chunks);
+    }
     pl.tasks = p.batch * pl.row_chunks * pl.co_tiles;
     return;
   }
