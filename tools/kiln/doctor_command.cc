@@ -42,7 +42,8 @@ int cpus_allowed() {
 }  // namespace
 
 // Gains quoted are measured figures (docs/performance.md, "INT8 engines", "INT8 without VNNI", the
-// 2026-12-01 section's "INT8 without VNNI" and the 2026-12-02 section's AMX figures).
+// 2026-12-01 and 2026-12-05 sections' "INT8 without VNNI" and the 2026-12-02 section's AMX
+// figures).
 std::string int8_path_line(CpuFeatureSet f) {
   if (has_all(f, kIsaAmxInt8)) {
     return "INT8: AMX-INT8 for the convolutions (tdpbsud, 16384 int8 multiply-adds per "
@@ -56,7 +57,8 @@ std::string int8_path_line(CpuFeatureSet f) {
   if (has_all(f, kIsaAvx2)) {
     return "INT8: AVX2 without VNNI (exact 16-bit products, two vpmaddwd); measured on two AVX2 "
            "hosts (Zen 4, Zen 3): ResNet-50 INT8 1.0-1.4x faster than FP32, 1.5-1.8x with "
-           "--int8WeightBits=7 (vpmaddubsw on 7-bit weights)";
+           "--int8WeightBits=7 (vpmaddubsw on 7-bit weights); MobileNetV2 INT8 no faster than "
+           "FP32 (0.9x; 1.1x with 7-bit weights): depthwise networks gain little";
   }
   return "INT8: portable kernels (no AVX2): not measured; expect little or no gain over FP32";
 }
