@@ -173,7 +173,7 @@ struct Nchw16cConvPlan {
   // Output columns [ow_lo, ow_hi) have every tap inside the input row (depthwise and a plain X's
   // dense tiles use it; ow_hi may be below ow_lo). Depthwise and dense on a plain X: a task is the
   // output rows of one chunk (nchw16c_row_range, at most `rows`) of one block (depthwise) or co
-  // tile (dense) of one image. On a blocked X, `rows` only sizes the dense chunks.
+  // tile (dense) of one image.
   int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
   int64_t tasks = 0;
 };
@@ -197,8 +197,9 @@ struct Nchw16cTask {
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task);
 // Depthwise and dense on a plain X: output rows [first, second) of row chunk c, dealt out evenly.
 std::pair<int64_t, int64_t> nchw16c_row_range(const Nchw16cConvPlan& plan, int64_t c);
-// Pointwise and dense on a blocked X: output pixels [first, second) of chunk c, the image's
-// px_tile tiles (the last may be shorter) dealt out so that two chunks differ by at most one tile.
+// Pointwise and dense: output pixels [first, second) of chunk c, the image's px_tile tiles (the
+// last may be shorter) dealt out so that two chunks differ by at most one tile; on a plain X, the
+// pixels of row chunk c's rows.
 std::pair<int64_t, int64_t> nchw16c_chunk_range(const Nchw16cConvPlan& plan, int64_t c);
 // A run's tensors, all blocked but the bias.
 struct Nchw16cConvIo {

@@ -7,7 +7,6 @@
 // activation), so a residual in Y's own buffer is read before its place is written.
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include "base/int_math.h"
@@ -692,14 +691,7 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     if (pl.dense) {
       const int64_t chunks = pl.plain_x ? pl.row_chunks : pl.chunks;
       const int64_t c = rest % chunks, n = rest / chunks;
-      int64_t q0 = 0, q1 = 0;
-      if (pl.plain_x) {
-        const auto [oh0, oh1] = nchw16c_row_range(pl, c);
-        q0 = oh0 * p.out_w;
-        q1 = oh1 * p.out_w;
-      } else {
-        std::tie(q0, q1) = nchw16c_chunk_range(pl, c);
-      }
+      const auto [q0, q1] = nchw16c_chunk_range(pl, c);
       const int64_t in_image = (pl.plain_x ? p.in_c : pl.in_blocks * kBlk) * p.in_h * p.in_w;
       const int64_t out_image = pl.out_blocks * p.out_h * p.out_w * kBlk;
       dense_task<T>(pl, x + n * in_image, packed, bias, z ? z + n * out_image : nullptr, ep,

@@ -31,8 +31,7 @@ void plan_tiles(Nchw16cConvPlan& pl) {
 void even_chunks(Nchw16cConvPlan& pl, int64_t chunks, int threads) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t tiles = ceil_div(p.out_h * p.out_w, pl.px_tile);
-  if (threads > 1 && chunks > 1) chunks = round_up(chunks, int64_t{threads});
-  pl.chunks = std::min(chunks, tiles);
+  pl.chunks = thread_multiple(chunks, tiles, threads);
   pl.chunk = ceil_div(tiles, pl.chunks) * pl.px_tile;
   pl.tasks = p.batch * pl.chunks * pl.co_tiles;
 }
@@ -71,19 +70,12 @@ void plan_dense(Nchw16cConvPlan& pl, int threads) {
   if (threads > 1 && per_image * ceil_div(p.out_h, rows) < want) {
     rows = std::max<int64_t>(1, ceil_div(p.out_h, ceil_div(want, per_image)));
   }
-  pl.rows = rows;
-  pl.row_chunks = ceil_div(p.out_h, rows);
-  if (pl.plain_x) {
-    // Whole rows, dealt out evenly (nchw16c_row_range): chunks of `rows` had cut a 112-row stem
-    // 9 x 12 + 4, 60 rows on one thread and 52 on the other.
-    if (threads > 1 && pl.row_chunks > 1) {
-      pl.row_chunks = std::min(p.out_h, round_up(pl.row_chunks, int64_t{threads}));
-      pl.rows = ceil_div(p.out_h, pl.row_chunks);
-    }
-    pl.tasks = p.batch * pl.row_chunks * pl.co_tiles;
-    return;
-  }
-  even_chunks(pl, pl.row_chunks, threads);
+  if (!pl.plain_x) return even_chunks(pl, ceil_div(p.out_h, rows), threads);
+  // Whole rows, dealt out evenly (nchw16c_row_range): chunks of `rows` had cut a 112-row stem
+  // 9 x 12 + 4, 60 rows on one thread and 52 on the other.
+  pl.row_chunks = thread_multiple(ceil_div(p.out_h, rows), p.out_h, threads);
+  pl.rows = ceil_div(p.out_h, pl.row_chunks);
+  pl.tasks = p.batch * pl.row_chunks * pl.co_tiles;
 }
 
 // Tasks of nchw16c_row_range's rows of one block: at least four per thread, and as many as a
@@ -185,18 +177,16 @@ size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
   return static_cast<size_t>(plan.in_blocks * nchw16c_tile_pixels(plan.isa, 1) * kBlk);
 }
 
-std::pair<int64_t, int64_t> nchw16c_chunk_range(const Nchw16cConvPlan& plan, int64_t c) {
-  const int64_t pixels = plan.p.out_h * plan.p.out_w;
-  const int64_t tiles = ceil_div(pixels, plan.px_tile);
-  const auto first = [&](int64_t i) {
-    return std::min(pixels, tiles * i / plan.chunks * plan.px_tile);
-  };
-  return {first(c), first(c + 1)};
+std::pair<int64_t, int64_t> nchw16c_row_range(const Nchw16cConvPlan& plan, int64_t c) {
+  return dealt_range(plan.p.out_h, 1, plan.row_chunks, c);
 }
 
-std::pair<int64_t, int64_t> nchw16c_row_range(const Nchw16cConvPlan& plan, int64_t c) {
-  const int64_t h = plan.p.out_h;
-  return {h * c / plan.row_chunks, h * (c + 1) / plan.row_chunks};
+std::pair<int64_t, int64_t> nchw16c_chunk_range(const Nchw16cConvPlan& plan, int64_t c) {
+  if (plan.plain_x) {
+    const auto [oh0, oh1] = nchw16c_row_range(plan, c);
+    return {oh0 * plan.p.out_w, oh1 * plan.p.out_w};
+  }
+  return dealt_range(plan.p.out_h * plan.p.out_w, plan.px_tile, plan.chunks, c);
 }
 
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task) {

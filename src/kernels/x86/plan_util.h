@@ -1,10 +1,12 @@
 #pragma once
-// ISA-neutral pieces shared by the float and INT8 planners (kernels_dispatch.cc,
-// qkernels_dispatch.cc): both cut rows and columns into tasks the same way, search for the split
-// whose slowest thread finishes first, and their depthwise kernels pad the same plane.
+// ISA-neutral pieces shared by the planners: the float and INT8 ones (kernels_dispatch.cc,
+// qkernels_dispatch.cc) cut rows and columns into tasks the same way, search for the split whose
+// slowest thread finishes first, and their depthwise kernels pad the same plane; the nChw16c and
+// Winograd ones (nchw16c_plan.cc, winograd_plan.cc) deal their pixels, tiles and rows out evenly.
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "base/int_math.h"
 #include "kernels/cpu/conv.h"
@@ -35,6 +37,26 @@ struct Blocks {
 constexpr Blocks even_blocks(int64_t extent, int64_t blocks, int64_t unit) {
   const int64_t size = round_up(ceil_div(extent, blocks), unit);
   return {size, ceil_div(extent, size)};
+}
+
+// Items [first, second) of block b when `extent` items, in units of `unit` items (the last unit
+// may be shorter: a register tile of pixels), are dealt out to `blocks` blocks: two blocks differ
+// by at most one unit, where blocks of a fixed size leave the last one short (49 pixels in tiles
+// of 3 as 15 + 15 + 15 + 4, 30 pixels on one of two threads and 19 on the other). The nChw16c
+// and Winograd planners cut their pixels, tiles and rows so.
+inline std::pair<int64_t, int64_t> dealt_range(int64_t extent, int64_t unit, int64_t blocks,
+                                               int64_t b) {
+  const int64_t units = ceil_div(extent, unit);
+  const auto first = [&](int64_t i) { return std::min(extent, units * i / blocks * unit); };
+  return {first(b), first(b + 1)};
+}
+
+// `blocks` raised to a multiple of the threads when there are several of both, and at most
+// `units` (one unit a block): run_tasks() hands each thread an equal count of tasks, which are
+// then equal work when the blocks are dealt_range's.
+inline int64_t thread_multiple(int64_t blocks, int64_t units, int threads) {
+  const bool raise = threads > 1 && blocks > 1;
+  return std::min(units, raise ? round_up(blocks, int64_t{threads}) : blocks);
 }
 
 // What a thread pays, in the makespan's lanes, to set up a task's columns, and how its tile

@@ -126,23 +126,17 @@ WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threa
   // As many tile blocks as a multiple of the threads, of nearly equal tiles: blocks of a whole
   // tile_block but the last had cut 49 tiles (ResNet-50's 28x28 layers at m = 4) 15 + 15 and
   // 15 + 4 between two threads.
-  if (threads > 1 && pl.tile_blocks > 1) {
-    const int64_t groups = ceil_div(pl.tiles, pl.px_tile);
-    pl.tile_blocks = std::min(groups, round_up(pl.tile_blocks, int64_t{threads}));
-    pl.tile_block = ceil_div(groups, pl.tile_blocks) * pl.px_tile;
-    pl.tasks = p.batch * pl.tile_blocks * pl.co_groups;
-  }
+  const int64_t groups = ceil_div(pl.tiles, pl.px_tile);
+  pl.tile_blocks = thread_multiple(pl.tile_blocks, groups, threads);
+  pl.tile_block = ceil_div(groups, pl.tile_blocks) * pl.px_tile;
+  pl.tasks = p.batch * pl.tile_blocks * pl.co_groups;
   pl.v_plane = odd_lines(pl.in_blocks * pl.tile_block * kWinoBlock);
   pl.m_plane = odd_lines(pl.co_tile * pl.tile_block * kWinoBlock);
   return pl;
 }
 
 std::pair<int64_t, int64_t> winograd_tile_range(const WinogradPlan& plan, int64_t b) {
-  const int64_t groups = ceil_div(plan.tiles, plan.px_tile);
-  const auto first = [&](int64_t i) {
-    return std::min(plan.tiles, groups * i / plan.tile_blocks * plan.px_tile);
-  };
-  return {first(b), first(b + 1)};
+  return dealt_range(plan.tiles, plan.px_tile, plan.tile_blocks, b);
 }
 
 size_t winograd_scratch_floats(const WinogradPlan& plan) {
