@@ -19,6 +19,7 @@
 #include <cstring>
 #include <map>
 
+#include "base/cache_sizes.h"
 #include "base/cpu_features.h"
 #include "common/fma_peak.h"
 #include "kernels/layers.h"
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   for (int i = 1; i < argc; ++i) {
     if (std::string_view(argv[i]) == "--cold") {
-      bench::g_flush_bytes = tuner::host_cache_sizes().llc_bytes * 3 / 2;
+      bench::g_flush_bytes = host_cache_sizes().llc_bytes * 3 / 2;
     } else {
       std::fprintf(stderr, "kiln_kernel_bench: unknown flag '%s' (Google Benchmark's, or --cold)\n",
                    argv[i]);

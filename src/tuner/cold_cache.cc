@@ -1,20 +1,9 @@
 #include "tuner/cold_cache.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 
 namespace kiln::tuner {
-
-CacheSizes host_cache_sizes() {
-  const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
-  const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  CacheSizes s;
-  s.l2_bytes = l2 > 0 ? static_cast<size_t>(l2) : size_t{1} << 20;
-  s.llc_bytes = std::max(s.l2_bytes, l3 > 0 ? static_cast<size_t>(l3) : size_t{32} << 20);
-  return s;
-}
 
 size_t constant_bytes(const tactics::LayerSpec& spec) {
   size_t bytes = 0;

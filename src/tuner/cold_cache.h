@@ -11,17 +11,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/cache_sizes.h"
 #include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
 
 namespace kiln::tuner {
-
-// The cache sizes the rule above needs, from the OS (sysconf); defaults when it does not say.
-struct CacheSizes {
-  size_t l2_bytes = 0;   // one core's
-  size_t llc_bytes = 0;  // the last level, shared
-};
-CacheSizes host_cache_sizes();
 
 // The bytes of a layer's constant inputs (its weights as the model holds them).
 size_t constant_bytes(const tactics::LayerSpec& spec);

@@ -341,6 +341,36 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 1).parts, 1);
 }
 
+// A co tile's packed weights stay within a core's L2 where one block's fit: ResNet-50's stride-2
+// 3x3 layer of 512 channels (295 KB a block) takes one-block co tiles of 6 pixels on AVX2 with a
+// 512 KiB L2, and two blocks with 1 MiB (or no bound); 1x1 layers of 2048 channels (128 KB a
+// block) keep the widest tile.
+TEST(X86ConvNchw16c, CoTilesKeepTheirWeightsWithinL2) {
+  using kernels::x86::Isa;
+  kernels::cpu::Conv2DParams p;
+  p.in_c = p.out_c = 512;
+  p.in_h = p.in_w = 14;
+  p.out_h = p.out_w = 7;
+  p.k_h = p.k_w = 3;
+  p.stride_h = p.stride_w = 2;
+  p.pad_top = p.pad_left = 1;
+  const auto narrow = kernels::x86::plan_nchw16c_conv(Isa::kAvx2, p, 2, false, 512 << 10);
+  EXPECT_EQ(narrow.co_tile, 1);
+  EXPECT_EQ(narrow.co_tiles, 32);
+  EXPECT_EQ(narrow.px_tile, 6);
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx2, p, 2, false, 1 << 20).co_tile, 2);
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx2, p, 2).co_tile, 2);
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx512, p, 2, false, 1 << 20).co_tile, 3);
+  // Wider than any L2: one block still.
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx512, p, 2, false, 64 << 10).co_tile, 1);
+  kernels::cpu::Conv2DParams pw;
+  pw.in_c = 2048;
+  pw.out_c = 512;
+  pw.in_h = pw.in_w = pw.out_h = pw.out_w = 7;
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx2, pw, 2, false, 512 << 10).co_tile, 2);
+  EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx512, pw, 2, false, 512 << 10).co_tile, 4);
+}
+
 // A 1x1's chunks (MobileNetV2's 96 -> 576 at 14x14, its 960 -> 160 at 7x7, ResNet-50's 1024 ->
 // 256 at 14x14) and a dense layer's on a blocked X (ResNet-50's stride-2 3x3 of 512 channels, 7x7
 // out): as many as a multiple of the threads, covering the pixels in order, no two more than one

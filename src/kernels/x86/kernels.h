@@ -187,12 +187,16 @@ bool nchw16c_is_dense(const cpu::Conv2DParams& p);
 // every ISA and plan.
 size_t nchw16c_conv_packed_weights_floats(const cpu::Conv2DParams& p);
 void nchw16c_conv_pack_weights(const cpu::Conv2DParams& p, const float* w, float* packed);
-// plain_x: X is NCHW (not depthwise): the dense kernel runs it, a 1x1 too.
+// plain_x: X is NCHW (not depthwise): the dense kernel runs it, a 1x1 too. l2_bytes: a core's L2
+// (host_cache_sizes()), which a co tile's packed weights stay within where one block's do; 0: no
+// bound.
 Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threads,
-                                  bool plain_x = false);
-// Pointwise and dense: task's co tile and (image, chunk) span.
+                                  bool plain_x = false, int64_t l2_bytes = 0);
+// Pointwise and dense: task's co tile and (image, chunk) span. co_outer plans run a co tile over
+// `shares` spans of a part in a row; this task is the share'th (shares is 0 otherwise).
 struct Nchw16cTask {
   int64_t co_tile = 0, span = 0;
+  int64_t share = 0, shares = 0;
 };
 Nchw16cTask nchw16c_task(const Nchw16cConvPlan& plan, int64_t task);
 // Depthwise and dense on a plain X: output rows [first, second) of row chunk c, dealt out evenly.

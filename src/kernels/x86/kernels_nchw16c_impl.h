@@ -85,10 +85,10 @@ struct PwArgs {
   const float* z;     // residual at the tile's first output pixel, or null
   float* y;           // the tile's first output pixel, block 0
   int64_t y_block;    // floats from one output block to the next
-  // With a prefetching tile (pointwise_tile's Prefetch): lines of 16 floats to bring into L2,
-  // prefetch_lines of them from prefetch + c * prefetch_lines * 16 at input channel c.
+  // With a prefetching tile (pointwise_tile's Prefetch): prefetch_lines lines of 16 floats from
+  // `prefetch` to bring into L2, spread evenly over the input channels' steps.
   const float* prefetch = nullptr;
-  int prefetch_lines = 0;
+  int64_t prefetch_lines = 0;
 };
 
 // Skip: trailing vectors of the last block that hold only padding channels (AVX2: a block of 24
@@ -104,14 +104,15 @@ void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
 #pragma GCC unroll 48
   for (int k = 0; k < P * NW; ++k) acc[k] = T::zero();
   const float* w = a.w;
+  const float* q = a.prefetch;
+  int64_t due = 0;  // prefetch_lines per channel step, in units of 1 / in_c lines
   for (int64_t c0 = 0; c0 < a.in_c; c0 += kBlk) {
     const float* xb = a.x + (c0 / kBlk) * a.x_block;
     const int lanes = static_cast<int>(std::min(kBlk, a.in_c - c0));
     for (int l = 0; l < lanes; ++l, w += kBlk) {
       if constexpr (Prefetch) {
-        const float* q = a.prefetch + (c0 + l) * a.prefetch_lines * kBlk;
-        for (int i = 0; i < a.prefetch_lines; ++i) {
-          _mm_prefetch(reinterpret_cast<const char*>(q + i * kBlk), _MM_HINT_T1);
+        for (due += a.prefetch_lines; due >= a.in_c; due -= a.in_c, q += kBlk) {
+          _mm_prefetch(reinterpret_cast<const char*>(q), _MM_HINT_T1);
         }
       }
       channel_step<T, P, NW, NL>(
@@ -173,6 +174,32 @@ void pointwise_tile_any(int pixels, int nb, bool half_last, const PwArgs& a, con
   pointwise_tile_nb<T, 0, Prefetch>(pixels, nb, a, ep);
 }
 
+// Weights the tiles' channel loops bring into L2 while they run (pointwise_tile's Prefetch): nb
+// blocks of in_c lines of 16 floats, contiguous from `next`. A thread's run of a co tile (its
+// `shares` tasks, `tiles` tiles in this one) takes share `share` of the lines, each tile an even
+// part, so that the weights the thread runs next arrive in L2 while it runs this co tile, not
+// while it waits for memory at the next one's first channel steps.
+struct NextWeights {
+  const float* next = nullptr;  // null: nothing to prefetch
+  int64_t lo = 0, hi = 0;       // this task's lines
+  int64_t tiles = 1;
+
+  NextWeights(const float* next_w, int64_t nb, int64_t in_c, int64_t share, int64_t shares,
+              int64_t tiles_)
+      : next(next_w), tiles(std::max<int64_t>(tiles_, 1)) {
+    const int64_t lines = next == nullptr ? 0 : nb * in_c;
+    lo = shares > 0 ? lines * share / shares : 0;
+    hi = shares > 0 ? lines * (share + 1) / shares : 0;
+  }
+
+  // Tile i's part of the task's lines.
+  void set(int64_t i, PwArgs& a) const {
+    const int64_t first = lo + (hi - lo) * i / tiles, last = lo + (hi - lo) * (i + 1) / tiles;
+    a.prefetch = next == nullptr ? nullptr : next + first * kBlk;
+    a.prefetch_lines = next == nullptr || i >= tiles ? 0 : last - first;
+  }
+};
+
 // n input pixels (x_pixel floats apart; blocks in_plane apart) times the channel scale s, into
 // out as [in_blocks][n][16]: the tile then reads them from L1, and the unscaled X is read once.
 template <class T>
@@ -195,13 +222,16 @@ void scale_tile(const float* x, int64_t in_plane, int64_t x_pixel, int n, int64_
 
 // Output pixels [q0, q1) of one image and co tile t: runs of a row (all of them at once when the
 // stride is 1: input and output pixels are then the same), split into register tiles. With a
-// channel scale s, each tile's input pixels are scaled into scratch first.
+// channel scale s, each tile's input pixels are scaled into scratch first. With next_w, the tiles
+// bring the weights of the co tile the thread runs next into L2 (NextWeights).
 template <class T>
 void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, float* scratch,
                     const float* packed, const float* bias, const float* z, const Epilogue& ep,
-                    float* y, int64_t t, int64_t q0, int64_t q1) {
+                    float* y, const Nchw16cTask& task, int64_t q0, int64_t q1,
+                    const float* next_w) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t in_plane = p.in_h * p.in_w * kBlk, out_plane = p.out_h * p.out_w * kBlk;
+  const int64_t t = task.co_tile;
   const int64_t nb = std::min(pl.co_tile, pl.out_blocks - t * pl.co_tile);
   alignas(64) float tile_bias[4 * kBlk];
   block_bias(bias, p.out_c, t * pl.co_tile * kBlk, nb, tile_bias);
@@ -212,27 +242,41 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
   PwArgs a{
       nullptr,       in_plane,  p.stride_w * kBlk, p.in_c,  packed + t * pl.co_tile * p.in_c * kBlk,
       p.in_c * kBlk, tile_bias, nullptr,           nullptr, out_plane};
-  for (int64_t q = q0; q < q1;) {
-    const int64_t oh = q / p.out_w, ow = q % p.out_w;
-    const int64_t run = unit ? q1 - q : std::min(q1 - q, p.out_w - ow);
-    const int64_t in_px = unit ? q : oh * p.stride_h * p.in_w + ow * p.stride_w;
-    for (int64_t i = 0; i < run;) {
-      const int n = static_cast<int>(std::min<int64_t>(max_px, run - i));
-      const int64_t out_at = t * pl.co_tile * out_plane + (q + i) * kBlk;
-      a.x = x + (in_px + i * p.stride_w) * kBlk;
-      if (s != nullptr) {
-        scale_tile<T>(a.x, in_plane, p.stride_w * kBlk, n, pl.in_blocks, s, scratch);
-        a.x = scratch;
-        a.x_block = n * kBlk;
-        a.x_pixel = kBlk;
+  // Calls tile(q, i, n) for the tiles of n pixels from output pixel q + i, i input pixels (times
+  // the stride) from in_px.
+  const auto for_each_tile = [&](auto&& tile) {
+    for (int64_t q = q0; q < q1;) {
+      const int64_t oh = q / p.out_w, ow = q % p.out_w;
+      const int64_t run = unit ? q1 - q : std::min(q1 - q, p.out_w - ow);
+      const int64_t in_px = unit ? q : oh * p.stride_h * p.in_w + ow * p.stride_w;
+      for (int64_t i = 0; i < run;) {
+        const int n = static_cast<int>(std::min<int64_t>(max_px, run - i));
+        tile(q + i, in_px + i * p.stride_w, n);
+        i += n;
       }
-      a.y = y + out_at;
-      a.z = z == nullptr ? nullptr : z + out_at;
-      pointwise_tile_any<T>(n, static_cast<int>(nb), half_last, a, ep);
-      i += n;
+      q += run;
     }
-    q += run;
-  }
+  };
+  int64_t tiles = 0;
+  if (next_w != nullptr) for_each_tile([&](int64_t, int64_t, int) { ++tiles; });
+  const int64_t next_nb = std::min(pl.co_tile, pl.out_blocks - (t + 1) * pl.co_tile);
+  const NextWeights ahead(next_w, next_nb, p.in_c, task.share, task.shares, tiles);
+  int64_t tile = 0;
+  for_each_tile([&](int64_t out_px, int64_t in_px, int n) {
+    const int64_t out_at = t * pl.co_tile * out_plane + out_px * kBlk;
+    a.x = x + in_px * kBlk;
+    if (s != nullptr) {
+      scale_tile<T>(a.x, in_plane, p.stride_w * kBlk, n, pl.in_blocks, s, scratch);
+      a.x = scratch;
+      a.x_block = n * kBlk;
+      a.x_pixel = kBlk;
+    }
+    a.y = y + out_at;
+    a.z = z == nullptr ? nullptr : z + out_at;
+    if (next_w == nullptr) return pointwise_tile_any<T>(n, static_cast<int>(nb), half_last, a, ep);
+    ahead.set(tile++, a);
+    pointwise_tile_any<T, true>(n, static_cast<int>(nb), half_last, a, ep);
+  });
 }
 
 // --- depthwise ---------------------------------------------------------------------------------
@@ -670,6 +714,15 @@ void dense_task(const Nchw16cConvPlan& pl, const float* x, const float* packed, 
   }
 }
 
+// The packed weights of the co tile a thread runs after task's (co_outer plans: its run of tasks
+// [.., end) goes on to the next co tile), or null.
+inline const float* next_weights(const Nchw16cConvPlan& pl, const float* packed,
+                                 const Nchw16cTask& task, int64_t end) {
+  if (task.shares == 0 || nchw16c_task(pl, end - 1).co_tile <= task.co_tile) return nullptr;
+  const int64_t taps = pl.p.k_h * pl.p.k_w;
+  return packed + (task.co_tile + 1) * pl.co_tile * taps * pl.p.in_c * kBlk;
+}
+
 template <class T>
 void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nchw16cConvIo& io,
                         const Epilogue& ep, int64_t begin, int64_t end) {
@@ -687,7 +740,8 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     }
     // Consecutive tasks share a chunk of input pixels and differ in co tile, or (co_outer) share a
     // co tile's weights and differ in chunk: whichever is larger stays in cache.
-    const auto [t, rest] = nchw16c_task(pl, task);
+    const Nchw16cTask tk = nchw16c_task(pl, task);
+    const int64_t t = tk.co_tile, rest = tk.span;
     if (pl.dense) {
       const int64_t chunks = pl.plain_x ? pl.row_chunks : pl.chunks;
       const int64_t c = rest % chunks, n = rest / chunks;
@@ -705,7 +759,8 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     const float* s = io.x_scale;
     if (s != nullptr && io.x_scale_per_image) s += n * pl.in_blocks * kBlk;
     pointwise_task<T>(pl, x + n * in_image, s, io.scratch, packed, bias,
-                      z ? z + n * out_image : nullptr, ep, y + n * out_image, t, q0, q1);
+                      z ? z + n * out_image : nullptr, ep, y + n * out_image, tk, q0, q1,
+                      next_weights(pl, packed, tk, end));
   }
 }
 

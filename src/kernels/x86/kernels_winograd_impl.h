@@ -187,31 +187,10 @@ void wino_transform_input(const WinogradPlan& pl, const float* x, int64_t t0, in
 }
 
 // While tap xi's products run in chunks of tiles, the next tap's weights for the same output
-// blocks (lines of 16 floats, in_c a block, contiguous) are brought into L2, a share per chunk.
-// In the network they come from memory (ResNet-50's 14x14 layers read 9.4 MB), and the hardware
-// prefetchers restart at every 4 KiB page of these short runs. A stack of ten 256-channel 14x14
-// layers (94 MB of weights): 0.57 -> 0.49 ms a layer; T0 instead of T1 (into L1) or the tap after
-// next: no better.
-struct TapPrefetch {
-  const float* next = nullptr;  // null: no next tap
-  int64_t lines = 0;
-  int64_t in_c = 0;
-  int per_channel = 0;  // lines each input channel's step prefetches
-
-  TapPrefetch(const float* next_tap, int64_t nb, int64_t in_c_, int64_t chunks)
-      : next(next_tap),
-        lines(nb * in_c_),
-        in_c(in_c_),
-        per_channel(static_cast<int>(ceil_div(nb, chunks))) {}
-
-  // Chunk c's share: nothing once the earlier chunks took every line.
-  void set(int64_t c, PwArgs& a) const {
-    const int64_t first = c * per_channel * in_c;
-    const bool any = next != nullptr && first < lines;
-    a.prefetch = any ? next + first * kBlk : nullptr;
-    a.prefetch_lines = any ? per_channel : 0;
-  }
-};
+// blocks are brought into L2 (NextWeights). In the network they come from memory (ResNet-50's
+// 14x14 layers read 9.4 MB), and the hardware prefetchers restart at every 4 KiB page of these
+// short runs. A stack of ten 256-channel 14x14 layers (94 MB of weights): 0.57 -> 0.49 ms a layer;
+// T0 instead of T1 (into L1) or the tap after next: no better.
 
 // Output blocks [ob0, ob0 + nb) of tiles [t0, t0 + nt): the products per xi into mbuf
 // ([xi][block][tile][16]), then the inverse transform into Y.
@@ -231,7 +210,9 @@ void wino_co_tile(const WinogradPlan& pl, const float* packed, const float* v, f
   for (int xi = 0; xi < A * A; ++xi) {
     PwArgs a{nullptr,       tb * kBlk,  kBlk,    p.in_c,  packed + xi * w_xi + ob0 * p.in_c * kBlk,
              p.in_c * kBlk, kWinoZeros, nullptr, nullptr, tb * kBlk};
-    const TapPrefetch ahead(xi + 1 < A * A ? a.w + w_xi : nullptr, nb, p.in_c, chunks);
+    // A block a chunk, from the first: spread over every chunk, the last blocks came late.
+    const NextWeights ahead(xi + 1 < A * A ? a.w + w_xi : nullptr, nb, p.in_c, 0, 1,
+                            std::min(chunks, nb));
     for (int64_t t = 0; t < nt; t += max_px) {
       a.x = v + xi * v_xi + t * kBlk;
       a.y = mbuf + xi * m_xi + t * kBlk;

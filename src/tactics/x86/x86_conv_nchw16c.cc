@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 
+#include "base/cache_sizes.h"
 #include "kernels/ref/layout.h"
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
@@ -113,7 +114,8 @@ class Nchw16cConvKernel final : public LayerKernel {
                          packed_floats_, dims_to_string(in[1].dims),
                          kx::nchw16c_conv_packed_weights_floats(p));
     }
-    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()), nchw16c_plain_x(node_));
+    plan_ = kx::plan_nchw16c_conv(isa_, p, pool_threads(thread_pool()), nchw16c_plain_x(node_),
+                                  static_cast<int64_t>(host_cache_sizes().l2_bytes));
     if (optional_input(in, ops::kConvNchw16cScaleInput) != nullptr) {
       if (plan_.dense || plan_.depthwise) {
         return layer_error(node_, "a channel scale on X needs a 1x1 convolution");
