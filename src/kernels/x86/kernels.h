@@ -170,6 +170,9 @@ struct Nchw16cConvPlan {
   // pixels it (or the layer before, split the same way) wrote, not the other core's.
   bool co_outer = false;
   int64_t parts = 1;
+  // Pointwise co_outer plans whose co tile's weights fit twice in 3/4 of L2 (plan_nchw16c_conv's
+  // l2_bytes): a thread's tiles bring the next co tile's weights into L2 while they run this one.
+  bool prefetch_next = false;
   // Output columns [ow_lo, ow_hi) have every tap inside the input row (depthwise and a plain X's
   // dense tiles use it; ow_hi may be below ow_lo). Depthwise and dense on a plain X: a task is the
   // output rows of one chunk (nchw16c_row_range, at most `rows`) of one block (depthwise) or co

@@ -180,6 +180,13 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
     pl.co_outer = static_cast<int64_t>(nchw16c_conv_packed_weights_floats(p)) > in_floats;
     if (pl.co_outer)
       pl.parts = std::max<int64_t>(1, std::min<int64_t>(threads, pl.tasks / pl.co_tiles));
+    // In the network a co-outer layer's weights come from L3 or memory, each co tile's first
+    // tile waiting for them. The next ones brought in alongside: ResNet-50's 512 -> 2048 1x1 at
+    // 7x7 0.72 -> 0.63 ms (2 threads, 12 rounds). Where two co tiles fill L2 (2048 -> 512 on a
+    // 512 KiB L2) the prefetch evicts the weights in use: a quarter of L2 is left for the input.
+    const int64_t co_tile_bytes = p.in_c * pl.co_tile * kBlk * int64_t{sizeof(float)};
+    pl.prefetch_next =
+        pl.co_outer && !pl.dense && l2_bytes > 0 && 2 * co_tile_bytes <= l2_bytes * 3 / 4;
   }
   return pl;
 }
