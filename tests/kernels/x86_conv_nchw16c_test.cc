@@ -294,6 +294,18 @@ TEST(X86ConvNchw16c, RefusesGroupedConvolutionsAndScalesOnAWindow) {
   }
 }
 
+// A ResNet-50 stride-2 3x3 layer: c channels in and out, out_hw x out_hw out.
+kernels::cpu::Conv2DParams stride2_3x3(int64_t c, int64_t out_hw) {
+  kernels::cpu::Conv2DParams p;
+  p.in_c = p.out_c = c;
+  p.in_h = p.in_w = 2 * out_hw;
+  p.out_h = p.out_w = out_hw;
+  p.k_h = p.k_w = 3;
+  p.stride_h = p.stride_w = 2;
+  p.pad_top = p.pad_left = 1;
+  return p;
+}
+
 // Where the weights outweigh the input (co_outer), each thread's part of the tasks runs every co
 // tile over its own contiguous spans of output rows, co tile by co tile; every (co tile, span) pair
 // is one task.
@@ -327,13 +339,7 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
     }
   }
   // A real layer (ResNet-50's stride-2 3x3 of 256 channels) gets one part per thread.
-  kernels::cpu::Conv2DParams p;
-  p.in_c = p.out_c = 256;
-  p.in_h = p.in_w = 28;
-  p.out_h = p.out_w = 14;
-  p.k_h = p.k_w = 3;
-  p.stride_h = p.stride_w = 2;
-  p.pad_top = p.pad_left = 1;
+  const kernels::cpu::Conv2DParams p = stride2_3x3(256, 14);
   const auto pl = kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 2);
   EXPECT_TRUE(pl.dense);
   EXPECT_TRUE(pl.co_outer);
@@ -347,13 +353,7 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
 // block) keep the widest tile.
 TEST(X86ConvNchw16c, CoTilesKeepTheirWeightsWithinL2) {
   using kernels::x86::Isa;
-  kernels::cpu::Conv2DParams p;
-  p.in_c = p.out_c = 512;
-  p.in_h = p.in_w = 14;
-  p.out_h = p.out_w = 7;
-  p.k_h = p.k_w = 3;
-  p.stride_h = p.stride_w = 2;
-  p.pad_top = p.pad_left = 1;
+  const kernels::cpu::Conv2DParams p = stride2_3x3(512, 7);
   const auto narrow = kernels::x86::plan_nchw16c_conv(Isa::kAvx2, p, 2, false, 512 << 10);
   EXPECT_EQ(narrow.co_tile, 1);
   EXPECT_EQ(narrow.co_tiles, 32);
