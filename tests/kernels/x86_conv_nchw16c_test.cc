@@ -370,8 +370,8 @@ TEST(X86ConvNchw16c, CoTilesKeepTheirWeightsWithinL2) {
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx2, pw, 2, false, 512 << 10).co_tile, 2);
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(Isa::kAvx512, pw, 2, false, 512 << 10).co_tile, 4);
   // The next co tile's weights are prefetched where two co tiles fit in 3/4 of L2: not for 2048
-  // channels on a 512 KiB L2 (2 x 256 KiB), for 960 (MobileNetV2's 960 -> 320 at 7x7); never for a dense layer
-  // or without a bound.
+  // channels on a 512 KiB L2 (2 x 256 KiB), for 960 (MobileNetV2's 960 -> 320 at 7x7); never for a
+  // dense layer or without a bound.
   EXPECT_FALSE(kernels::x86::plan_nchw16c_conv(Isa::kAvx2, pw, 2, false, 512 << 10).prefetch_next);
   EXPECT_TRUE(kernels::x86::plan_nchw16c_conv(Isa::kAvx2, pw, 2, false, 1 << 20).prefetch_next);
   pw.in_c = 960;
