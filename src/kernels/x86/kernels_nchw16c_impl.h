@@ -178,27 +178,27 @@ void pointwise_tile_any(int pixels, int nb, bool half_last, const PwArgs& a, con
 
 // Weights the tiles' channel loops bring into L2 while they run (pointwise_tile's Prefetch): nb
 // blocks of in_c lines of 16 floats, contiguous from `next`. A thread's run of a co tile (its
-// `shares` tasks, `tiles` tiles in this one) takes share `share` of the lines, each tile an even
-// part, so that the weights the thread runs next arrive in L2 while it runs this co tile, not
-// while it waits for memory at the next one's first channel steps.
+// `shares` tasks) gives this task share `share` of the lines, and a tile covering items [begin,
+// end) of the task's `extent` (its pixels, say) the same part of that share, so that the weights
+// the thread runs next arrive in L2 while it runs this co tile, not while it waits for memory at
+// the next one's first channel steps. Items past the extent prefetch nothing.
 struct NextWeights {
   const float* next = nullptr;  // null: nothing to prefetch
   int64_t lo = 0, hi = 0;       // this task's lines
-  int64_t tiles = 1;
+  int64_t extent = 1;
 
   NextWeights(const float* next_w, int64_t nb, int64_t in_c, int64_t share, int64_t shares,
-              int64_t tiles_)
-      : next(next_w), tiles(std::max<int64_t>(tiles_, 1)) {
-    const int64_t lines = next == nullptr ? 0 : nb * in_c;
+              int64_t extent_)
+      : next(next_w), extent(std::max<int64_t>(extent_, 1)) {
+    const int64_t lines = next == nullptr || shares <= 0 ? 0 : nb * in_c;
     lo = shares > 0 ? lines * share / shares : 0;
     hi = shares > 0 ? lines * (share + 1) / shares : 0;
   }
 
-  // Tile i's part of the task's lines.
-  void set(int64_t i, PwArgs& a) const {
-    const int64_t first = lo + (hi - lo) * i / tiles, last = lo + (hi - lo) * (i + 1) / tiles;
-    a.prefetch = next == nullptr ? nullptr : next + first * kBlk;
-    a.prefetch_lines = next == nullptr || i >= tiles ? 0 : last - first;
+  void set(int64_t begin, int64_t end, PwArgs& a) const {
+    const auto line = [&](int64_t i) { return lo + (hi - lo) * std::min(i, extent) / extent; };
+    a.prefetch = next == nullptr ? nullptr : next + line(begin) * kBlk;
+    a.prefetch_lines = next == nullptr ? 0 : line(end) - line(begin);
   }
 };
 
@@ -259,11 +259,8 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
       q += run;
     }
   };
-  int64_t tiles = 0;
-  if (next_w != nullptr) for_each_tile([&](int64_t, int64_t, int) { ++tiles; });
   const int64_t next_nb = std::min(pl.co_tile, pl.out_blocks - (t + 1) * pl.co_tile);
-  const NextWeights ahead(next_w, next_nb, p.in_c, task.share, task.shares, tiles);
-  int64_t tile = 0;
+  const NextWeights ahead(next_w, next_nb, p.in_c, task.share, task.shares, q1 - q0);
   for_each_tile([&](int64_t out_px, int64_t in_px, int n) {
     const int64_t out_at = t * pl.co_tile * out_plane + out_px * kBlk;
     a.x = x + in_px * kBlk;
@@ -276,7 +273,7 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
     a.y = y + out_at;
     a.z = z == nullptr ? nullptr : z + out_at;
     if (next_w == nullptr) return pointwise_tile_any<T>(n, static_cast<int>(nb), half_last, a, ep);
-    ahead.set(tile++, a);
+    ahead.set(out_px - q0, out_px - q0 + n, a);
     pointwise_tile_any<T, true>(n, static_cast<int>(nb), half_last, a, ep);
   });
 }

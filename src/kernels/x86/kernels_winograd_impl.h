@@ -206,17 +206,16 @@ void wino_co_tile(const WinogradPlan& pl, const float* packed, const float* v, f
   const bool half_last = p.out_c - (ob0 + nb - 1) * kBlk <= kBlk / 2;
   const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
   const Epilogue none;
-  const int64_t chunks = ceil_div(nt, max_px);
   for (int xi = 0; xi < A * A; ++xi) {
     PwArgs a{nullptr,       tb * kBlk,  kBlk,    p.in_c,  packed + xi * w_xi + ob0 * p.in_c * kBlk,
              p.in_c * kBlk, kWinoZeros, nullptr, nullptr, tb * kBlk};
-    // A block a chunk, from the first: spread over every chunk, the last blocks came late.
+    // A block per chunk of max_px tiles, from the first, as the prefetch was measured.
     const NextWeights ahead(xi + 1 < A * A ? a.w + w_xi : nullptr, nb, p.in_c, 0, 1,
-                            std::min(chunks, nb));
+                            std::min(nt, nb * max_px));
     for (int64_t t = 0; t < nt; t += max_px) {
       a.x = v + xi * v_xi + t * kBlk;
       a.y = mbuf + xi * m_xi + t * kBlk;
-      ahead.set(t / max_px, a);
+      ahead.set(t, t + max_px, a);
       pointwise_tile_any<T, true>(static_cast<int>(std::min<int64_t>(max_px, nt - t)),
                                   static_cast<int>(nb), half_last, a, none);
     }
