@@ -310,6 +310,8 @@ Result<std::vector<BenchLayer>> bench_layers() {
   }
   KILN_ASSIGN_OR_RETURN(BenchLayer qkv, matmul("vit.matmul_197x192x576", 197, 192, 576));
   out.push_back(std::move(qkv));
+  KILN_ASSIGN_OR_RETURN(BenchLayer expand, matmul("vit.matmul_197x192x768", 197, 192, 768));
+  out.push_back(std::move(expand));
   KILN_ASSIGN_OR_RETURN(BenchLayer mlp, matmul("vit.matmul_197x768x192", 197, 768, 192));
   out.push_back(std::move(mlp));
   KILN_ASSIGN_OR_RETURN(BenchLayer att, attention("vit.attention_3x197x64", 3, 197, 64, true));
