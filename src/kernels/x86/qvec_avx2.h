@@ -116,29 +116,10 @@ struct QVecAvx2 {
     for (int l = lo; l < hi; ++l) v[l] = p[l];
     return load(v);
   }
-  // Lanes [lo, hi) of v (each in [0, 255]) as bytes. A part vector (a 7-wide plane's rows, a
-  // 14-wide one's second vector) is packed as a whole vector and written 4, 2 and 1 bytes at a
-  // time: byte by byte from memory, such stores were a fifth of an INT8 depthwise layer on 7x7.
+  // Lanes [lo, hi) of v (each in [0, 255]) as bytes.
   static void store_u8(uint8_t* p, I v, int lo, int hi) {
     const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    const __m128i bytes = _mm_packus_epi16(w, w);
-    if (lo == 0 && hi == kLanes) return _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bytes);
-    auto rest = static_cast<uint64_t>(_mm_cvtsi128_si64(bytes)) >> (8 * lo);
-    p += lo;
-    const int n = hi - lo;
-    if ((n & 4) != 0) {
-      const auto four = static_cast<uint32_t>(rest);
-      std::memcpy(p, &four, 4);
-      p += 4;
-      rest >>= 32;
-    }
-    if ((n & 2) != 0) {
-      const auto two = static_cast<uint16_t>(rest);
-      std::memcpy(p, &two, 2);
-      p += 2;
-      rest >>= 16;
-    }
-    if ((n & 1) != 0) *p = static_cast<uint8_t>(rest);
+    store_lane_bytes(p, _mm_packus_epi16(w, w), lo, hi);
   }
   static I requantize(F::V v, F::V inv, F::V lo, F::V hi, I zero) {
     const F::V q = _mm256_mul_ps(v, inv);
@@ -163,14 +144,31 @@ struct QVecAvx2 {
     return load(v);
   }
   static void store_i8(int8_t* p, I v, int lo, int hi) {
-    if (lo == 0 && hi == kLanes) {
-      const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-      _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packs_epi16(w, w));
-      return;
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    store_lane_bytes(reinterpret_cast<uint8_t*>(p), _mm_packs_epi16(w, w), lo, hi);
+  }
+  // Bytes [lo, hi) of the low 8 of `bytes` (the 8 lanes packed) to p + lo. A part vector (a
+  // 7-wide plane's rows, a 14-wide one's second vector) is written 4, 2 and 1 bytes at a time:
+  // byte by byte from a copy on the stack, such stores were a fifth of an INT8 depthwise layer on
+  // 7x7.
+  static void store_lane_bytes(uint8_t* p, __m128i bytes, int lo, int hi) {
+    if (lo == 0 && hi == kLanes) return _mm_storel_epi64(reinterpret_cast<__m128i*>(p), bytes);
+    auto rest = static_cast<uint64_t>(_mm_cvtsi128_si64(bytes)) >> (8 * lo);
+    p += lo;
+    const int n = hi - lo;
+    if ((n & 4) != 0) {
+      const auto four = static_cast<uint32_t>(rest);
+      std::memcpy(p, &four, 4);
+      p += 4;
+      rest >>= 32;
     }
-    alignas(32) int32_t t[8];
-    store(t, v);
-    for (int l = lo; l < hi; ++l) p[l] = static_cast<int8_t>(t[l]);
+    if ((n & 2) != 0) {
+      const auto two = static_cast<uint16_t>(rest);
+      std::memcpy(p, &two, 2);
+      p += 2;
+      rest >>= 16;
+    }
+    if ((n & 1) != 0) *p = static_cast<uint8_t>(rest);
   }
 
   // --- packing bytes ---------------------------------------------------------------------------
