@@ -5,7 +5,8 @@
 // another (the hazard of inline functions compiled under different -m flags).
 //
 // The GEMM core is an MR x (NV vectors) register tile (ukernel) reading an MR-row panel of A
-// (k-major, MR floats per step) and an NR-column panel of B (NR floats per step). Tails in M and N
+// (k-major, MR floats per step), or MR rows of a row-major A in place, and an NR-column panel of
+// B (NR floats per step). Tails in M and N
 // use the same code: a table holds one instantiation per (rows, vectors) and the last vector's
 // store is masked. The epilogue (kernels_math.h) runs on the accumulators before the only store.
 
@@ -41,11 +42,12 @@ class FlushDenormals {
 // --- the register tile ---------------------------------------------------------------------------
 
 // B panels hold float32 (TB = float) or IEEE binary16 bits (TB = uint16_t: an FP16 layer's
-// weights, widened to float32 in registers by vcvtph2ps; the arithmetic stays float32).
+// weights, widened to float32 in registers by vcvtph2ps; the arithmetic stays float32). lda: the
+// row stride of an A read in place (kDirectA); unused for a packed panel.
 template <class TB>
-using UkernelFn = void (*)(int64_t kc, const float* a, const TB* b, int64_t b_step, float* c,
-                           int64_t ldc, int last_lanes, bool accumulate, const Epilogue* ep,
-                           int64_t row, int64_t col);
+using UkernelFn = void (*)(int64_t kc, const float* a, int64_t lda, const TB* b, int64_t b_step,
+                           float* c, int64_t ldc, int last_lanes, bool accumulate,
+                           const Epilogue* ep, int64_t row, int64_t col);
 
 template <class T>
 inline typename T::V load_b(const float* p) {
@@ -107,22 +109,23 @@ inline __attribute__((always_inline)) void store_tile(typename T::V (&s)[R][NV],
   }
 }
 
-// c[R x NV vectors] (+)= a-panel x b-panel over kc steps, stored by store_tile. B's depth steps
-// are b_step apart (NR in a packed panel; a row of the input for a flat 1x1 convolution read in
-// place). A last vector of at most kPixelDotMaxCols columns is summed column by column
-// (pixel_columns).
-template <class T, class TB, int R, int NV>
-void ukernel(int64_t kc, const float* a, const TB* b, int64_t b_step, float* c, int64_t ldc,
-             int last_lanes, bool accumulate, const Epilogue* ep, int64_t row, int64_t col) {
+// c[R x NV vectors] (+)= A x b-panel over kc steps, stored by store_tile. A is an MR-row panel,
+// or (kDirectA) R rows lda apart read in place. B's depth steps are b_step apart (NR in a packed
+// panel; a row of the input for a flat 1x1 convolution read in place). A last vector of at most
+// kPixelDotMaxCols columns of a packed A is summed column by column (pixel_columns).
+template <class T, class TB, int R, int NV, bool kDirectA = false>
+void ukernel(int64_t kc, const float* a, int64_t lda, const TB* b, int64_t b_step, float* c,
+             int64_t ldc, int last_lanes, bool accumulate, const Epilogue* ep, int64_t row,
+             int64_t col) {
   using V = typename T::V;
   constexpr int kL = T::kLanes;
   constexpr int kMr = T::kMr;
-  if constexpr (T::kPixelDot && std::is_same_v<TB, float>) {
+  if constexpr (T::kPixelDot && std::is_same_v<TB, float> && !kDirectA) {
     if (last_lanes <= kPixelDotMaxCols) {
       if constexpr (NV > 1) {  // the full vectors, then the short one
-        ukernel<T, TB, R, NV - 1>(kc, a, b, b_step, c, ldc, kL, accumulate, ep, row, col);
-        ukernel<T, TB, R, 1>(kc, a, b + (NV - 1) * kL, b_step, c + (NV - 1) * kL, ldc, last_lanes,
-                             accumulate, ep, row, col + (NV - 1) * kL);
+        ukernel<T, TB, R, NV - 1>(kc, a, lda, b, b_step, c, ldc, kL, accumulate, ep, row, col);
+        ukernel<T, TB, R, 1>(kc, a, lda, b + (NV - 1) * kL, b_step, c + (NV - 1) * kL, ldc,
+                             last_lanes, accumulate, ep, row, col + (NV - 1) * kL);
       } else {
         V s[R][1];
         pixel_columns<T, R>(kc, a, b, b_step, last_lanes, s);
@@ -137,6 +140,9 @@ void ukernel(int64_t kc, const float* a, const TB* b, int64_t b_step, float* c, 
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) s[r][v] = T::zero();
   }
+  const float* ar[R];  // kDirectA: each row's next depth
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) ar[r] = a + r * lda;
 #pragma GCC unroll 2
   for (int64_t p = 0; p < kc; ++p) {
     V bv[NV];
@@ -144,76 +150,102 @@ void ukernel(int64_t kc, const float* a, const TB* b, int64_t b_step, float* c, 
     for (int v = 0; v < NV; ++v) bv[v] = load_b<T>(b + v * kL);
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r) {
-      const V av = T::set1(a[r]);
+      const V av = T::set1(kDirectA ? ar[r][p] : a[r]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) s[r][v] = T::fmadd(av, bv[v], s[r][v]);
     }
-    a += kMr;
+    if (!kDirectA) a += kMr;
     b += b_step;
   }
   store_tile<T, R, NV>(s, c, ldc, last_lanes, accumulate, ep, row, col);
 }
 
-template <class T, class TB, int... I>
+template <class T, class TB, bool kDirectA, int... I>
 constexpr auto make_ukernel_table(std::integer_sequence<int, I...>) {
   return std::array<UkernelFn<TB>, sizeof...(I)>{
-      &ukernel<T, TB, I / T::kNv + 1, I % T::kNv + 1>...};
+      &ukernel<T, TB, I / T::kNv + 1, I % T::kNv + 1, kDirectA>...};
 }
 
-template <class T, class TB = float>
+template <class T, class TB = float, bool kDirectA = false>
 inline constexpr auto kUkernels =
-    make_ukernel_table<T, TB>(std::make_integer_sequence<int, T::kMr * T::kNv>{});
+    make_ukernel_table<T, TB, kDirectA>(std::make_integer_sequence<int, T::kMr * T::kNv>{});
 
 // One NR-column panel of C (+)= every MR-row panel of A x the B panel `b`, for one depth block:
-// the B panel stays in L1 while the A panels stream from L2. (row0, col0) is C's origin in the
-// epilogue's index space.
-template <class T, class TB = float>
+// the B panel stays in L1 while the A panels stream from L2. A's panels are pa_stride apart, or
+// (kDirectA) A is row-major with rows pa_stride apart, read in place. (row0, col0) is C's origin
+// in the epilogue's index space.
+template <class T, class TB = float, bool kDirectA = false>
 void column_panel(int64_t kc, int64_t m, int64_t cols, const float* pa, int64_t pa_stride,
                   const TB* b, float* c, int64_t ldc, bool accumulate, const Epilogue* ep,
                   int64_t row0, int64_t col0, int64_t b_step = T::kNv * T::kLanes) {
   constexpr int64_t kMr = T::kMr;
+  constexpr auto& kernels = kUkernels<T, TB, kDirectA>;
   const int64_t nv = (cols + T::kLanes - 1) / T::kLanes;
   const int last = static_cast<int>(cols - (nv - 1) * T::kLanes);
-  const UkernelFn<TB> full = kUkernels<T, TB>[(kMr - 1) * T::kNv + (nv - 1)];
+  const UkernelFn<TB> full = kernels[(kMr - 1) * T::kNv + (nv - 1)];
+  const auto rows_at = [&](int64_t i) { return pa + (kDirectA ? i : i / kMr) * pa_stride; };
   int64_t i = 0;
   for (; i + kMr <= m; i += kMr) {
-    full(kc, pa + (i / kMr) * pa_stride, b, b_step, c + i * ldc, ldc, last, accumulate, ep,
-         row0 + i, col0);
+    full(kc, rows_at(i), pa_stride, b, b_step, c + i * ldc, ldc, last, accumulate, ep, row0 + i,
+         col0);
   }
   if (i < m) {
-    kUkernels<T, TB>[(m - i - 1) * T::kNv + (nv - 1)](kc, pa + (i / kMr) * pa_stride, b, b_step,
-                                                      c + i * ldc, ldc, last, accumulate, ep,
-                                                      row0 + i, col0);
+    kernels[(m - i - 1) * T::kNv + (nv - 1)](kc, rows_at(i), pa_stride, b, b_step, c + i * ldc, ldc,
+                                             last, accumulate, ep, row0 + i, col0);
   }
 }
 
 // --- packing -------------------------------------------------------------------------------------
 
-// out rows [0, 8) (out_stride apart) = the transpose of the 8 x 8 block whose rows start at in
-// (in_stride apart). AVX only, so every ISA's unit has it.
-inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t out_stride) {
-  __m256 r[8], t[8];
-  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
+// t[p] lane r = in[r * in_stride + p] for the R <= 8 rows that start at in (in_stride apart) and
+// depths p in [0, 8); lanes past R are zero. AVX only, so every ISA's unit has it.
+template <int R>
+inline __attribute__((always_inline)) void transpose_rows8(const float* in, int64_t in_stride,
+                                                           __m256 (&t)[8]) {
+  __m256 r[8], u[8];
+  for (int i = 0; i < 8; ++i)
+    r[i] = i < R ? _mm256_loadu_ps(in + i * in_stride) : _mm256_setzero_ps();
   for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
   for (int i = 0; i < 8; i += 4) {
-    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
-    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    r[i] = _mm256_shuffle_ps(u[i], u[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(u[i], u[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0xEE);
   }
   for (int i = 0; i < 4; ++i) {
-    _mm256_storeu_ps(out + i * out_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
-    _mm256_storeu_ps(out + (i + 4) * out_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
   }
 }
 
+// out rows [0, 8) (out_stride apart) = the transpose of the 8 x 8 block whose rows start at in
+// (in_stride apart).
+inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t out_stride) {
+  __m256 t[8];
+  transpose_rows8<8>(in, in_stride, t);
+  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(out + i * out_stride, t[i]);
+}
+
+// The 6 rows that start at in (in_stride apart), depths [0, 8), into 8 steps of a 6-row A panel
+// (48 floats at out). Each step is stored as a whole vector in depth order, its two spare lanes
+// overwritten by the next step's store; the last step is stored as 4 + 2 floats, so nothing past
+// the 48 is written.
+inline void pack6_depth8(const float* in, int64_t in_stride, float* out) {
+  __m256 t[8];
+  transpose_rows8<6>(in, in_stride, t);
+  for (int p = 0; p < 7; ++p) _mm256_storeu_ps(out + p * 6, t[p]);
+  _mm_storeu_ps(out + 42, _mm256_castps256_ps128(t[7]));
+  _mm_storel_pi(reinterpret_cast<__m64*>(out + 46), _mm256_extractf128_ps(t[7], 1));
+}
+
 // A(i, p) = a[i * rs + p * cs] for rows [0, m) and depths [k0, k0 + kc) into MR-row panels of kc
-// steps (panel stride kc * MR), rows past m zero. Whole 8-row panels of row-major A (the scores
-// of an attention, a transformer's activations) go 8 x 8 blocks at a time through transpose8x8:
-// element by element, packing was 15% of an attention layer.
+// steps (panel stride kc * MR), rows past m zero. Whole panels of row-major A (the scores of an
+// attention, a transformer's activations) go 8 depths at a time through a register transpose
+// (8 rows: transpose8x8; AVX2's 6: pack6_depth8): element by element, packing was 15% of an
+// attention layer, and on AVX2 8.6% of ViT-Tiny.
 template <class T>
 void pack_a_panels(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k0, int64_t kc,
                    float* out) {
@@ -224,6 +256,8 @@ void pack_a_panels(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k0
     int64_t p = 0;
     if (kMr == 8 && rows == 8 && cs == 1) {
       for (; p + 8 <= kc; p += 8) transpose8x8(a + i * rs + k0 + p, rs, d + p * kMr, kMr);
+    } else if (kMr == 6 && rows == 6 && cs == 1) {
+      for (; p + 8 <= kc; p += 8) pack6_depth8(a + i * rs + k0 + p, rs, d + p * kMr);
     }
     for (; p < kc; ++p) {
       const float* src = a + i * rs + (k0 + p) * cs;
@@ -282,6 +316,11 @@ void gemm_tasks(const GemmPlan& pl, const float* a, const TB* packed_b, const Ep
   constexpr int64_t kMr = T::kMr;
   constexpr int64_t kNr = T::kNv * T::kLanes;
   const FlushDenormals ftz;
+  // With one depth block, the tasks of a row block (consecutive: columns go fastest) share its
+  // packed A: a transformer's 2-thread split of 197 x 768 packed its activations once per column
+  // block.
+  const bool one_depth_block = pl.k <= pl.bl.kc;
+  int64_t packed_m0 = -1;
   for (int64_t t = begin; t < end; ++t) {
     const int64_t m0 = (t / pl.n_blocks) * pl.mc;
     const int64_t n0 = (t % pl.n_blocks) * pl.nc;
@@ -290,12 +329,22 @@ void gemm_tasks(const GemmPlan& pl, const float* a, const TB* packed_b, const Ep
     for (int64_t k0 = 0; k0 == 0 || k0 < pl.k; k0 += pl.bl.kc) {  // k = 0: one empty block
       const int64_t kc = min64(pl.bl.kc, pl.k - k0);
       const bool last = k0 + kc >= pl.k;
-      pack_a_panels<T>(a + m0 * pl.a_rs, pl.a_rs, pl.a_cs, rows, k0, kc, scratch);
+      if (!pl.direct_a && (!one_depth_block || m0 != packed_m0)) {
+        pack_a_panels<T>(a + m0 * pl.a_rs, pl.a_rs, pl.a_cs, rows, k0, kc, scratch);
+        packed_m0 = m0;
+      }
       for (int64_t j = 0; j < cols; j += kNr) {
         const TB* b = packed_b + ((n0 + j) / kNr) * pl.k * kNr + k0 * kNr;
-        column_panel<T, TB>(kc, rows, min64(kNr, cols - j), scratch, kc * kMr, b,
-                            c + m0 * pl.ldc + n0 + j, pl.ldc, k0 > 0, last ? &ep : nullptr, m0,
-                            n0 + j);
+        const int64_t w = min64(kNr, cols - j);
+        float* cj = c + m0 * pl.ldc + n0 + j;
+        const Epilogue* ep_last = last ? &ep : nullptr;
+        if (pl.direct_a) {
+          column_panel<T, TB, true>(kc, rows, w, a + m0 * pl.a_rs + k0, pl.a_rs, b, cj, pl.ldc,
+                                    k0 > 0, ep_last, m0, n0 + j);
+        } else {
+          column_panel<T, TB>(kc, rows, w, scratch, kc * kMr, b, cj, pl.ldc, k0 > 0, ep_last, m0,
+                              n0 + j);
+        }
       }
     }
   }

@@ -147,8 +147,8 @@ template <class Q>
 inline constexpr auto kQGemmUkernels =
     make_qgemm_table<Q>(std::make_integer_sequence<int, Q::kMr * Q::kNv>{});
 
-// A task is one (row block, column block) of Y: its rows of A are packed once, then every column
-// panel of the block runs against them.
+// A task is one (row block, column block) of Y: its rows of A are packed once per run of tasks
+// of that row block, then every column panel of the block runs against them.
 template <class Q>
 void qgemm_tasks(const QGemmPlan& pl, const uint8_t* a, const uint8_t* packed, const QEpilogue& ep,
                  void* y, uint8_t* scratch, int64_t begin, int64_t end) {
@@ -158,10 +158,12 @@ void qgemm_tasks(const QGemmPlan& pl, const uint8_t* a, const uint8_t* packed, c
   const int64_t b_panel = pl.kq * Q::kNv * Q::kGemmVecBytes;
   const auto* csum =
       reinterpret_cast<const int32_t*>(packed + qround64(qceil(pl.n, kNr) * b_panel));
+  int64_t packed_m0 = -1;  // the tasks of a row block are consecutive and share its packed rows
   for (int64_t t = begin; t < end; ++t) {
     const int64_t m0 = (t / pl.n_blocks) * pl.mc, n0 = (t % pl.n_blocks) * pl.nc;
     const int64_t rows = min64(pl.mc, pl.m - m0), cols = min64(pl.nc, pl.n - n0);
-    qgemm_pack_a<Q>(a + m0 * pl.k, pl.k, rows, scratch);
+    if (m0 != packed_m0) qgemm_pack_a<Q>(a + m0 * pl.k, pl.k, rows, scratch);
+    packed_m0 = m0;
     for (int64_t j = n0; j < n0 + cols; j += kNr) {
       const int64_t w = min64(kNr, n0 + cols - j), nv = qceil(w, Q::kLanes);
       QCols c{csum + j,      ep.w_scale + j, ep.bias != nullptr ? ep.bias + j : nullptr,
