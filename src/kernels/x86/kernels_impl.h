@@ -6,9 +6,9 @@
 //
 // The GEMM core is an MR x (NV vectors) register tile (ukernel) reading an MR-row panel of A
 // (k-major, MR floats per step), or MR rows of a row-major A in place, and an NR-column panel of
-// B (NR floats per step). Tails in M and N
-// use the same code: a table holds one instantiation per (rows, vectors) and the last vector's
-// store is masked. The epilogue (kernels_math.h) runs on the accumulators before the only store.
+// B (NR floats per step). Tails in M and N use the same code: a table holds one instantiation per
+// (rows, vectors) and the last vector's store is masked. The epilogue (kernels_math.h) runs on the
+// accumulators before the only store.
 
 #include <immintrin.h>
 
@@ -140,7 +140,7 @@ void ukernel(int64_t kc, const float* a, int64_t lda, const TB* b, int64_t b_ste
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) s[r][v] = T::zero();
   }
-  const float* ar[R];  // kDirectA: each row's next depth
+  const float* ar[R];  // kDirectA: the rows of A
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) ar[r] = a + r * lda;
 #pragma GCC unroll 2
@@ -197,55 +197,32 @@ void column_panel(int64_t kc, int64_t m, int64_t cols, const float* pa, int64_t 
 
 // --- packing -------------------------------------------------------------------------------------
 
-// t[p] lane r = in[r * in_stride + p] for the R <= 8 rows that start at in (in_stride apart) and
-// depths p in [0, 8); lanes past R are zero. AVX only, so every ISA's unit has it.
-template <int R>
-inline __attribute__((always_inline)) void transpose_rows8(const float* in, int64_t in_stride,
-                                                           __m256 (&t)[8]) {
-  __m256 r[8], u[8];
-  for (int i = 0; i < 8; ++i)
-    r[i] = i < R ? _mm256_loadu_ps(in + i * in_stride) : _mm256_setzero_ps();
+// out rows [0, 8) (out_stride apart) = the transpose of the 8 x 8 block whose rows start at in
+// (in_stride apart). AVX only, so every ISA's unit has it.
+inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t out_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
   for (int i = 0; i < 8; i += 2) {
-    u[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    u[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
   }
   for (int i = 0; i < 8; i += 4) {
-    r[i] = _mm256_shuffle_ps(u[i], u[i + 2], 0x44);
-    r[i + 1] = _mm256_shuffle_ps(u[i], u[i + 2], 0xEE);
-    r[i + 2] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0x44);
-    r[i + 3] = _mm256_shuffle_ps(u[i + 1], u[i + 3], 0xEE);
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
   }
   for (int i = 0; i < 4; ++i) {
-    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
-    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+    _mm256_storeu_ps(out + i * out_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(out + (i + 4) * out_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
   }
-}
-
-// out rows [0, 8) (out_stride apart) = the transpose of the 8 x 8 block whose rows start at in
-// (in_stride apart).
-inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t out_stride) {
-  __m256 t[8];
-  transpose_rows8<8>(in, in_stride, t);
-  for (int i = 0; i < 8; ++i) _mm256_storeu_ps(out + i * out_stride, t[i]);
-}
-
-// The 6 rows that start at in (in_stride apart), depths [0, 8), into 8 steps of a 6-row A panel
-// (48 floats at out). Each step is stored as a whole vector in depth order, its two spare lanes
-// overwritten by the next step's store; the last step is stored as 4 + 2 floats, so nothing past
-// the 48 is written.
-inline void pack6_depth8(const float* in, int64_t in_stride, float* out) {
-  __m256 t[8];
-  transpose_rows8<6>(in, in_stride, t);
-  for (int p = 0; p < 7; ++p) _mm256_storeu_ps(out + p * 6, t[p]);
-  _mm_storeu_ps(out + 42, _mm256_castps256_ps128(t[7]));
-  _mm_storel_pi(reinterpret_cast<__m64*>(out + 46), _mm256_extractf128_ps(t[7], 1));
 }
 
 // A(i, p) = a[i * rs + p * cs] for rows [0, m) and depths [k0, k0 + kc) into MR-row panels of kc
-// steps (panel stride kc * MR), rows past m zero. Whole panels of row-major A (the scores of an
-// attention, a transformer's activations) go 8 depths at a time through a register transpose
-// (8 rows: transpose8x8; AVX2's 6: pack6_depth8): element by element, packing was 15% of an
-// attention layer, and on AVX2 8.6% of ViT-Tiny.
+// steps (panel stride kc * MR), rows past m zero: a convolution's weights at build time, and a
+// GEMM's A at run time when it is not row-major (GemmPlan::direct_a reads a row-major A in place:
+// element by element, AVX2's 6-row panels were 8.6% of ViT-Tiny). Whole 8-row panels of
+// row-major A go 8 x 8 blocks at a time through transpose8x8.
 template <class T>
 void pack_a_panels(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k0, int64_t kc,
                    float* out) {
@@ -256,8 +233,6 @@ void pack_a_panels(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k0
     int64_t p = 0;
     if (kMr == 8 && rows == 8 && cs == 1) {
       for (; p + 8 <= kc; p += 8) transpose8x8(a + i * rs + k0 + p, rs, d + p * kMr, kMr);
-    } else if (kMr == 6 && rows == 6 && cs == 1) {
-      for (; p + 8 <= kc; p += 8) pack6_depth8(a + i * rs + k0 + p, rs, d + p * kMr);
     }
     for (; p < kc; ++p) {
       const float* src = a + i * rs + (k0 + p) * cs;
