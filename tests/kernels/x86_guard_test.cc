@@ -3,7 +3,9 @@
 // scratch of phase planes): the wide-grid loads run past each plane's data into slack the plan
 // sizes. The implicit-GEMM convolution (input, packed weights, bias, residual, its scratch of
 // packed patch panels): masked tails, patch gathers at the image's edges, the GEMM tile's
-// prefetches of the next column panel. Every geometry of the sweeps, on each ISA the host has.
+// prefetches of the next column panel. The GEMM with constant B (a row-major A read in place by
+// the register tile, a transposed one packed). Every geometry of the sweeps, on each ISA the host
+// has.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -100,6 +102,60 @@ TEST(X86ConvGemm, ReadsAndWritesNothingPastItsBuffers) {
                    << g.cout << " g" << g.group << " " << g.h << "x" << g.w << " k" << g.kh << " s"
                    << g.stride << " p" << g.pad << " d" << g.dil);
       run_gemm_guarded(isa, g);
+    }
+  }
+}
+
+// C = A x B through guarded buffers, A row-major (read in place) or transposed (packed), against a
+// double-precision product: tails in rows, columns and depth, and depths past one depth block.
+std::vector<float> sine_floats(int64_t n, float step) {
+  std::vector<float> v(static_cast<size_t>(n));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * step);
+  return v;
+}
+
+void run_gemm_product_guarded(kx::Isa isa, int64_t m, int64_t n, int64_t k, bool trans_a) {
+  const std::vector<float> a = sine_floats(m * k, 0.37f), b = sine_floats(k * n, 0.61f);
+  GuardedFloats ga(a.size()), gpb(kx::gemm_packed_b_floats(isa, k, n)),
+      gc(static_cast<size_t>(m * n));
+  std::memcpy(ga.data(), a.data(), a.size() * sizeof(float));
+  kx::gemm_pack_b(isa, b.data(), n, 1, k, n, gpb.data());
+  // a holds A (m x k, row-major) or its transpose (k x m).
+  const int64_t a_rs = trans_a ? 1 : k, a_cs = trans_a ? m : 1;
+  for (int threads : {1, 2}) {
+    const kx::GemmPlan plan = kx::plan_gemm(isa, m, n, k, a_rs, a_cs, n, threads);
+    EXPECT_EQ(plan.direct_a, a_cs == 1);  // a one-row transposed A is row-major too
+    GuardedFloats gs(std::max<size_t>(kx::gemm_scratch_floats(plan), 1));
+    kx::gemm_run(plan, ga.data(), gpb.data(), kx::Epilogue{}, gc.data(), gs.data(), 0, plan.tasks);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          want += static_cast<double>(a[static_cast<size_t>(i * a_rs + p * a_cs)]) *
+                  b[static_cast<size_t>(p * n + j)];
+        }
+        ASSERT_NEAR(gc.data()[i * n + j], want, 1e-4 * (1 + std::abs(want)))
+            << "C(" << i << ", " << j << ") threads " << threads;
+      }
+    }
+  }
+}
+
+TEST(X86Gemm, ReadsAndWritesNothingPastItsBuffers) {
+  const std::vector<kx::Isa> isas = x86_kernel_isas();
+  if (isas.empty()) GTEST_SKIP() << "the host has neither AVX2 nor AVX-512";
+  struct Mnk {
+    int64_t m, n, k;
+  };
+  for (kx::Isa isa : isas) {
+    for (const Mnk s : {Mnk{1, 1, 1}, Mnk{5, 7, 3}, Mnk{13, 33, 64}, Mnk{197, 37, 70},
+                        Mnk{23, 19, 300}, Mnk{9, 100, 513}}) {
+      for (bool trans_a : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << (isa == kx::Isa::kAvx512 ? "avx512" : "avx2") << " " << s.m << "x" << s.n
+                     << "x" << s.k << (trans_a ? " A transposed" : ""));
+        run_gemm_product_guarded(isa, s.m, s.n, s.k, trans_a);
+      }
     }
   }
 }
