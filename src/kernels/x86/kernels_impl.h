@@ -292,8 +292,8 @@ void gemm_tasks(const GemmPlan& pl, const float* a, const TB* packed_b, const Ep
   constexpr int64_t kNr = T::kNv * T::kLanes;
   const FlushDenormals ftz;
   // With one depth block, the tasks of a row block (consecutive: columns go fastest) share its
-  // packed A: a transformer's 2-thread split of 197 x 768 packed its activations once per column
-  // block.
+  // packed A (a transposed A; a row-major one is read in place), instead of packing it once per
+  // column block.
   const bool one_depth_block = pl.k <= pl.bl.kc;
   int64_t packed_m0 = -1;
   for (int64_t t = begin; t < end; ++t) {
