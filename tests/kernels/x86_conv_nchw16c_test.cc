@@ -410,7 +410,9 @@ TEST(X86ConvNchw16c, ChunksAreEvenAndAMultipleOfTheThreads) {
         ASSERT_EQ(plw.dense, l.k == 3);
         // One chunk (the dense layer has 9 of AVX-512's 6-pixel tiles, 8 at least a chunk) is not
         // split: the threads take co tiles.
-        if (plw.chunks > 1) EXPECT_EQ(plw.chunks % threads, 0);
+        if (plw.chunks > 1) {
+          EXPECT_EQ(plw.chunks % threads, 0);
+        }
         int64_t at = 0, least = plw.chunk, most = 0;
         for (int64_t c = 0; c < plw.chunks; ++c) {
           const auto [q0, q1] = kernels::x86::nchw16c_chunk_range(plw, c);

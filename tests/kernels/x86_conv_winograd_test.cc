@@ -140,7 +140,9 @@ TEST(X86ConvWinograd, TileBlocksAreEven) {
           SCOPED_TRACE(::testing::Message() << c << "@" << hw << " m" << m << " " << threads
                                             << " threads, isa " << static_cast<int>(isa));
           const kx::WinogradPlan pl = kx::plan_winograd(isa, square_3x3(c, hw), m, threads);
-          if (pl.tile_blocks > 1) EXPECT_EQ(pl.tile_blocks % threads, 0);
+          if (pl.tile_blocks > 1) {
+            EXPECT_EQ(pl.tile_blocks % threads, 0);
+          }
           int64_t at = 0, least = pl.tiles, most = 0;
           for (int64_t b = 0; b < pl.tile_blocks; ++b) {
             const auto [t0, t1] = kx::winograd_tile_range(pl, b);
