@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "base/cpu_features.h"
@@ -108,14 +109,9 @@ TEST(X86ConvGemm, ReadsAndWritesNothingPastItsBuffers) {
 
 // C = A x B through guarded buffers, A row-major (read in place) or transposed (packed), against a
 // double-precision product: tails in rows, columns and depth, and depths past one depth block.
-std::vector<float> sine_floats(int64_t n, float step) {
-  std::vector<float> v(static_cast<size_t>(n));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(static_cast<float>(i) * step);
-  return v;
-}
-
 void run_gemm_product_guarded(kx::Isa isa, int64_t m, int64_t n, int64_t k, bool trans_a) {
-  const std::vector<float> a = sine_floats(m * k, 0.37f), b = sine_floats(k * n, 0.61f);
+  Tensor ta = random_f32({m, k}, 1), tb = random_f32({k, n}, 2);
+  const std::span<const float> a = ta.span<float>(), b = tb.span<float>();
   GuardedFloats ga(a.size()), gpb(kx::gemm_packed_b_floats(isa, k, n)),
       gc(static_cast<size_t>(m * n));
   std::memcpy(ga.data(), a.data(), a.size() * sizeof(float));
@@ -124,7 +120,7 @@ void run_gemm_product_guarded(kx::Isa isa, int64_t m, int64_t n, int64_t k, bool
   const int64_t a_rs = trans_a ? 1 : k, a_cs = trans_a ? m : 1;
   for (int threads : {1, 2}) {
     const kx::GemmPlan plan = kx::plan_gemm(isa, m, n, k, a_rs, a_cs, n, threads);
-    EXPECT_EQ(plan.direct_a, a_cs == 1);  // a one-row transposed A is row-major too
+    EXPECT_EQ(plan.direct_a(), a_cs == 1);  // a one-row transposed A is row-major too
     GuardedFloats gs(std::max<size_t>(kx::gemm_scratch_floats(plan), 1));
     kx::gemm_run(plan, ga.data(), gpb.data(), kx::Epilogue{}, gc.data(), gs.data(), 0, plan.tasks);
     for (int64_t i = 0; i < m; ++i) {

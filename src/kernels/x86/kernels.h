@@ -292,8 +292,8 @@ struct GemmPlan {
   int64_t mc = 0, nc = 0;
   int64_t m_blocks = 0, n_blocks = 0;
   int64_t tasks = 0;
-  // A's rows are read in place by the register tile, not packed (row-major A: a_cs == 1).
-  bool direct_a = false;
+  // A's rows are read in place by the register tile, not packed: a row-major A.
+  bool direct_a() const { return a_cs == 1; }
 };
 
 GemmPlan plan_gemm(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64_t a_cs,

@@ -201,7 +201,6 @@ GemmPlan plan_gemm(Isa isa, int64_t m, int64_t n, int64_t k, int64_t a_rs, int64
   pl.m_blocks = s.m_blocks;
   pl.n_blocks = s.n_blocks;
   pl.tasks = m == 0 || n == 0 ? 0 : pl.m_blocks * pl.n_blocks;
-  pl.direct_a = a_cs == 1;
   return pl;
 }
 
@@ -216,8 +215,8 @@ void gemm_pack_b(Isa isa, const float* b, int64_t rs, int64_t cs, int64_t k, int
 }
 
 size_t gemm_scratch_floats(const GemmPlan& plan) {
-  // the packed A block of a depth step
-  return plan.direct_a ? 0 : static_cast<size_t>(plan.mc * plan.bl.kc);
+  // The packed A block of a depth step; none when A is read in place.
+  return plan.direct_a() ? 0 : static_cast<size_t>(plan.mc * plan.bl.kc);
 }
 
 void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const Epilogue& ep,

@@ -220,8 +220,8 @@ inline void transpose8x8(const float* in, int64_t in_stride, float* out, int64_t
 
 // A(i, p) = a[i * rs + p * cs] for rows [0, m) and depths [k0, k0 + kc) into MR-row panels of kc
 // steps (panel stride kc * MR), rows past m zero: a convolution's weights at build time, and a
-// GEMM's A at run time when it is not row-major (GemmPlan::direct_a reads a row-major A in place:
-// element by element, AVX2's 6-row panels were 8.6% of ViT-Tiny). Whole 8-row panels of
+// GEMM's A at run time when it is not row-major (GemmPlan::direct_a() reads a row-major A in
+// place: element by element, AVX2's 6-row panels were 8.6% of ViT-Tiny). Whole 8-row panels of
 // row-major A go 8 x 8 blocks at a time through transpose8x8.
 template <class T>
 void pack_a_panels(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k0, int64_t kc,
@@ -304,7 +304,7 @@ void gemm_tasks(const GemmPlan& pl, const float* a, const TB* packed_b, const Ep
     for (int64_t k0 = 0; k0 == 0 || k0 < pl.k; k0 += pl.bl.kc) {  // k = 0: one empty block
       const int64_t kc = min64(pl.bl.kc, pl.k - k0);
       const bool last = k0 + kc >= pl.k;
-      if (!pl.direct_a && (!one_depth_block || m0 != packed_m0)) {
+      if (!pl.direct_a() && (!one_depth_block || m0 != packed_m0)) {
         pack_a_panels<T>(a + m0 * pl.a_rs, pl.a_rs, pl.a_cs, rows, k0, kc, scratch);
         packed_m0 = m0;
       }
@@ -313,7 +313,7 @@ void gemm_tasks(const GemmPlan& pl, const float* a, const TB* packed_b, const Ep
         const int64_t w = min64(kNr, cols - j);
         float* cj = c + m0 * pl.ldc + n0 + j;
         const Epilogue* ep_last = last ? &ep : nullptr;
-        if (pl.direct_a) {
+        if (pl.direct_a()) {
           column_panel<T, TB, true>(kc, rows, w, a + m0 * pl.a_rs + k0, pl.a_rs, b, cj, pl.ldc,
                                     k0 > 0, ep_last, m0, n0 + j);
         } else {
