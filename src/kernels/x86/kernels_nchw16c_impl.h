@@ -72,6 +72,21 @@ inline __attribute__((always_inline)) void channel_step(const float* w, int64_t 
   }
 }
 
+// Input lines a tile's channel loop asks for kAheadBlocks channel blocks early, into L1. Each
+// pixel's 16 channels of a block are one line, read for 16 channel steps; the next block's lines
+// are a plane further (12.5 KiB at 14x14), a stride the hardware prefetchers did not follow, and
+// a co-outer 1x1 re-reads its pixels' input from L3 for every co tile. ResNet-50's 1024 -> 256 at
+// 14x14 ran at 78% of the FMA peak on one thread, its 64 -> 256 at 56x56 (4 blocks, all in L1)
+// at 89%; with the lines asked for two blocks (32 channel steps) early, 0.88x the time.
+constexpr int64_t kAheadBlocks = 2;
+
+// addr(p): pixel p's line in the block kAheadBlocks ahead.
+template <int P, class Addr>
+inline __attribute__((always_inline)) void prefetch_ahead(Addr addr) {
+#pragma GCC unroll 12
+  for (int p = 0; p < P; ++p) _mm_prefetch(reinterpret_cast<const char*>(addr(p)), _MM_HINT_T0);
+}
+
 // --- pointwise ---------------------------------------------------------------------------------
 
 struct PwArgs {
@@ -109,6 +124,9 @@ void pointwise_tile(const PwArgs& a, const Epilogue& ep) {
   for (int64_t c0 = 0; c0 < a.in_c; c0 += kBlk) {
     const float* xb = a.x + (c0 / kBlk) * a.x_block;
     const int lanes = static_cast<int>(std::min(kBlk, a.in_c - c0));
+    if (c0 + kAheadBlocks * kBlk < a.in_c) {
+      prefetch_ahead<P>([&](int p) { return xb + kAheadBlocks * a.x_block + p * a.x_pixel; });
+    }
     // A block of channels' share at once: a branch at every channel step cost the 960 -> 320 1x1
     // a tenth of its time with its weights warm.
     if constexpr (Prefetch) {
@@ -528,6 +546,9 @@ inline __attribute__((always_inline)) void dense_tap(const DenseTap& tap, int64_
 #pragma GCC unroll 12
     for (int p = 0; p < P; ++p) xb[p] = tap.x[p] + (c0 / kBlk) * tap.x_block[p];
     const int lanes = static_cast<int>(std::min(kBlk, in_c - c0));
+    if (!Plain && c0 + kAheadBlocks * kBlk < in_c) {
+      prefetch_ahead<P>([&](int p) { return xb[p] + kAheadBlocks * tap.x_block[p]; });
+    }
     for (int l = 0; l < lanes; ++l, w += kBlk) {
       channel_step<T, P, NW, NW>(
           w, w_block, [&](int p) { return Plain ? xb[p][l * tap.x_lane[p]] : xb[p][l]; }, acc);
