@@ -1,4 +1,4 @@
-// conv.winograd.f{2,4}x3.nchw16c.f32.{avx512,avx2} against kiln.ConvNchw16c's reference: channel
+// conv.winograd.f{2,3,4}x3.nchw16c.f32.{avx512,avx2} against kiln.ConvNchw16c's reference: channel
 // tails of the block and of the register tile, planes that are not a whole number of tiles (and
 // smaller than one), pads of 0 to 2 and asymmetric ones, batches; every activation with and without
 // bias and residual; the prepacked (engine) path on threads, with plans that split tiles and ones
@@ -17,7 +17,8 @@ namespace {
 constexpr Tolerance kWinogradTol{2e-3, 2e-4};
 
 std::vector<std::string> winograd_tactics(const std::string& isa) {
-  return {"conv.winograd.f4x3.nchw16c.f32." + isa, "conv.winograd.f2x3.nchw16c.f32." + isa};
+  return {"conv.winograd.f4x3.nchw16c.f32." + isa, "conv.winograd.f3x3.nchw16c.f32." + isa,
+          "conv.winograd.f2x3.nchw16c.f32." + isa};
 }
 
 TEST(X86ConvWinograd, OverChannelsPlanesAndPads) {
@@ -135,7 +136,7 @@ TEST(X86ConvWinograd, TileBlocksAreEven) {
   namespace kx = kernels::x86;
   for (kx::Isa isa : x86_kernel_isas()) {
     for (auto [c, hw] : {std::pair<int64_t, int64_t>{64, 56}, {128, 28}, {256, 14}, {512, 7}}) {
-      for (int m : {2, 4}) {
+      for (int m : {2, 3, 4}) {
         for (int threads : {2, 3}) {
           SCOPED_TRACE(::testing::Message() << c << "@" << hw << " m" << m << " " << threads
                                             << " threads, isa " << static_cast<int>(isa));

@@ -227,14 +227,14 @@ void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const 
                       const Epilogue& ep, int64_t task_begin, int64_t task_end);
 
 // --- Winograd convolution between nChw16c tensors ----------------------------------------------
-// F(m x m, 3 x 3) (Lavin and Gray), m = 2 or 4: for 3x3, stride-1, undilated, group-1
+// F(m x m, 3 x 3) (Lavin and Gray), m = 2, 3 or 4: for 3x3, stride-1, undilated, group-1
 // convolutions. Each (m + 2)^2 input tile is transformed (B^T d B, in registers, 16 channels a
 // vector), multiplied by the transformed weights (G g G^T, at engine build) as (m + 2)^2
 // independent products over the channels, the pointwise kernel's register tiles, and transformed
 // back (A^T M A) with bias, residual and activation before the only store: (m + 2)^2 / (9 m^2) of
-// the direct convolution's multiplications (0.44x for m = 2, 0.25x for m = 4), at the price of
-// larger rounding errors (m = 4: about 1e-5 of the output's magnitude against 1e-7 direct) and of
-// the transforms' adds.
+// the direct convolution's multiplications (0.44x for m = 2, 0.31x for m = 3, 0.25x for m = 4), at
+// the price of larger rounding errors (m = 4: about 1e-5 of the output's magnitude against 1e-7
+// direct) and of the transforms' adds.
 
 bool winograd_applies(const cpu::Conv2DParams& p);  // 3x3, stride 1, dilation 1, group 1
 

@@ -263,6 +263,7 @@ template <class T>
 void winograd_tasks(const WinogradPlan& pl, const float* packed, const WinogradIo& io,
                     const Epilogue& ep, int64_t begin, int64_t end) {
   if (pl.m == 2) return winograd_tasks_m<T, 2>(pl, packed, io, ep, begin, end);
+  if (pl.m == 3) return winograd_tasks_m<T, 3>(pl, packed, io, ep, begin, end);
   winograd_tasks_m<T, 4>(pl, packed, io, ep, begin, end);
 }
 

@@ -74,6 +74,7 @@ size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m) {
 
 void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, float* packed) {
   if (m == 2) return pack_m<2>(p, w, packed);
+  if (m == 3) return pack_m<3>(p, w, packed);
   pack_m<4>(p, w, packed);
 }
 

@@ -143,8 +143,9 @@ class WinogradTactic final : public X86Tactic {
 
 void append_x86_conv_winograd_tactics(std::vector<const Tactic*>& out) {
   static const WinogradTactic tactics[] = {
-      WinogradTactic(kx::Isa::kAvx512, 4), WinogradTactic(kx::Isa::kAvx512, 2),
-      WinogradTactic(kx::Isa::kAvx2, 4), WinogradTactic(kx::Isa::kAvx2, 2)};
+      WinogradTactic(kx::Isa::kAvx512, 4), WinogradTactic(kx::Isa::kAvx512, 3),
+      WinogradTactic(kx::Isa::kAvx512, 2), WinogradTactic(kx::Isa::kAvx2, 4),
+      WinogradTactic(kx::Isa::kAvx2, 3),   WinogradTactic(kx::Isa::kAvx2, 2)};
   for (const auto& t : tactics) out.push_back(&t);
 }
 
