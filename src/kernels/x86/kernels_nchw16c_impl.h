@@ -76,7 +76,7 @@ inline __attribute__((always_inline)) void channel_step(const float* w, int64_t 
 // pixel's 16 channels of a block are one line, read for 16 channel steps; the next block's lines
 // are a plane further (12.5 KiB at 14x14), a stride the hardware prefetchers did not follow, and
 // a co-outer 1x1 re-reads its pixels' input from L3 for every co tile. ResNet-50's 1024 -> 256 at
-// 14x14 ran at 78% of the FMA peak on one thread, its 64 -> 256 at 56x56 (4 blocks, all in L1)
+// 14x14 ran at 72-80% of the FMA peak on one thread, its 64 -> 256 at 56x56 (4 blocks, in L1)
 // at 89%; with the lines asked for two blocks (32 channel steps) early, 0.88x the time.
 constexpr int64_t kAheadBlocks = 2;
 
