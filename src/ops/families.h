@@ -18,6 +18,7 @@ void register_rnn_ops(OpRegistry& r);       // ops/rnn.cc: RNN, GRU, LSTM
 void register_sampling_ops(OpRegistry& r);  // ops/sampling.cc: GridSample
 void register_kiln_ops(OpRegistry& r);      // ops/kiln_fused.cc: kiln.FusedConv, kiln.FusedGemm
 void register_kiln_attention_ops(OpRegistry& r);  // ops/kiln_attention.cc: kiln.Attention
+void register_kiln_patches_ops(OpRegistry& r);    // ops/kiln_patches.cc: kiln.Patches
 void register_kiln_quant_ops(OpRegistry& r);
 void register_kiln_layout_ops(
     OpRegistry& r);  // ops/kiln_layout.cc: kiln.ToNchw16c, kiln.FromNchw16c, kiln.ConvNchw16c   //

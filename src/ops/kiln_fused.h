@@ -16,6 +16,11 @@
 //     dims broadcast as MatMul's. float32. Attributes scale (default 1) and perm_q, perm_k, perm_v,
 //     perm_y (absent: no transpose).
 //     In ops/kiln_attention.cc.
+//   kiln.Patches(X) -> Y   X [N, C, H, W] cut into non-overlapping kh x kw patches (attribute
+//     kernel_shape [kh, kw], dividing H and W), one row per patch in row-major patch order:
+//     Y [N, (H / kh) * (W / kw), C * kh * kw], Y[n, p, (c * kh + i) * kw + j] = X[n, c, py * kh +
+//     i, px * kw + j]. float32 or float16. A patch embedding's GEMM input
+//     (passes/patch_embedding.h). In ops/kiln_patches.cc.
 //
 // activation is an activation_name() ("" or absent = none) and activation_params its alpha, beta
 // (Clip: min, max; LeakyRelu: alpha; HardSigmoid: alpha, beta; none for the others).
@@ -32,6 +37,7 @@ namespace kiln::ops {
 
 inline constexpr std::string_view kKilnDomain = "kiln";
 inline constexpr int kKilnOpset = 1;
+inline constexpr std::string_view kPatches = "Patches";
 
 // The node's activation attributes, validated (name known, parameter count right).
 Result<kernels::ref::ActivationParams> read_activation(const NodeContext& ctx);

@@ -15,6 +15,7 @@ const OpRegistry& op_registry() {
     register_sampling_ops(r);
     register_kiln_ops(r);
     register_kiln_attention_ops(r);
+    register_kiln_patches_ops(r);
     register_kiln_quant_ops(r);
     register_kiln_layout_ops(r);
     return r;

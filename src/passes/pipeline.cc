@@ -20,6 +20,7 @@
 #include "passes/matmul_add_fusion.h"
 #include "passes/nchw16c_layout.h"
 #include "passes/nchw16c_scale_fusion.h"
+#include "passes/patch_embedding.h"
 #include "passes/qdq_extraction.h"
 #include "passes/transpose_reshape_elimination.h"
 
@@ -34,6 +35,7 @@ const std::vector<PassDef>& ordered_passes() {
       constant_folding_pass(),               // folding
       qdq_extraction_pass(),                 // a QDQ model's scales, before weights change
       batchnorm_folding_pass(),              // folding into weights
+      patch_embedding_pass(),                // a ViT's Conv -> Flatten -> Transpose as a GEMM
       transpose_reshape_elimination_pass(),  // data movement
       matmul_add_fusion_pass(),              // fusion
       attention_fusion_pass(),

@@ -182,16 +182,26 @@ Status InputQuantizer::check(ir::ValueId v) const {
   if (value.desc.dtype != DType::kF32) {
     return unsupported("its input '{}' is {}, not float32", value.name, value.desc.to_string());
   }
-  if (!ranges_.find(value.name, value.is_graph_input)) {
+  if (range(v) == nullptr) {
     return unsupported("the calibration has no range for its input '{}'", value.name);
   }
   return Status::ok();
 }
 
+const TensorRange* InputQuantizer::range(ir::ValueId v) const {
+  const ir::Value& value = graph_.value(v);
+  if (const TensorRange* r = ranges_.find(value.name, value.is_graph_input)) return r;
+  const int p = index_.producer(v);
+  if (p < 0) return nullptr;
+  const ir::Node& n = graph_.nodes[static_cast<size_t>(p)];
+  const bool patches = n.domain == ops::kKilnDomain && n.op_type == ops::kPatches;
+  return patches ? range(n.inputs[0]) : nullptr;
+}
+
 std::pair<ir::ValueId, Uint8Encoding> InputQuantizer::quantized(ir::ValueId v, int reader) {
   if (auto it = done_.find(v); it != done_.end()) return it->second;
   const std::string name = graph_.value(v).name;
-  const TensorRange& r = *ranges_.find(name, graph_.value(v).is_graph_input);
+  const TensorRange& r = *range(v);
   const Uint8Encoding enc = value_encoding(graph_, index_, v, r);
   ir::TensorDesc desc = graph_.value(v).desc;
   desc.dtype = DType::kU8;

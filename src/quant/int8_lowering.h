@@ -33,6 +33,10 @@ class InputQuantizer {
   const std::map<int, std::vector<ir::Node>>& inserted() const { return inserted_; }
 
  private:
+  // v's range: the calibration's, or for a kiln.Patches output (a tensor the optimizer made, which
+  // the calibration never saw) that of the image it rearranges.
+  const TensorRange* range(ir::ValueId v) const;
+
   ir::Graph& graph_;
   const ir::GraphIndex& index_;
   const RangeTable& ranges_;

@@ -20,6 +20,7 @@ bool keeps_sign(const ir::Node& n) {
   static constexpr std::array<std::string_view, 9> ops = {
       "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Flatten",
       "Reshape", "Transpose",   "Squeeze",           "Unsqueeze"};
+  if (n.domain == "kiln") return n.op_type == "Patches";  // X's values rearranged
   return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
 }
 

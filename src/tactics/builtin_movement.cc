@@ -3,6 +3,7 @@
 // output is their input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity),
 // which the engine gives a buffer of their own.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -11,6 +12,7 @@
 
 #include "kernels/cpu/movement.h"
 #include "kernels/ref/movement.h"
+#include "ops/kiln_fused.h"
 #include "ops/shape_util.h"
 #include "ops/slice_window.h"
 #include "tactics/builtin.h"
@@ -109,8 +111,11 @@ class StridedKernel final : public LayerKernel {
     Dims dims;
     std::vector<int64_t> view_strides;
     int64_t offset = 0;
+    Dims out_dims;  // the output's dims when they are not the view's (Patches)
     if (node_.op_type == "Expand") {
       KILN_RETURN_IF_ERROR(broadcast_view(in[0], out[0], strides, dims, view_strides));
+    } else if (node_.op_type == ops::kPatches) {
+      KILN_RETURN_IF_ERROR(patches_view(in[0], strides, dims, view_strides, out_dims));
     } else if (node_.op_type == "Transpose") {
       KILN_ASSIGN_OR_RETURN(const std::vector<int64_t> perm, permutation(in[0].rank()));
       for (int64_t p : perm) {
@@ -127,9 +132,10 @@ class StridedKernel final : public LayerKernel {
         view_strides.push_back(w.steps[k] * strides[k]);
       }
     }
-    if (!same_dims(out[0], dims)) {
+    if (out_dims.empty()) out_dims = dims;
+    if (!same_dims(out[0], out_dims)) {
       return layer_error(node_, "output is [{}] but the input gives [{}]",
-                         dims_to_string(out[0].dims), dims_to_string(dims));
+                         dims_to_string(out[0].dims), dims_to_string(out_dims));
     }
     if (!cpu::make_copy_plan(dims, view_strides, offset, plan_)) {
       return layer_error(node_, "the copy of [{}] needs more than {} axes",
@@ -144,7 +150,11 @@ class StridedKernel final : public LayerKernel {
   // in all against 85 split.
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const int64_t row = cpu::outer_row_elements(plan_);
-    const int64_t grain = split_grain(plan_, row);
+    // Patches read X (an input image, from memory) one band of kh rows per output row of patches:
+    // split, each thread reads its own band.
+    const int64_t grain = node_.op_type == ops::kPatches
+                              ? std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1))
+                              : split_grain(plan_, row);
     auto* y = static_cast<unsigned char*>(out[0].data);
     if (grain == 0) {
       cpu::strided_copy(plan_, elem_size_, in[0].data, y);
@@ -158,6 +168,22 @@ class StridedKernel final : public LayerKernel {
   }
 
  private:
+  // Patches' output, [N, OH * OW, C * kh * kw], is X [N, C, H, W] viewed as [N, OH, OW, C, kh, kw].
+  Status patches_view(const TensorView& x, const std::vector<int64_t>& strides, Dims& dims,
+                      std::vector<int64_t>& view_strides, Dims& out_dims) const {
+    const std::vector<int64_t> k = node_.attrs.get_ints("kernel_shape");
+    if (x.rank() != 4 || k.size() != 2 || k[0] <= 0 || k[1] <= 0 || x.dim(2) % k[0] != 0 ||
+        x.dim(3) % k[1] != 0) {
+      return layer_error(node_, "X [{}] does not cut into patches of kernel_shape [{}]",
+                         dims_to_string(x.dims), fmt::join(k, ","));
+    }
+    const int64_t oh = x.dim(2) / k[0], ow = x.dim(3) / k[1];
+    dims = {x.dim(0), oh, ow, x.dim(1), k[0], k[1]};
+    view_strides = {strides[0], k[0] * strides[2], k[1], strides[1], strides[2], 1};
+    out_dims = {x.dim(0), oh * ow, x.dim(1) * k[0] * k[1]};
+    return Status::ok();
+  }
+
   // Expand's output reads X with stride 0 along the axes it broadcasts (X's dims of 1, and the
   // leading axes X lacks); the output's dims come from the engine's shape inference.
   Status broadcast_view(const TensorView& x, const TensorView& y,
@@ -225,6 +251,21 @@ std::string fixed_size_data_why_not(const LayerSpec& spec) {
   }
   return "";
 }
+
+// kiln.Patches (ops/kiln_fused.h): the strided copy of X viewed as [N, OH, OW, C, kh, kw].
+class PatchesTactic final : public BuiltinTactic {
+ public:
+  PatchesTactic() : BuiltinTactic("patches.strided", ops::kPatches) {}
+  std::string_view domain() const override { return ops::kKilnDomain; }
+  std::string why_not(const LayerSpec& spec) const override {
+    std::string why = require_same_copyable_dtype(spec);
+    if (why.empty()) why = require_rank(spec, 0, 4, 4);
+    return why;
+  }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new StridedKernel(spec));
+  }
+};
 
 class ExpandTactic final : public BuiltinTactic {
  public:
@@ -441,11 +482,12 @@ void append_movement_tactics(std::vector<const Tactic*>& out) {
   static const GatherTactic gather(/*constant_indices=*/true);
   static const GatherTactic gather_indices(/*constant_indices=*/false);
   static const ExpandTactic expand;
+  static const PatchesTactic patches;
   static const CopyTactic copies[] = {
       {"reshape.copy", "Reshape"},     {"flatten.copy", "Flatten"},   {"squeeze.copy", "Squeeze"},
       {"unsqueeze.copy", "Unsqueeze"}, {"identity.copy", "Identity"},
   };
-  out.insert(out.end(), {&concat, &transpose, &slice, &gather, &gather_indices, &expand});
+  out.insert(out.end(), {&concat, &transpose, &slice, &gather, &gather_indices, &expand, &patches});
   for (const auto& t : copies) out.push_back(&t);
 }
 

@@ -1,5 +1,5 @@
-// concat.copy, transpose.strided, slice.strided, expand.strided, gather.constant_indices,
-// gather.indices and the *.copy reshapes against the reference.
+// concat.copy, transpose.strided, slice.strided, expand.strided, patches.strided,
+// gather.constant_indices, gather.indices and the *.copy reshapes against the reference.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -51,6 +51,27 @@ TEST(TransposeTactic, LargeTilesRankFiveAndOtherDtypes) {
     expect_matches_reference("transpose.strided", transpose_case({3, 4, 5}, Ints{2, 0, 1}, t),
                              kPointTol);
   }
+}
+
+OpCase patches_case(const Dims& x, const Ints& kernel, DType dtype = DType::kF32) {
+  OpCase c;
+  c.op_type = "Patches";
+  c.domain = "kiln";
+  c.opset = 1;
+  c.attrs = attrs({{"kernel_shape", kernel}});
+  c.inputs = {in(iota(dtype, x))};
+  return c;
+}
+
+TEST(PatchesTactic, MatchesReferenceOnOddShapesBatchesAndDtypes) {
+  for (const auto& [x, k] :
+       {std::pair{Dims{1, 3, 8, 12}, Ints{4, 4}}, std::pair{Dims{2, 5, 6, 9}, Ints{3, 3}},
+        std::pair{Dims{1, 1, 7, 10}, Ints{7, 2}}, std::pair{Dims{3, 2, 4, 4}, Ints{1, 1}},
+        std::pair{Dims{1, 3, 32, 48}, Ints{16, 16}}}) {
+    expect_matches_reference("patches.strided", patches_case(x, k), kPointTol);
+  }
+  expect_matches_reference("patches.strided", patches_case({2, 3, 4, 6}, {2, 3}, DType::kF16),
+                           kPointTol);
 }
 
 OpCase slice_case(const Dims& x, const Ints& starts, const Ints& ends, std::optional<Ints> axes,

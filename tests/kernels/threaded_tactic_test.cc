@@ -102,6 +102,13 @@ TEST(ThreadedTactics, StridedCopiesSplitTheirOutermostAxis) {
              .opset = 13,
              .inputs = {in(random_f32({1, 5, 1}, 9)), ints({37, 5, 300})}};
     expect_threaded_matches_reference("expand.strided", e, threads);
+    // A ViT's patches: 14 rows of patches over 2 or 3 threads (uneven).
+    OpCase p{.op_type = "Patches",
+             .opset = 1,
+             .attrs = attrs({{"kernel_shape", std::vector<int64_t>{16, 16}}}),
+             .inputs = {in(random_f32({1, 3, 224, 224}, 10))},
+             .domain = "kiln"};
+    expect_threaded_matches_reference("patches.strided", p, threads);
   }
 }
 

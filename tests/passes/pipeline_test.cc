@@ -50,6 +50,9 @@ TEST(Pipeline, RunsThePassesInOrder) {
   ASSERT_LT(pos("identity_elimination"), pos("constant_folding"));
   EXPECT_LT(pos("constant_folding"), pos("batchnorm_folding"));
   EXPECT_LT(pos("batchnorm_folding"), pos("transpose_reshape_elimination"));
+  // Before the Reshape it matches is merged with others, and before the GEMM fusions it feeds.
+  EXPECT_LT(pos("patch_embedding"), pos("transpose_reshape_elimination"));
+  EXPECT_LT(pos("patch_embedding"), pos("matmul_add_fusion"));
   EXPECT_EQ(all.back(), "dead_node_elimination");
   for (const passes::PassDef& p : passes::pipeline_passes()) {
     EXPECT_FALSE(p.description.empty()) << p.name;

@@ -311,6 +311,33 @@ TEST(Int8Engine, TensorWithoutRangeKeepsItsReaderInFloat) {
   EXPECT_GT(cosine(run_engine(*engine, m.in)[0], ref[0]), 0.999);
 }
 
+// A ViT's patch embedding becomes kiln.Patches + a GEMM (passes/patch_embedding.h); the GEMM's
+// input is a tensor the calibration never saw, whose range is the image's: the GEMM runs INT8.
+TEST(Int8Engine, PatchEmbeddingGemmTakesTheImagesRange) {
+  OnnxBuilder b;
+  b.input("x", 1, {1, 3, 8, 8});
+  const Tensor w = testing::random_f32({6, 3, 4, 4}, 3);
+  b.initializer("w", {6, 3, 4, 4},
+                std::vector<float>(w.data<float>(), w.data<float>() + w.numel()));
+  b.initializer("b", {6}, {0.1f, -0.2f, 0.3f, 0.0f, 0.5f, -0.1f});
+  auto& conv = b.node("Conv", {"x", "w", "b"}, {"c"}, "embed");
+  testing::set_attr_ints(conv, "kernel_shape", {4, 4});
+  testing::set_attr_ints(conv, "strides", {4, 4});
+  b.initializer_i64("shape", {3}, {1, 6, 4});
+  b.node("Reshape", {"c", "shape"}, {"f"}, "flat");
+  auto& t = b.node("Transpose", {"f"}, {"y"}, "tr");
+  testing::set_attr_ints(t, "perm", {0, 2, 1});
+  b.output("y");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({1, 3, 8, 8}, 4)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  const engine::Plan& plan = engine->plan();
+  EXPECT_EQ(layer_ops(plan),
+            (std::vector<std::string>{"kiln.Patches", "QuantizeLinear", "kiln.QGemm"}));
+  EXPECT_EQ(plan.layers[layer_index(plan, "embed")].precision, "int8");
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  EXPECT_GT(cosine(run_engine(*engine, in)[0], ref[0]), 0.999);
+}
+
 TEST(Int8Engine, PlaceholderRangesWithoutCalibrationWarn) {
   SmallCnn m;
   auto engine = testing::build_engine(m.model, int8_options(std::nullopt));
