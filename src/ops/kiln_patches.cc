@@ -1,7 +1,8 @@
 // kiln.Patches: an image cut into non-overlapping patches, one row per patch (see
 // ops/kiln_fused.h). Created by passes/patch_embedding.h, which turns a vision transformer's patch
 // embedding (Conv with kernel = stride -> Reshape -> Transpose) into Patches and a GEMM.
-#include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/ref/movement.h"
 #include "ops/families.h"
@@ -36,8 +37,11 @@ Result<Dim> divided(const NodeContext& ctx, const Dim& d, int64_t by, const Tens
   return Dim::known(d.value / by);
 }
 
-Dim product(const Dim& a, const Dim& b) {
-  return a.is_known() && b.is_known() ? Dim::known(a.value * b.value) : Dim::unknown();
+// a * b when both are known (an error naming `what` when it overflows), unknown otherwise.
+Result<Dim> product(const NodeContext& ctx, const Dim& a, const Dim& b, std::string_view what) {
+  if (!a.is_known() || !b.is_known()) return Dim::unknown();
+  KILN_ASSIGN_OR_RETURN(const int64_t v, checked_mul(ctx, a.value, b.value, what));
+  return Dim::known(v);
 }
 
 Status infer_patches(InferContext& ctx) {
@@ -51,8 +55,10 @@ Status infer_patches(InferContext& ctx) {
   if (x.rank() != 4) return ctx.error("X must be 4-D (NCHW), got {}", x.to_string());
   KILN_ASSIGN_OR_RETURN(const Dim oh, divided(ctx, x.dim(2), k.first, x));
   KILN_ASSIGN_OR_RETURN(const Dim ow, divided(ctx, x.dim(3), k.second, x));
-  const Dim depth = product(x.dim(1), Dim::known(k.first * k.second));
-  ctx.set_output(0, TensorDesc::of(x.dtype, {x.dim(0), product(oh, ow), depth}));
+  KILN_ASSIGN_OR_RETURN(const int64_t area, checked_mul(ctx, k.first, k.second, "kh x kw"));
+  KILN_ASSIGN_OR_RETURN(const Dim depth, product(ctx, x.dim(1), Dim::known(area), "C x kh x kw"));
+  KILN_ASSIGN_OR_RETURN(const Dim patches, product(ctx, oh, ow, "the patch count"));
+  ctx.set_output(0, TensorDesc::of(x.dtype, {x.dim(0), patches, depth}));
   return Status::ok();
 }
 

@@ -1,7 +1,5 @@
 #include "passes/patch_embedding.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <optional>
 
@@ -14,7 +12,7 @@ namespace {
 constexpr std::string_view kName = "patch_embedding";
 
 struct Chain {
-  int conv = -1, flatten = -1, transpose = -1;
+  int conv = -1, reshape = -1, transpose = -1;
   int64_t kh = 0, kw = 0;
 };
 
@@ -70,15 +68,15 @@ std::optional<Chain> find(const ir::Graph& g, const ir::GraphIndex& index, int n
   const Dims x = {1, xd.dim(1).value, xd.dim(2).value, xd.dim(3).value};
   const auto window = patch_window(conv, x, *w);
   if (!window || !index.has_single_reader(conv.outputs[0])) return std::nullopt;
-  const int flatten = index.uses(conv.outputs[0])[0].node;  // the Reshape
-  const ir::Node& f = g.nodes[static_cast<size_t>(flatten)];
-  if (!flattens_pixels(g, f, yd) || !index.has_single_reader(f.outputs[0])) return std::nullopt;
-  const int transpose = index.uses(f.outputs[0])[0].node;
+  const int reshape = index.uses(conv.outputs[0])[0].node;
+  const ir::Node& r = g.nodes[static_cast<size_t>(reshape)];
+  if (!flattens_pixels(g, r, yd) || !index.has_single_reader(r.outputs[0])) return std::nullopt;
+  const int transpose = index.uses(r.outputs[0])[0].node;
   const ir::Node& t = g.nodes[static_cast<size_t>(transpose)];
   if (!is_onnx_op(t, "Transpose") || t.attrs.get_ints("perm") != std::vector<int64_t>{0, 2, 1}) {
     return std::nullopt;
   }
-  return Chain{n, flatten, transpose, window->first, window->second};
+  return Chain{n, reshape, transpose, window->first, window->second};
 }
 
 // W [M, C, kh, kw] as the GEMM's B [C kh kw, M].
@@ -97,14 +95,14 @@ Tensor transposed_weights(const Tensor& w) {
 // available there; the Transpose's output keeps its name).
 void rewrite(ir::Graph& g, const ir::GraphIndex& index, const Chain& c, PassContext& ctx) {
   const ir::Node conv = g.nodes[static_cast<size_t>(c.conv)];
-  const ir::Node flatten = g.nodes[static_cast<size_t>(c.flatten)];
+  const ir::Node reshape = g.nodes[static_cast<size_t>(c.reshape)];
   const ir::Node transpose = g.nodes[static_cast<size_t>(c.transpose)];
   // Copies: adding values below may move the descs.
   const ir::Dim n = g.value(transpose.outputs[0]).desc.dim(0);
   const ir::Dim pixels = g.value(transpose.outputs[0]).desc.dim(1);
   const int64_t depth = g.value(conv.inputs[0]).desc.dim(1).value * c.kh * c.kw;
   const Tensor weights = transposed_weights(*constant_tensor(g, index, conv.inputs[1]));
-  const std::vector<std::string> origins = {conv.name, flatten.name, transpose.name};
+  const std::vector<std::string> origins = {conv.name, reshape.name, transpose.name};
 
   ir::Node patches;
   patches.name = conv.name + "/patches";
@@ -132,7 +130,7 @@ void rewrite(ir::Graph& g, const ir::GraphIndex& index, const Chain& c, PassCont
   ctx.log.fused(kName, origins, "kiln.Patches + kiln.FusedGemm", gemm.name);
 
   std::vector<bool> dead(g.nodes.size(), false);
-  dead[static_cast<size_t>(c.conv)] = dead[static_cast<size_t>(c.flatten)] = true;
+  dead[static_cast<size_t>(c.conv)] = dead[static_cast<size_t>(c.reshape)] = true;
   g.nodes[static_cast<size_t>(c.transpose)] = std::move(gemm);
   g.nodes.insert(g.nodes.begin() + c.transpose, std::move(patches));
   dead.insert(dead.begin() + c.transpose, false);

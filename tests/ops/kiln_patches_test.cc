@@ -34,6 +34,9 @@ TEST(KilnPatches, RejectsWhatDoesNotCutIntoPatches) {
   expect_error(patches({1, 2, 4}, {2, 2}), StatusCode::kInvalidModel, "must be 4-D");
   expect_error(patches({1, 2, 4, 4}, {2}), StatusCode::kInvalidModel, "two positive sizes");
   expect_error(patches({1, 2, 4, 4}, {0, 2}), StatusCode::kInvalidModel, "two positive sizes");
+  // Sizes whose product overflows int64 are an error, not a wrapped shape.
+  expect_error(patches({1, 2, 0, 0}, {int64_t{1} << 40, int64_t{1} << 40}),
+               StatusCode::kInvalidModel, "kh x kw");
 }
 
 }  // namespace
