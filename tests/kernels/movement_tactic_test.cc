@@ -91,6 +91,17 @@ OpCase slice_case(const Dims& x, const Ints& starts, const Ints& ends, std::opti
   return c;
 }
 
+// Rows of every length around the short-run copy's 8-element moves and its 64-element limit
+// (kernels/cpu/movement.cc), one contiguous run a row.
+TEST(SliceTactic, ContiguousRunsOfEveryLengthNearTheShortRunLimits) {
+  for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 63, 64, 65, 70}) {
+    SCOPED_TRACE(n);
+    expect_matches_reference("slice.strided",
+                             slice_case({3, 80}, {0, 5}, {3, 5 + n}, std::nullopt, std::nullopt),
+                             kPointTol);
+  }
+}
+
 TEST(SliceTactic, MatchesReferenceWithStepsNegativeIndicesAndClamping) {
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   const Dims x{4, 7, 9};
