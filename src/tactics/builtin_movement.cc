@@ -1,7 +1,7 @@
 // Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Transpose,
-// Slice with constant parameters, Expand, Gather (constant or run-time indices), and the ops whose
-// output is their input's data under other dims (Reshape, Flatten, Squeeze, Unsqueeze, Identity),
-// which the engine gives a buffer of their own.
+// Slice with constant parameters, Expand, kiln.Patches, Gather (constant or run-time indices), and
+// the ops whose output is their input's data under other dims (Reshape, Flatten, Squeeze,
+// Unsqueeze, Identity), which the engine gives a buffer of their own.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -94,7 +94,7 @@ class CopyTactic final : public BuiltinTactic {
   }
 };
 
-// --- Transpose, Slice, Expand: strided copies
+// --- Transpose, Slice, Expand, kiln.Patches: strided copies
 // --------------------------------------------------------------
 
 class StridedKernel final : public LayerKernel {
