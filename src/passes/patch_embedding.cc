@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "kernels/ref/movement.h"
 #include "ops/kiln_fused.h"
 #include "passes/fusion_util.h"
 
@@ -20,22 +21,22 @@ bool all_equal(const std::vector<int64_t>& v, int64_t x) {
   return std::all_of(v.begin(), v.end(), [x](int64_t e) { return e == x; });
 }
 
-// The Conv's window when it cuts X into non-overlapping patches covering it exactly.
-std::optional<std::pair<int64_t, int64_t>> patch_window(const ir::Node& conv, const Dims& x,
-                                                        const Tensor& w) {
+// The Conv's window when it cuts an h x w image into non-overlapping patches covering it exactly.
+std::optional<std::pair<int64_t, int64_t>> patch_window(const ir::Node& conv, int64_t h, int64_t w,
+                                                        const Tensor& weights) {
   const ir::Attributes& a = conv.attrs;
   const std::string pad = a.get_string("auto_pad", "NOTSET");
   if (a.get_int("group", 1) != 1 || !all_equal(a.get_ints("dilations"), 1) ||
       !all_equal(a.get_ints("pads"), 0) || (pad != "NOTSET" && pad != "VALID")) {
     return std::nullopt;
   }
-  const int64_t kh = w.dim(2), kw = w.dim(3);
+  const int64_t kh = weights.dim(2), kw = weights.dim(3);
   const std::vector<int64_t> k = a.get_ints("kernel_shape");
   const std::vector<int64_t> s = a.get_ints("strides");
   if ((!k.empty() && k != std::vector<int64_t>{kh, kw}) || s != std::vector<int64_t>{kh, kw}) {
     return std::nullopt;
   }
-  if (x[2] % kh != 0 || x[3] % kw != 0) return std::nullopt;
+  if (h % kh != 0 || w % kw != 0) return std::nullopt;
   return std::pair{kh, kw};
 }
 
@@ -65,8 +66,7 @@ std::optional<Chain> find(const ir::Graph& g, const ir::GraphIndex& index, int n
   for (int k = 1; k < 4; ++k) {
     if (!xd.dim(k).is_known() || !yd.dim(k).is_known()) return std::nullopt;
   }
-  const Dims x = {1, xd.dim(1).value, xd.dim(2).value, xd.dim(3).value};
-  const auto window = patch_window(conv, x, *w);
+  const auto window = patch_window(conv, xd.dim(2).value, xd.dim(3).value, *w);
   if (!window || !index.has_single_reader(conv.outputs[0])) return std::nullopt;
   const int reshape = index.uses(conv.outputs[0])[0].node;
   const ir::Node& r = g.nodes[static_cast<size_t>(reshape)];
@@ -83,11 +83,8 @@ std::optional<Chain> find(const ir::Graph& g, const ir::GraphIndex& index, int n
 Tensor transposed_weights(const Tensor& w) {
   const int64_t m = w.dim(0), k = w.numel() / m;
   Tensor out(DType::kF32, {k, m});
-  const float* src = w.data<float>();
-  float* dst = out.data<float>();
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < k; ++j) dst[j * m + i] = src[i * k + j];
-  }
+  const int64_t perm[] = {1, 0};
+  kernels::ref::transpose(w.raw_data(), sizeof(float), {m, k}, perm, out.raw_data());
   return out;
 }
 

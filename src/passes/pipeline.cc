@@ -35,7 +35,7 @@ const std::vector<PassDef>& ordered_passes() {
       constant_folding_pass(),               // folding
       qdq_extraction_pass(),                 // a QDQ model's scales, before weights change
       batchnorm_folding_pass(),              // folding into weights
-      patch_embedding_pass(),                // a ViT's Conv -> Flatten -> Transpose as a GEMM
+      patch_embedding_pass(),                // a ViT's Conv -> Reshape -> Transpose as a GEMM
       transpose_reshape_elimination_pass(),  // data movement
       matmul_add_fusion_pass(),              // fusion
       attention_fusion_pass(),

@@ -4,6 +4,8 @@
 #include <array>
 #include <string_view>
 
+#include "ops/kiln_fused.h"
+
 namespace kiln::quant {
 namespace {
 
@@ -20,7 +22,7 @@ bool keeps_sign(const ir::Node& n) {
   static constexpr std::array<std::string_view, 9> ops = {
       "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Flatten",
       "Reshape", "Transpose",   "Squeeze",           "Unsqueeze"};
-  if (n.domain == "kiln") return n.op_type == "Patches";  // X's values rearranged
+  if (n.domain == ops::kKilnDomain) return n.op_type == ops::kPatches;  // X's values rearranged
   return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
 }
 

@@ -142,6 +142,12 @@ class StridedKernel final : public LayerKernel {
                          dims_to_string(in[0].dims), cpu::kMaxCopyRank);
     }
     elem_size_ = dtype_size(in[0].dtype);
+    row_ = cpu::outer_row_elements(plan_);
+    // Patches read X (an input image, from memory) one band of kh rows per output row of patches:
+    // split, each thread reads its own band.
+    grain_ = node_.op_type == ops::kPatches
+                 ? std::max<int64_t>(1, 16384 / std::max<int64_t>(row_, 1))
+                 : split_grain(plan_, row_);
     return Status::ok();
   }
 
@@ -149,20 +155,14 @@ class StridedKernel final : public LayerKernel {
   // split_grain): on one thread of two, ViT-Tiny's slices of its 2-thread GEMM's output ran 150 us
   // in all against 85 split.
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    const int64_t row = cpu::outer_row_elements(plan_);
-    // Patches read X (an input image, from memory) one band of kh rows per output row of patches:
-    // split, each thread reads its own band.
-    const int64_t grain = node_.op_type == ops::kPatches
-                              ? std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1))
-                              : split_grain(plan_, row);
     auto* y = static_cast<unsigned char*>(out[0].data);
-    if (grain == 0) {
+    if (grain_ == 0) {
       cpu::strided_copy(plan_, elem_size_, in[0].data, y);
       return Status::ok();
     }
-    parallel::parallel_for(thread_pool(), plan_.dims[0], grain, [&](int64_t b, int64_t e) {
+    parallel::parallel_for(thread_pool(), plan_.dims[0], grain_, [&](int64_t b, int64_t e) {
       cpu::strided_copy(cpu::outer_slice(plan_, b, e), elem_size_, in[0].data,
-                        y + static_cast<size_t>(b * row) * elem_size_);
+                        y + static_cast<size_t>(b * row_) * elem_size_);
     });
     return Status::ok();
   }
@@ -226,6 +226,8 @@ class StridedKernel final : public LayerKernel {
   std::vector<const Tensor*> constants_;  // into constant_values_, nullptr where not constant
   cpu::CopyPlan plan_;
   size_t elem_size_ = 0;
+  int64_t row_ = 0;    // output elements one index of the plan's outermost axis covers
+  int64_t grain_ = 0;  // outermost indices a thread takes at least; 0: one thread
 };
 
 class TransposeTactic final : public BuiltinTactic {
