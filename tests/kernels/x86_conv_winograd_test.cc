@@ -1,8 +1,9 @@
-// conv.winograd.f{2,3,4}x3.nchw16c.f32.{avx512,avx2} against kiln.ConvNchw16c's reference: channel
-// tails of the block and of the register tile, planes that are not a whole number of tiles (and
-// smaller than one), pads of 0 to 2 and asymmetric ones, batches; every activation with and without
-// bias and residual; the prepacked (engine) path on threads, with plans that split tiles and ones
-// that split output channels; and what the tactics refuse.
+// conv.winograd.f{2,3,4}x3.nchw16c.f32.{avx512,avx2} and the stride-2 f2x3s2 against
+// kiln.ConvNchw16c's reference: channel tails of the block and of the register tile, planes that
+// are not a whole number of tiles (and smaller than one), odd and even input sides at stride 2,
+// pads of 0 to 2 and asymmetric ones, batches; every activation with and without bias and residual;
+// the prepacked (engine) path on threads, with plans that split tiles and ones that split output
+// channels; and what the tactics refuse.
 #include <gtest/gtest.h>
 
 #include "kernels/conv_cases.h"
@@ -15,6 +16,8 @@ namespace {
 // error is some 1e-5 of the outputs' magnitude (random inputs in [-1, 1], up to 300 channels give
 // outputs of tens), against the direct kernels' 1e-7.
 constexpr Tolerance kWinogradTol{2e-3, 2e-4};
+// The stride-2 transforms' coefficients are 0 and +-1: the direct kernels' tolerance.
+constexpr Tolerance kStride2Tol{1e-4, 1e-4};
 
 std::vector<std::string> winograd_tactics(const std::string& isa) {
   return {"conv.winograd.f4x3.nchw16c.f32." + isa, "conv.winograd.f3x3.nchw16c.f32." + isa,
@@ -157,6 +160,108 @@ TEST(X86ConvWinograd, TileBlocksAreEven) {
           EXPECT_LE(most - least, pl.px_tile);
         }
       }
+    }
+  }
+}
+
+std::vector<std::string> stride2_tactics(const std::string& isa) {
+  return {"conv.winograd.f2x3s2.nchw16c.f32." + isa};
+}
+
+TEST(X86ConvWinogradStride2, OverChannelsPlanesAndPads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      {.batch = 2, .cin = 3, .cout = 7, .h = 5, .w = 7, .stride = 2, .pad = 1},
+      {.cin = 16, .cout = 16, .h = 4, .w = 4, .stride = 2, .pad = 1},
+      {.cin = 17, .cout = 33, .h = 7, .w = 8, .stride = 2, .pad = 1},
+      {.cin = 16, .cout = 130, .h = 12, .w = 13, .stride = 2, .pad = 1},
+      {.cin = 40, .cout = 70, .h = 9, .w = 9, .stride = 2, .pad = 1},
+      {.cin = 8, .cout = 24, .h = 1, .w = 1, .stride = 2, .pad = 1},
+      {.cin = 8, .cout = 24, .h = 3, .w = 3, .stride = 2},
+      {.cin = 24, .cout = 48, .h = 11, .w = 12, .stride = 2},
+      {.cin = 5, .cout = 20, .h = 2, .w = 3, .stride = 2, .pad = 2},
+      {.batch = 2, .cin = 64, .cout = 64, .h = 28, .w = 28, .stride = 2, .pad = 1},
+      {.cin = 300, .cout = 40, .h = 10, .w = 5, .stride = 2, .pad = 1},
+  };
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : stride2_tactics(isa)) {
+      for (const ConvGeom& g : geoms) {
+        SCOPED_TRACE(::testing::Message() << tactic << " " << g.batch << "x" << g.cin << "->"
+                                          << g.cout << " " << g.h << "x" << g.w << " p" << g.pad);
+        expect_matches_reference(tactic, nchw16c_case(g), kStride2Tol);
+      }
+      OpCase c = nchw16c_case({.cin = 20, .cout = 36, .h = 9, .w = 23, .stride = 2});
+      c.attrs.set("pads", Ints{0, 2, 1, 0});
+      expect_matches_reference(tactic, c, kStride2Tol);
+      c.attrs.set("pads", Ints{2, 0, 0, 1});
+      expect_matches_reference(tactic, c, kStride2Tol);
+    }
+  }
+}
+
+TEST(X86ConvWinogradStride2, EveryActivationWithAndWithoutBiasAndResidual) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom g{.batch = 2, .cin = 24, .cout = 40, .h = 12, .w = 21, .stride = 2, .pad = 1};
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : stride2_tactics(isa)) {
+      for (const ActCase& act : fused_activations()) {
+        for (bool bias : {false, true}) {
+          for (bool residual : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << tactic << " " << act.name << " bias " << bias
+                                              << " residual " << residual);
+            expect_matches_reference(tactic, nchw16c_case(g, bias, residual, act), kStride2Tol);
+          }
+        }
+      }
+    }
+  }
+}
+
+// ResNet-50's stride-2 layers (128 channels 56 -> 28, 256 channels 28 -> 14: 6.6 MB of
+// weights, split by output channels) and a batch of odd planes, on 1 to 3 threads.
+TEST(X86ConvWinogradStride2, PrepackedWeightsOnThreads) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom geoms[] = {
+      {.cin = 128, .cout = 128, .h = 56, .w = 56, .stride = 2, .pad = 1},
+      {.cin = 256, .cout = 256, .h = 28, .w = 28, .stride = 2, .pad = 1},
+      {.batch = 2, .cin = 64, .cout = 40, .h = 13, .w = 9, .stride = 2, .pad = 1}};
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : stride2_tactics(isa)) {
+      for (const ConvGeom& g : geoms) {
+        for (int threads : {1, 2, 3}) {
+          SCOPED_TRACE(::testing::Message() << tactic << " " << g.cin << "->" << g.cout << " "
+                                            << g.h << "x" << g.w << " threads " << threads);
+          expect_matches_reference_prepacked(tactic, nchw16c_case(g, true, true, {"Relu", {}}),
+                                             kStride2Tol, threads);
+        }
+      }
+    }
+  }
+}
+
+TEST(X86ConvWinogradStride2, RefusesWhatIsNotAStrideTwoThreeByThree) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : stride2_tactics(isa)) {
+      const std::string why = "with stride 2 runs 3x3 kernels of group 1 with stride 2 and";
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .pad = 1}), why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .h = 9, .w = 9, .stride = 3}),
+                      why);
+      expect_rejected(tactic,
+                      nchw16c_case({.cin = 16, .cout = 16, .h = 9, .w = 9, .stride = 2, .dil = 2}),
+                      why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .group = 16, .stride = 2}), why);
+      expect_rejected(tactic, nchw16c_case({.cin = 16, .cout = 16, .kh = 1, .kw = 1, .stride = 2}),
+                      why);
+      OpCase mixed = nchw16c_case({.cin = 16, .cout = 16, .h = 9, .w = 9, .stride = 2});
+      mixed.attrs.set("strides", Ints{2, 1});
+      expect_rejected(tactic, mixed, why);
+      const ConvGeom dense{.cin = 3, .cout = 16, .h = 5, .w = 5, .stride = 2, .pad = 1};
+      expect_rejected(tactic, plain_x_nchw16c_case(dense), "blocked inputs only");
     }
   }
 }

@@ -235,14 +235,21 @@ void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const 
 // the direct convolution's multiplications (0.44x for m = 2, 0.31x for m = 3, 0.25x for m = 4), at
 // the price of larger rounding errors (m = 4: about 1e-5 of the output's magnitude against 1e-7
 // direct) and of the transforms' adds.
+// Stride 2 (m = 2 only): the even and odd input columns and rows are separate correlations, the
+// even ones with F(2, 2) (winograd_matrices.h); 5 x 5 input tiles, 25 products for 2 x 2 outputs
+// (0.69x the direct multiplications), coefficients 0 and +-1 only.
 
-bool winograd_applies(const cpu::Conv2DParams& p);  // 3x3, stride 1, dilation 1, group 1
+// 3x3, dilation 1, group 1, stride `stride` on both axes (1, or 2 with m = 2).
+bool winograd_applies(const cpu::Conv2DParams& p, int m, int stride);
+// The input tile's side: (m - 1) stride + 3.
+int winograd_alpha(int m, int stride);
 
 struct WinogradPlan {
   Isa isa = Isa::kAvx512;
   cpu::Conv2DParams p;
-  int m = 4;      // output tile side
-  int alpha = 6;  // input tile side, m + 2
+  int m = 4;       // output tile side
+  int stride = 1;  // the convolution's, 1 or 2
+  int alpha = 6;   // input tile side, winograd_alpha(m, stride)
   int64_t in_blocks = 0, out_blocks = 0;
   int64_t tiles_w = 0, tiles = 0;  // per image: tiles_h * tiles_w
   // A task is (image, tile block, co group): it transforms a tile block's tiles of the input (all
@@ -261,8 +268,10 @@ struct WinogradPlan {
 
 // Packed: [alpha^2][out_blocks][in_c][16] (each transformed tap in the pointwise kernel's layout),
 // lanes past out_c zero; the same for every ISA.
-size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m);
-void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, float* packed);
+size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m, int stride);
+void winograd_pack_weights(const cpu::Conv2DParams& p, int m, int stride, const float* w,
+                           float* packed);
+// p.stride_h is the plan's stride (winograd_applies).
 WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threads);
 // Tiles [first, second) of tile block b: the image's tiles px_tile at a time, dealt out so that two
 // blocks differ by at most px_tile tiles.

@@ -1,7 +1,8 @@
 #pragma once
-// Winograd F(m x m, 3 x 3) between nChw16c tensors (kernels.h) over a vector-traits type T.
-// Included after kernels_nchw16c_impl.h, whose pointwise register tiles run the (m + 2)^2
-// products over the channels, by each ISA's translation unit; anonymous namespace as there.
+// Winograd F(m x m, 3 x 3) between nChw16c tensors (kernels.h) over a vector-traits type T, for
+// stride 1 and (m = 2) stride 2. Included after kernels_nchw16c_impl.h, whose pointwise register
+// tiles run the alpha^2 products over the channels, by each ISA's translation unit; anonymous
+// namespace as there.
 //
 // A task transforms its block of input tiles once, 16 channels a vector: V[xi][cb][tile][16] =
 // B^T d B, one plane of blocked "pixels" (the tiles) per xi. Then, one register tile's width of
@@ -85,10 +86,11 @@ void locate_tile(const cpu::Conv2DParams& p, const float* x, int64_t in_plane, i
 }
 
 // B^T d B of channel block cb of one tile into v[xi * v_xi] (xi = row * A + column).
-template <class T, int M>
-inline void wino_input_tile(const WinoTileInput<M + 2>& in, int64_t cb, float* v, int64_t v_xi) {
+template <class T, int M, int S>
+inline void wino_input_tile(const WinoTileInput<winograd::Transforms<M, S>::kAlpha>& in, int64_t cb,
+                            float* v, int64_t v_xi) {
   using V = typename T::V;
-  using W = winograd::Transforms<M>;
+  using W = winograd::Transforms<M, S>;
   constexpr int A = W::kAlpha;
 #pragma GCC unroll 2
   for (int j = 0; j < kNv<T>; ++j) {
@@ -118,11 +120,11 @@ inline void wino_input_tile(const WinoTileInput<M + 2>& in, int64_t cb, float* v
 // A^T M A of one tile and output block (M at mb, planes m_xi apart) plus bias (16 floats) and
 // the residual z, activated, stored: rows x cols of the m x m pixels fall inside Y. y and z are
 // the tile's first output pixel; out_w pixels to the next row.
-template <class T, int M>
+template <class T, int M, int S>
 inline void wino_output_tile(const float* mb, int64_t m_xi, const float* bias, const float* z,
                              float* y, int64_t out_w, int rows, int cols, const Epilogue& ep) {
   using V = typename T::V;
-  using W = winograd::Transforms<M>;
+  using W = winograd::Transforms<M, S>;
   constexpr int A = W::kAlpha;
 #pragma GCC unroll 2
   for (int j = 0; j < kNv<T>; ++j) {
@@ -163,10 +165,10 @@ inline void wino_output_tile(const float* mb, int64_t m_xi, const float* bias, c
 // blocks outside, a group of tiles inside: each of the alpha^2 planes is then written in runs of
 // consecutive tiles, and the group reads one input plane. (Tile by tile over all blocks, a stack
 // of ten 256-channel 14x14 layers took 0.49 instead of 0.46 ms a layer.)
-template <class T, int M>
+template <class T, int M, int S>
 void wino_transform_input(const WinogradPlan& pl, const float* x, int64_t t0, int64_t nt,
                           float* v) {
-  constexpr int A = M + 2;
+  constexpr int A = winograd::Transforms<M, S>::kAlpha;
   constexpr int kGroup = 8;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t in_plane = p.in_h * p.in_w * kBlk;
@@ -176,11 +178,11 @@ void wino_transform_input(const WinogradPlan& pl, const float* x, int64_t t0, in
     const int n = static_cast<int>(std::min<int64_t>(kGroup, nt - g));
     for (int i = 0; i < n; ++i) {
       const int64_t ty = (t0 + g + i) / pl.tiles_w, tx = (t0 + g + i) % pl.tiles_w;
-      locate_tile<A>(p, x, in_plane, ty * M - p.pad_top, tx * M - p.pad_left, in[i]);
+      locate_tile<A>(p, x, in_plane, ty * M * S - p.pad_top, tx * M * S - p.pad_left, in[i]);
     }
     for (int64_t cb = 0; cb < pl.in_blocks; ++cb) {
       for (int i = 0; i < n; ++i) {
-        wino_input_tile<T, M>(in[i], cb, v + (cb * pl.tile_block + g + i) * kBlk, v_xi);
+        wino_input_tile<T, M, S>(in[i], cb, v + (cb * pl.tile_block + g + i) * kBlk, v_xi);
       }
     }
   }
@@ -194,11 +196,11 @@ void wino_transform_input(const WinogradPlan& pl, const float* x, int64_t t0, in
 
 // Output blocks [ob0, ob0 + nb) of tiles [t0, t0 + nt): the products per xi into mbuf
 // ([xi][block][tile][16]), then the inverse transform into Y.
-template <class T, int M>
+template <class T, int M, int S>
 void wino_co_tile(const WinogradPlan& pl, const float* packed, const float* v, float* mbuf,
                   const WinogradIo& io, const Epilogue& ep, int64_t n, int64_t t0, int64_t nt,
                   int64_t ob0, int64_t nb) {
-  constexpr int A = M + 2;
+  constexpr int A = winograd::Transforms<M, S>::kAlpha;
   const cpu::Conv2DParams& p = pl.p;
   const int64_t tb = pl.tile_block;
   const int64_t v_xi = pl.v_plane, m_xi = pl.m_plane;
@@ -230,17 +232,17 @@ void wino_co_tile(const WinogradPlan& pl, const float* packed, const float* v, f
       const int rows = static_cast<int>(std::min<int64_t>(M, p.out_h - oy));
       const int cols = static_cast<int>(std::min<int64_t>(M, p.out_w - ox));
       const int64_t at = plane + (oy * p.out_w + ox) * kBlk;
-      wino_output_tile<T, M>(mbuf + (b * tb + t) * kBlk, m_xi, bias,
-                             io.residual ? io.residual + at : nullptr, io.y + at, p.out_w, rows,
-                             cols, ep);
+      wino_output_tile<T, M, S>(mbuf + (b * tb + t) * kBlk, m_xi, bias,
+                                io.residual ? io.residual + at : nullptr, io.y + at, p.out_w, rows,
+                                cols, ep);
     }
   }
 }
 
-template <class T, int M>
+template <class T, int M, int S>
 void winograd_tasks_m(const WinogradPlan& pl, const float* packed, const WinogradIo& io,
                       const Epilogue& ep, int64_t begin, int64_t end) {
-  constexpr int A = M + 2;
+  constexpr int A = winograd::Transforms<M, S>::kAlpha;
   const FlushDenormals ftz;
   const cpu::Conv2DParams& p = pl.p;
   float* v = io.scratch;
@@ -250,11 +252,11 @@ void winograd_tasks_m(const WinogradPlan& pl, const float* packed, const Winogra
     const int64_t n = rest / pl.tile_blocks;
     const auto [t0, t1] = winograd_tile_range(pl, rest % pl.tile_blocks);
     const int64_t nt = t1 - t0;
-    wino_transform_input<T, M>(pl, io.x + n * pl.in_blocks * p.in_h * p.in_w * kBlk, t0, nt, v);
+    wino_transform_input<T, M, S>(pl, io.x + n * pl.in_blocks * p.in_h * p.in_w * kBlk, t0, nt, v);
     const int64_t ob_end = std::min(pl.out_blocks, (g + 1) * pl.co_group);
     for (int64_t ob0 = g * pl.co_group; ob0 < ob_end; ob0 += pl.co_tile) {
-      wino_co_tile<T, M>(pl, packed, v, mbuf, io, ep, n, t0, nt, ob0,
-                         std::min(pl.co_tile, ob_end - ob0));
+      wino_co_tile<T, M, S>(pl, packed, v, mbuf, io, ep, n, t0, nt, ob0,
+                            std::min(pl.co_tile, ob_end - ob0));
     }
   }
 }
@@ -262,9 +264,10 @@ void winograd_tasks_m(const WinogradPlan& pl, const float* packed, const Winogra
 template <class T>
 void winograd_tasks(const WinogradPlan& pl, const float* packed, const WinogradIo& io,
                     const Epilogue& ep, int64_t begin, int64_t end) {
-  if (pl.m == 2) return winograd_tasks_m<T, 2>(pl, packed, io, ep, begin, end);
-  if (pl.m == 3) return winograd_tasks_m<T, 3>(pl, packed, io, ep, begin, end);
-  winograd_tasks_m<T, 4>(pl, packed, io, ep, begin, end);
+  if (pl.stride == 2) return winograd_tasks_m<T, 2, 2>(pl, packed, io, ep, begin, end);
+  if (pl.m == 2) return winograd_tasks_m<T, 2, 1>(pl, packed, io, ep, begin, end);
+  if (pl.m == 3) return winograd_tasks_m<T, 3, 1>(pl, packed, io, ep, begin, end);
+  winograd_tasks_m<T, 4, 1>(pl, packed, io, ep, begin, end);
 }
 
 }  // namespace

@@ -27,9 +27,9 @@ constexpr int64_t kInputFloats = 128 * 1024;
 constexpr int64_t kSharedWeightBytes = 4 << 20;
 
 // U = G g G^T for each (output, input) channel pair, in double, into [xi][out_block][in_c][16].
-template <int M>
+template <int M, int S>
 void pack_m(const cpu::Conv2DParams& p, const float* w, float* packed) {
-  using W = winograd::Transforms<M>;
+  using W = winograd::Transforms<M, S>;
   constexpr int A = W::kAlpha;
   const int64_t out_blocks = ref::channel_blocks(p.out_c);
   const int64_t xi_floats = out_blocks * p.in_c * kWinoBlock;
@@ -62,20 +62,25 @@ int64_t odd_lines(int64_t floats) {
 
 }  // namespace
 
-bool winograd_applies(const cpu::Conv2DParams& p) {
-  return p.k_h == 3 && p.k_w == 3 && p.stride_h == 1 && p.stride_w == 1 && p.dil_h == 1 &&
-         p.dil_w == 1 && p.group == 1;
+bool winograd_applies(const cpu::Conv2DParams& p, int m, int stride) {
+  const bool variant = stride == 1 || (stride == 2 && m == 2);
+  return variant && p.k_h == 3 && p.k_w == 3 && p.stride_h == stride && p.stride_w == stride &&
+         p.dil_h == 1 && p.dil_w == 1 && p.group == 1;
 }
 
-size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m) {
-  const int64_t alpha = m + 2;
+int winograd_alpha(int m, int stride) { return (m - 1) * stride + 3; }
+
+size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m, int stride) {
+  const int64_t alpha = winograd_alpha(m, stride);
   return static_cast<size_t>(alpha * alpha * ref::channel_blocks(p.out_c) * p.in_c * kWinoBlock);
 }
 
-void winograd_pack_weights(const cpu::Conv2DParams& p, int m, const float* w, float* packed) {
-  if (m == 2) return pack_m<2>(p, w, packed);
-  if (m == 3) return pack_m<3>(p, w, packed);
-  pack_m<4>(p, w, packed);
+void winograd_pack_weights(const cpu::Conv2DParams& p, int m, int stride, const float* w,
+                           float* packed) {
+  if (stride == 2) return pack_m<2, 2>(p, w, packed);
+  if (m == 2) return pack_m<2, 1>(p, w, packed);
+  if (m == 3) return pack_m<3, 1>(p, w, packed);
+  pack_m<4, 1>(p, w, packed);
 }
 
 // Tile blocks as large as kInputFloats allows (each block reads every transformed weight once), or
@@ -89,7 +94,8 @@ WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threa
   pl.isa = isa;
   pl.p = p;
   pl.m = m;
-  pl.alpha = m + 2;
+  pl.stride = static_cast<int>(p.stride_h);
+  pl.alpha = winograd_alpha(m, pl.stride);
   pl.in_blocks = ref::channel_blocks(p.in_c);
   pl.out_blocks = ref::channel_blocks(p.out_c);
   pl.tiles_w = ceil_div(p.out_w, m);
@@ -98,7 +104,7 @@ WinogradPlan plan_winograd(Isa isa, const cpu::Conv2DParams& p, int m, int threa
   pl.co_tile = ceil_div(pl.out_blocks, co_tiles);
   pl.px_tile = nchw16c_tile_pixels(isa, pl.co_tile);
   const int64_t tile_floats = pl.alpha * pl.alpha * pl.in_blocks * kWinoBlock;
-  const auto weight_floats = static_cast<int64_t>(winograd_packed_weights_floats(p, m));
+  const auto weight_floats = static_cast<int64_t>(winograd_packed_weights_floats(p, m, pl.stride));
   const bool weights_larger =
       weight_floats > tile_floats * pl.tiles &&
       weight_floats * static_cast<int64_t>(sizeof(float)) > kSharedWeightBytes;
