@@ -136,6 +136,7 @@ TEST(X86ConvNchw16c, PrepackedWeightsOnThreads) {
   const ConvGeom geoms[] = {
       blocked_pointwise(96, 24, 14, 14, 1),
       blocked_pointwise(64, 256, 7, 7, 2, 2),
+      blocked_pointwise(600, 200, 7, 7, 1),
       {.cin = 144, .cout = 144, .group = 144, .h = 14, .w = 14, .stride = 2, .pad = 1}};
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : geoms) {
@@ -345,6 +346,36 @@ TEST(X86ConvNchw16c, CoOuterTasksSplitTheRowsIntoOnePartPerThread) {
   EXPECT_TRUE(pl.co_outer);
   EXPECT_EQ(pl.parts, 2);
   EXPECT_EQ(kernels::x86::plan_nchw16c_conv(kernels::x86::Isa::kAvx512, p, 1).parts, 1);
+}
+
+// A co-outer layer with fewer than kPixelsPerPart output pixels a thread (ResNet-50's 7x7 1x1s:
+// 2048 -> 512, 512 -> 2048) is one part, the threads splitting its co tiles; its 14x14 ones
+// (1024 -> 256) split the pixels, as do two images of 7x7.
+TEST(X86ConvNchw16c, CoOuterLayersWithFewPixelsSplitTheirCoTiles) {
+  const auto pointwise = [](int64_t in_c, int64_t out_c, int64_t hw, int64_t batch) {
+    kernels::cpu::Conv2DParams p;
+    p.batch = batch;
+    p.in_c = in_c;
+    p.out_c = out_c;
+    p.in_h = p.in_w = p.out_h = p.out_w = hw;
+    return p;
+  };
+  for (const auto isa : {kernels::x86::Isa::kAvx512, kernels::x86::Isa::kAvx2}) {
+    for (int threads : {2, 3}) {
+      SCOPED_TRACE(::testing::Message() << threads << " threads, isa " << static_cast<int>(isa));
+      for (const auto& p : {pointwise(2048, 512, 7, 1), pointwise(512, 2048, 7, 1)}) {
+        const auto pl = kernels::x86::plan_nchw16c_conv(isa, p, threads);
+        EXPECT_TRUE(pl.co_outer);
+        EXPECT_EQ(pl.parts, 1);
+        EXPECT_GE(pl.co_tiles, threads);
+      }
+      const auto deep = kernels::x86::plan_nchw16c_conv(isa, pointwise(1024, 256, 14, 1), threads);
+      EXPECT_TRUE(deep.co_outer);
+      EXPECT_EQ(deep.parts, threads);
+      const auto two = kernels::x86::plan_nchw16c_conv(isa, pointwise(2048, 512, 7, 2), 2);
+      EXPECT_EQ(two.parts, 2);
+    }
+  }
 }
 
 // A co tile's packed weights stay within a core's L2 where one block's fit: ResNet-50's stride-2

@@ -167,7 +167,9 @@ struct Nchw16cConvPlan {
   // Pointwise and dense: consecutive tasks share a co tile (its weights outweigh an image's input)
   // rather than a chunk of pixels. The (image, chunk) spans then split into `parts` contiguous
   // parts, one per thread, each running its co tiles over its own spans: a thread reads the input
-  // pixels it (or the layer before, split the same way) wrote, not the other core's.
+  // pixels it (or the layer before, split the same way) wrote, not the other core's. With only a
+  // few pixels a thread (nchw16c_plan.cc's kPixelsPerPart), one part: the threads' contiguous
+  // ranges of tasks then split the co tiles.
   bool co_outer = false;
   int64_t parts = 1;
   // Pointwise co_outer plans whose co tile's weights fit twice in 3/4 of L2 (plan_nchw16c_conv's

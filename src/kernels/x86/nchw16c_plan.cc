@@ -16,6 +16,14 @@ constexpr int64_t kBlk = ref::kChannelBlock;
 // An input chunk of a pointwise task stays within 64 KiB (L2, ahead of the weights' tile).
 constexpr int64_t kChunkFloats = 16 * 1024;
 
+// A co-outer plan splits the output pixels between the threads (one part each) where every
+// thread gets at least this many; fewer, and the threads split the co tiles instead (one part),
+// each reading all of the (small) input and half of the weights. In the pixel split each thread
+// streams every weight for its few pixels: ResNet-50's 7x7 1x1 layers (2 threads, 24 or 25 pixels
+// each, 4.2 to 8.4 MB of weights) ran 0.87-0.94x as long split by channels, 6 ABBA rounds in the
+// network; its 14x14 ones (98 pixels a thread) 1.06-1.13x, so they keep the pixel split.
+constexpr int64_t kPixelsPerPart = 32;
+
 // Co tiles as wide as the register tile allows, but no wider than a core's L2 holds the tile's
 // packed weights, where one block's fit: every register tile of pixels reads all of its co tile's
 // weights, from L2 when they fit, else from L3. ResNet-50's stride-2 3x3 layer of 512 channels
@@ -178,8 +186,9 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
   if (!pl.depthwise) {
     const int64_t in_floats = pl.in_blocks * kBlk * p.in_h * p.in_w;
     pl.co_outer = static_cast<int64_t>(nchw16c_conv_packed_weights_floats(p)) > in_floats;
-    if (pl.co_outer)
+    if (pl.co_outer && p.batch * p.out_h * p.out_w >= kPixelsPerPart * threads) {
       pl.parts = std::max<int64_t>(1, std::min<int64_t>(threads, pl.tasks / pl.co_tiles));
+    }
     // In the network a co-outer layer's weights come from L3 or memory, each co tile's first
     // tile waiting for them. The next ones brought in alongside: ResNet-50's 512 -> 2048 1x1 at
     // 7x7 0.72 -> 0.63 ms (2 threads, 12 rounds). Where two co tiles fill L2 (2048 -> 512 on a
