@@ -6,6 +6,8 @@
 // channels; and what the tactics refuse.
 #include <gtest/gtest.h>
 
+#include <span>
+
 #include "kernels/conv_cases.h"
 #include "kernels/x86_test_util.h"
 
@@ -24,6 +26,65 @@ std::vector<std::string> winograd_tactics(const std::string& isa) {
           "conv.winograd.f2x3.nchw16c.f32." + isa};
 }
 
+std::vector<std::string> stride2_tactics(const std::string& isa) {
+  return {"conv.winograd.f2x3s2.nchw16c.f32." + isa};
+}
+
+using TacticsFor = std::vector<std::string> (*)(const std::string& isa);
+
+// Each geometry, then a 9x23 plane (at `stride`) with two asymmetric pads.
+void expect_geoms_match(const std::vector<std::string>& isas, TacticsFor tactics,
+                        std::span<const ConvGeom> geoms, int64_t stride, Tolerance tol) {
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : tactics(isa)) {
+      for (const ConvGeom& g : geoms) {
+        SCOPED_TRACE(::testing::Message() << tactic << " " << g.batch << "x" << g.cin << "->"
+                                          << g.cout << " " << g.h << "x" << g.w << " p" << g.pad);
+        expect_matches_reference(tactic, nchw16c_case(g), tol);
+      }
+      OpCase c = nchw16c_case({.cin = 20, .cout = 36, .h = 9, .w = 23, .stride = stride});
+      c.attrs.set("pads", Ints{0, 2, 1, 0});
+      expect_matches_reference(tactic, c, tol);
+      c.attrs.set("pads", Ints{2, 0, 0, 1});
+      expect_matches_reference(tactic, c, tol);
+    }
+  }
+}
+
+void expect_every_activation_matches(const std::vector<std::string>& isas, TacticsFor tactics,
+                                     const ConvGeom& g, Tolerance tol) {
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : tactics(isa)) {
+      for (const ActCase& act : fused_activations()) {
+        for (bool bias : {false, true}) {
+          for (bool residual : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << tactic << " " << act.name << " bias " << bias
+                                              << " residual " << residual);
+            expect_matches_reference(tactic, nchw16c_case(g, bias, residual, act), tol);
+          }
+        }
+      }
+    }
+  }
+}
+
+// With bias, residual and ReLU, on 1 to 3 threads.
+void expect_prepacked_match_on_threads(const std::vector<std::string>& isas, TacticsFor tactics,
+                                       std::span<const ConvGeom> geoms, Tolerance tol) {
+  for (const std::string& isa : isas) {
+    for (const std::string& tactic : tactics(isa)) {
+      for (const ConvGeom& g : geoms) {
+        for (int threads : {1, 2, 3}) {
+          SCOPED_TRACE(::testing::Message() << tactic << " " << g.cin << "->" << g.cout << " "
+                                            << g.h << "x" << g.w << " threads " << threads);
+          expect_matches_reference_prepacked(tactic, nchw16c_case(g, true, true, {"Relu", {}}), tol,
+                                             threads);
+        }
+      }
+    }
+  }
+}
+
 TEST(X86ConvWinograd, OverChannelsPlanesAndPads) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -39,39 +100,15 @@ TEST(X86ConvWinograd, OverChannelsPlanesAndPads) {
       {.batch = 2, .cin = 64, .cout = 64, .h = 14, .w = 14, .pad = 1},
       {.cin = 300, .cout = 40, .h = 10, .w = 5, .pad = 1},
   };
-  for (const std::string& isa : isas) {
-    for (const std::string& tactic : winograd_tactics(isa)) {
-      for (const ConvGeom& g : geoms) {
-        SCOPED_TRACE(::testing::Message() << tactic << " " << g.batch << "x" << g.cin << "->"
-                                          << g.cout << " " << g.h << "x" << g.w << " p" << g.pad);
-        expect_matches_reference(tactic, nchw16c_case(g), kWinogradTol);
-      }
-      OpCase c = nchw16c_case({.cin = 20, .cout = 36, .h = 9, .w = 23});
-      c.attrs.set("pads", Ints{0, 2, 1, 0});
-      expect_matches_reference(tactic, c, kWinogradTol);
-      c.attrs.set("pads", Ints{2, 0, 0, 1});
-      expect_matches_reference(tactic, c, kWinogradTol);
-    }
-  }
+  expect_geoms_match(isas, winograd_tactics, geoms, 1, kWinogradTol);
 }
 
 TEST(X86ConvWinograd, EveryActivationWithAndWithoutBiasAndResidual) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
-  const ConvGeom g{.batch = 2, .cin = 24, .cout = 40, .h = 6, .w = 11, .pad = 1};
-  for (const std::string& isa : isas) {
-    for (const std::string& tactic : winograd_tactics(isa)) {
-      for (const ActCase& act : fused_activations()) {
-        for (bool bias : {false, true}) {
-          for (bool residual : {false, true}) {
-            SCOPED_TRACE(::testing::Message() << tactic << " " << act.name << " bias " << bias
-                                              << " residual " << residual);
-            expect_matches_reference(tactic, nchw16c_case(g, bias, residual, act), kWinogradTol);
-          }
-        }
-      }
-    }
-  }
+  expect_every_activation_matches(isas, winograd_tactics,
+                                  {.batch = 2, .cin = 24, .cout = 40, .h = 6, .w = 11, .pad = 1},
+                                  kWinogradTol);
 }
 
 // 2 and 3 threads: a 28x28 plane splits its tiles, 256 channels on a 7x7 plane (F(4x4)'s 9.4 MB
@@ -82,18 +119,7 @@ TEST(X86ConvWinograd, PrepackedWeightsOnThreads) {
   const ConvGeom geoms[] = {{.cin = 32, .cout = 48, .h = 28, .w = 28, .pad = 1},
                             {.cin = 256, .cout = 256, .h = 7, .w = 7, .pad = 1},
                             {.batch = 2, .cin = 64, .cout = 40, .h = 13, .w = 9, .pad = 1}};
-  for (const std::string& isa : isas) {
-    for (const std::string& tactic : winograd_tactics(isa)) {
-      for (const ConvGeom& g : geoms) {
-        for (int threads : {1, 2, 3}) {
-          SCOPED_TRACE(::testing::Message() << tactic << " " << g.cin << "->" << g.cout << " "
-                                            << g.h << "x" << g.w << " threads " << threads);
-          expect_matches_reference_prepacked(tactic, nchw16c_case(g, true, true, {"Relu", {}}),
-                                             kWinogradTol, threads);
-        }
-      }
-    }
-  }
+  expect_prepacked_match_on_threads(isas, winograd_tactics, geoms, kWinogradTol);
 }
 
 kernels::cpu::Conv2DParams square_3x3(int64_t c, int64_t hw) {
@@ -164,10 +190,6 @@ TEST(X86ConvWinograd, TileBlocksAreEven) {
   }
 }
 
-std::vector<std::string> stride2_tactics(const std::string& isa) {
-  return {"conv.winograd.f2x3s2.nchw16c.f32." + isa};
-}
-
 TEST(X86ConvWinogradStride2, OverChannelsPlanesAndPads) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -184,43 +206,19 @@ TEST(X86ConvWinogradStride2, OverChannelsPlanesAndPads) {
       {.batch = 2, .cin = 64, .cout = 64, .h = 28, .w = 28, .stride = 2, .pad = 1},
       {.cin = 300, .cout = 40, .h = 10, .w = 5, .stride = 2, .pad = 1},
   };
-  for (const std::string& isa : isas) {
-    for (const std::string& tactic : stride2_tactics(isa)) {
-      for (const ConvGeom& g : geoms) {
-        SCOPED_TRACE(::testing::Message() << tactic << " " << g.batch << "x" << g.cin << "->"
-                                          << g.cout << " " << g.h << "x" << g.w << " p" << g.pad);
-        expect_matches_reference(tactic, nchw16c_case(g), kStride2Tol);
-      }
-      OpCase c = nchw16c_case({.cin = 20, .cout = 36, .h = 9, .w = 23, .stride = 2});
-      c.attrs.set("pads", Ints{0, 2, 1, 0});
-      expect_matches_reference(tactic, c, kStride2Tol);
-      c.attrs.set("pads", Ints{2, 0, 0, 1});
-      expect_matches_reference(tactic, c, kStride2Tol);
-    }
-  }
+  expect_geoms_match(isas, stride2_tactics, geoms, 2, kStride2Tol);
 }
 
 TEST(X86ConvWinogradStride2, EveryActivationWithAndWithoutBiasAndResidual) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
-  const ConvGeom g{.batch = 2, .cin = 24, .cout = 40, .h = 12, .w = 21, .stride = 2, .pad = 1};
-  for (const std::string& isa : isas) {
-    for (const std::string& tactic : stride2_tactics(isa)) {
-      for (const ActCase& act : fused_activations()) {
-        for (bool bias : {false, true}) {
-          for (bool residual : {false, true}) {
-            SCOPED_TRACE(::testing::Message() << tactic << " " << act.name << " bias " << bias
-                                              << " residual " << residual);
-            expect_matches_reference(tactic, nchw16c_case(g, bias, residual, act), kStride2Tol);
-          }
-        }
-      }
-    }
-  }
+  expect_every_activation_matches(
+      isas, stride2_tactics,
+      {.batch = 2, .cin = 24, .cout = 40, .h = 12, .w = 21, .stride = 2, .pad = 1}, kStride2Tol);
 }
 
 // ResNet-50's stride-2 layers (128 channels 56 -> 28, 256 channels 28 -> 14: 6.6 MB of
-// weights, split by output channels) and a batch of odd planes, on 1 to 3 threads.
+// weights, split by output channels) and a batch of odd planes.
 TEST(X86ConvWinogradStride2, PrepackedWeightsOnThreads) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
@@ -228,18 +226,7 @@ TEST(X86ConvWinogradStride2, PrepackedWeightsOnThreads) {
       {.cin = 128, .cout = 128, .h = 56, .w = 56, .stride = 2, .pad = 1},
       {.cin = 256, .cout = 256, .h = 28, .w = 28, .stride = 2, .pad = 1},
       {.batch = 2, .cin = 64, .cout = 40, .h = 13, .w = 9, .stride = 2, .pad = 1}};
-  for (const std::string& isa : isas) {
-    for (const std::string& tactic : stride2_tactics(isa)) {
-      for (const ConvGeom& g : geoms) {
-        for (int threads : {1, 2, 3}) {
-          SCOPED_TRACE(::testing::Message() << tactic << " " << g.cin << "->" << g.cout << " "
-                                            << g.h << "x" << g.w << " threads " << threads);
-          expect_matches_reference_prepacked(tactic, nchw16c_case(g, true, true, {"Relu", {}}),
-                                             kStride2Tol, threads);
-        }
-      }
-    }
-  }
+  expect_prepacked_match_on_threads(isas, stride2_tactics, geoms, kStride2Tol);
 }
 
 TEST(X86ConvWinogradStride2, RefusesWhatIsNotAStrideTwoThreeByThree) {
