@@ -1,13 +1,13 @@
 #pragma once
-// The transforms of Winograd's F(m x m, 3 x 3) for m = 2, 3 and 4 at stride 1 (at stride 2, m = 2:
-// last) (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks", 2015): Y = A^T [(G g
-// G^T) . (B^T d B)] A for a 3x3 filter g and an (m + 2) x (m + 2) input tile d. Interpolation
-// points 0, 1, -1 (m = 2), 0, 1, -1, 2 (m = 3) and 0, 1, -1, 2, -2 (m = 4), and infinity; m = 3's
-// by the Toom-Cook construction (A^T's columns the points' powers, G's rows the powers over prod
-// (a_j - a_l), B^T's rows the products of (x - a_l) for l != j), checked exactly in rationals
-// against the direct 2-D correlation. ISA-neutral: G transforms the weights at engine build (in
-// double), B^T and A^T are applied by the kernels (kernels_winograd_impl.h) with compile-time
-// coefficients.
+// The transforms of Winograd's F(m x m, 3 x 3) for m = 2, 3 and 4 at stride 1, and for m = 2 at
+// stride 2 (the last specialization) (Lavin and Gray, "Fast Algorithms for Convolutional Neural
+// Networks", 2015): Y = A^T [(G g G^T) . (B^T d B)] A for a 3x3 filter g and an alpha x alpha
+// input tile d. Interpolation points 0, 1, -1 (m = 2), 0, 1, -1, 2 (m = 3) and 0, 1, -1, 2, -2
+// (m = 4), and infinity; m = 3's by the Toom-Cook construction (A^T's columns the points' powers,
+// G's rows the powers over prod (a_j - a_l), B^T's rows the products of (x - a_l) for l != j),
+// checked exactly in rationals against the direct 2-D correlation. ISA-neutral: G transforms the
+// weights at engine build (in double), B^T and A^T are applied by the kernels
+// (kernels_winograd_impl.h) with compile-time coefficients.
 
 namespace kiln::kernels::x86::winograd {
 
