@@ -33,11 +33,15 @@ std::vector<int64_t> row_major_strides(std::span<const int64_t> dims) {
   return s;
 }
 
+// Outer-axis indices of `row` elements each that make a thread's part of a split copy at least
+// 16K elements (64 KiB of floats, a few microseconds against about one to start the pool's
+// threads).
+int64_t part_grain(int64_t row) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1)); }
+
 // The outer-axis indices a thread's part of a copy takes at least; 0: the copy stays on one
 // thread. A copy that keeps the input's axis order (a slice, a broadcast) reads, part by part,
-// what a producer split along the same outer axis wrote on the same core: parts of 16K elements
-// (64 KiB of floats, a few microseconds against about one to start the pool's threads). A
-// transpose reads across both cores' caches when split: ViT-Tiny's attention transposes took up
+// what a producer split along the same outer axis wrote on the same core (parts of part_grain).
+// A transpose reads across both cores' caches when split: ViT-Tiny's attention transposes took up
 // to twice as long split as on one core.
 int64_t split_grain(const cpu::CopyPlan& p, int64_t row) {
   int64_t outer = INT64_MAX;  // the last read stride, broadcast axes (stride 0) aside
@@ -47,7 +51,7 @@ int64_t split_grain(const cpu::CopyPlan& p, int64_t row) {
     if (s > outer) return 0;
     outer = s;
   }
-  return std::max<int64_t>(1, 16384 / std::max<int64_t>(row, 1));
+  return part_grain(row);
 }
 
 std::string copyable_why_not(const LayerSpec& spec) {
@@ -145,9 +149,7 @@ class StridedKernel final : public LayerKernel {
     row_ = cpu::outer_row_elements(plan_);
     // Patches read X (an input image, from memory) one band of kh rows per output row of patches:
     // split, each thread reads its own band.
-    grain_ = node_.op_type == ops::kPatches
-                 ? std::max<int64_t>(1, 16384 / std::max<int64_t>(row_, 1))
-                 : split_grain(plan_, row_);
+    grain_ = node_.op_type == ops::kPatches ? part_grain(row_) : split_grain(plan_, row_);
     return Status::ok();
   }
 

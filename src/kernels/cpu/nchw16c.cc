@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 namespace kiln::kernels::cpu {
 namespace {
@@ -63,28 +62,16 @@ void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t block
   }
 }
 
-namespace {
-
-// The taps k in [lo, hi) of a window starting at `start` (dilation dil, k taps) that land in
-// [0, in).
-std::pair<int64_t, int64_t> taps_inside(int64_t start, int64_t dil, int64_t k, int64_t in) {
-  const int64_t lo = start >= 0 ? 0 : (-start + dil - 1) / dil;
-  const int64_t hi = in - start <= 0 ? 0 : std::min(k, (in - start + dil - 1) / dil);
-  return {lo, std::max(lo, hi)};
-}
-
-}  // namespace
-
 void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
                       int64_t row_end) {
   // A block's 16 lanes as 4 values of 4: GCC left a plain lane loop scalar (maxss), and split a
   // 16-float vector type into scalars too.
   using Quad = float __attribute__((vector_size(4 * sizeof(float))));
   constexpr int kQuads = kBlockLanes / 4;
-  // Output columns [ow_lo, ow_hi) have their whole window inside the input row.
-  const int64_t ow_lo = (p.pad_left + p.stride_w - 1) / p.stride_w;
-  const int64_t reach = p.in_w - 1 + p.pad_left - (p.k_w - 1) * p.dil_w;
-  const int64_t ow_hi = reach < 0 ? 0 : std::min(p.out_w, reach / p.stride_w + 1);
+  // Output columns [inside_lo, inside_hi) have their first and last taps, so all, in the row.
+  const int64_t inside_lo = valid_outputs(-p.pad_left, p.stride_w, 0, p.in_w, p.out_w).lo;
+  const int64_t last_tap = (p.k_w - 1) * p.dil_w - p.pad_left;
+  const int64_t inside_hi = valid_outputs(last_tap, p.stride_w, 0, p.in_w, p.out_w).hi;
   for (int64_t r = row_begin; r < row_end; ++r) {
     // Plane fastest: a thread's rows are whole output rows of every plane, as the convolutions
     // around it split theirs, so each thread reads what it wrote.
@@ -92,18 +79,19 @@ void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t r
     const float* xp = x + plane * p.in_h * p.in_w * kBlockLanes;
     float* yr = y + (plane * p.out_h + oh) * p.out_w * kBlockLanes;
     const int64_t ih0 = oh * p.stride_h - p.pad_top;
-    const auto [kh0, kh1] = taps_inside(ih0, p.dil_h, p.k_h, p.in_h);
+    const Range rows = valid_taps(ih0, p.dil_h, p.k_h, 0, p.in_h);
     for (int64_t ow = 0; ow < p.out_w; ++ow) {
       const int64_t iw0 = ow * p.stride_w - p.pad_left;
-      // Inside columns take every tap without taps_inside's two divisions (ResNet-50's 3x3
-      // stride-2 pool 0.126 -> 0.112 ms on two threads).
-      const auto [kw0, kw1] = ow >= ow_lo && ow < ow_hi ? std::pair<int64_t, int64_t>{0, p.k_w}
-                                                        : taps_inside(iw0, p.dil_w, p.k_w, p.in_w);
+      // Inside columns take every tap without valid_taps' divisions (ResNet-50's 3x3 stride-2
+      // pool 0.126 -> 0.112 ms on two threads).
+      const Range cols = ow >= inside_lo && ow < inside_hi
+                             ? Range{0, p.k_w}
+                             : valid_taps(iw0, p.dil_w, p.k_w, 0, p.in_w);
       Quad acc[kQuads];
       for (Quad& a : acc) a = Quad{} + std::numeric_limits<float>::lowest();
-      for (int64_t kh = kh0; kh < kh1; ++kh) {
+      for (int64_t kh = rows.lo; kh < rows.hi; ++kh) {
         const float* xr = xp + (ih0 + kh * p.dil_h) * p.in_w * kBlockLanes;
-        for (int64_t kw = kw0; kw < kw1; ++kw) {
+        for (int64_t kw = cols.lo; kw < cols.hi; ++kw) {
           const float* v = xr + (iw0 + kw * p.dil_w) * kBlockLanes;
           for (int q = 0; q < kQuads; ++q) {
             Quad vq;

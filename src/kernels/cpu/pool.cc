@@ -7,25 +7,20 @@
 #include "kernels/cpu/vec_util.h"
 
 namespace kiln::kernels::cpu {
-namespace {
 
-// Outputs o in [lo, hi) whose tap o * stride + offset lies in [begin, end).
-struct Range {
-  int64_t lo, hi;
-};
 Range valid_outputs(int64_t offset, int64_t stride, int64_t begin, int64_t end, int64_t outs) {
   const int64_t lo = std::max<int64_t>(0, ceil_div(begin - offset, stride));
   const int64_t hi = std::min<int64_t>(outs, floor_div(end - 1 - offset, stride) + 1);
   return {lo, std::max(lo, hi)};
 }
 
-// Taps k in [lo, hi) of a window starting at `start` whose position start + k * dil lies in
-// [begin, end).
 Range valid_taps(int64_t start, int64_t dil, int64_t kernel, int64_t begin, int64_t end) {
   const int64_t lo = std::max<int64_t>(0, ceil_div(begin - start, dil));
   const int64_t hi = std::min<int64_t>(kernel, ceil_div(end - start, dil));
   return {lo, std::max(lo, hi)};
 }
+
+namespace {
 
 // Folds every valid tap of output row oh into yr with `op`.
 template <typename T, typename Op>

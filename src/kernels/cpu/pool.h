@@ -30,6 +30,16 @@ struct Pool2DParams {
   int64_t pad_right = 0;
 };
 
+// Window arithmetic shared by the pooling kernels (here and on the blocked layout, nchw16c.h).
+struct Range {
+  int64_t lo, hi;  // [lo, hi), lo <= hi
+};
+// Outputs o in [lo, hi) (of outs) whose tap o * stride + offset lies in [begin, end).
+Range valid_outputs(int64_t offset, int64_t stride, int64_t begin, int64_t end, int64_t outs);
+// Taps k in [lo, hi) (of kernel) of a window starting at `start` whose position start + k * dil
+// lies in [begin, end).
+Range valid_taps(int64_t start, int64_t dil, int64_t kernel, int64_t begin, int64_t end);
+
 // The kernels compute output rows [row_begin, row_end) of the planes * out_h rows (threads take
 // disjoint ranges), plane by plane (row r: plane r / out_h) unless said otherwise.
 inline int64_t pool2d_rows(const Pool2DParams& p) { return p.planes * p.out_h; }

@@ -243,15 +243,13 @@ void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const 
 
 // 3x3, dilation 1, group 1, stride `stride` on both axes (1, or 2 with m = 2).
 bool winograd_applies(const cpu::Conv2DParams& p, int m, int stride);
-// The input tile's side: (m - 1) stride + 3.
-int winograd_alpha(int m, int stride);
 
 struct WinogradPlan {
   Isa isa = Isa::kAvx512;
   cpu::Conv2DParams p;
   int m = 4;       // output tile side
   int stride = 1;  // the convolution's, 1 or 2
-  int alpha = 6;   // input tile side, winograd_alpha(m, stride)
+  int alpha = 6;   // input tile side, (m - 1) stride + 3
   int64_t in_blocks = 0, out_blocks = 0;
   int64_t tiles_w = 0, tiles = 0;  // per image: tiles_h * tiles_w
   // A task is (image, tile block, co group): it transforms a tile block's tiles of the input (all

@@ -54,6 +54,9 @@ void pack_m(const cpu::Conv2DParams& p, const float* w, float* packed) {
   }
 }
 
+// The input tile's side: m outputs of a 3-tap window at `stride`.
+int winograd_alpha(int m, int stride) { return (m - 1) * stride + 3; }
+
 // floats (a whole number of 64-byte lines) rounded up to an odd number of lines: up to 64 planes
 // that far apart then fall in distinct L1 sets.
 int64_t odd_lines(int64_t floats) {
@@ -67,8 +70,6 @@ bool winograd_applies(const cpu::Conv2DParams& p, int m, int stride) {
   return variant && p.k_h == 3 && p.k_w == 3 && p.stride_h == stride && p.stride_w == stride &&
          p.dil_h == 1 && p.dil_w == 1 && p.group == 1;
 }
-
-int winograd_alpha(int m, int stride) { return (m - 1) * stride + 3; }
 
 size_t winograd_packed_weights_floats(const cpu::Conv2DParams& p, int m, int stride) {
   const int64_t alpha = winograd_alpha(m, stride);
