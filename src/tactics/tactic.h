@@ -101,6 +101,7 @@ class Tactic {
   // Constant weights rearranged the way run() reads them (GEMM panels, reordered filters), made
   // once when the engine is built and stored in it, so that loading does no work and every context
   // shares one copy. An empty tensor (the default) means the tactic reads the weights as they are.
+  // A pure function of the layer's constants: the builder packs several layers at once.
   virtual Result<Tensor> prepack(const LayerSpec& spec) const { return Tensor(); }
 };
 

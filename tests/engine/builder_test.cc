@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "base/cpu_features.h"
 #include "engine/engine_test_util.h"
@@ -311,6 +312,47 @@ TEST(Builder, TheLayoutPassBlocksOnlyLayersAnEnabledTacticRuns) {
     EXPECT_EQ(blocked_layers({"-kiln"}), 2);
   }
   EXPECT_EQ(blocked_layers({"-onednn", "-kiln"}), 0);
+}
+
+// The builder packs the chosen tactics' weights on its threads, layers shared out largest first:
+// the engine holds the same bytes as when one thread packs them all.
+TEST(Builder, WeightsPackedOnSeveralThreadsMatchOneThread) {
+  testing::OnnxBuilder b;
+  b.input("x", 1, {1, 16, 6, 6});
+  std::string in = "x";
+  for (int i = 0; i < 5; ++i) {
+    const int64_t k = i % 2 == 0 ? 3 : 1;
+    const std::string w = fmt::format("w{}", i), y = fmt::format("y{}", i);
+    b.initializer(w, {16, 16, k, k},
+                  residual_model_weights(static_cast<size_t>(256 * k * k), 0.1f * (i + 1)));
+    auto& conv = b.node("Conv", {in, w}, {y}, fmt::format("conv{}", i));
+    if (k == 3) testing::set_attr_ints(conv, "pads", {1, 1, 1, 1});
+    in = y;
+  }
+  b.output(in);
+  const auto build = [&](int threads) {
+    engine::BuildOptions options;
+    options.optimization_level = 0;  // the same tactics whatever the timings
+    options.threads = threads;
+    auto plan = engine::build_plan(import_model(b), options);
+    EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+    return std::move(plan).value();
+  };
+  const engine::Plan one = build(1);
+  const engine::Plan three = build(3);
+  ASSERT_EQ(one.layers.size(), three.layers.size());
+  int packed = 0;
+  for (size_t n = 0; n < one.layers.size(); ++n) {
+    const Tensor& a = one.layers[n].packed;
+    const Tensor& c = three.layers[n].packed;
+    EXPECT_EQ(one.layers[n].tactic, three.layers[n].tactic) << n;
+    ASSERT_EQ(a.defined(), c.defined()) << n;
+    if (!a.defined()) continue;
+    ++packed;
+    ASSERT_EQ(a.nbytes(), c.nbytes()) << n;
+    EXPECT_EQ(std::memcmp(a.raw_data(), c.raw_data(), a.nbytes()), 0) << one.layers[n].tactic;
+  }
+  if ((host_cpu_features() & kIsaAvx2) == kIsaAvx2) EXPECT_GE(packed, 5);
 }
 
 // An image's first layer (3 channels) reads its input as NCHW and writes a blocked output for the
