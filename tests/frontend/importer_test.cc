@@ -2,8 +2,10 @@
 #include "frontend/onnx/importer.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
+#include <thread>
 
 #include "runtime/reference_executor.h"
 #include "testing/onnx_builder.h"
@@ -66,6 +68,25 @@ TEST(Importer, RejectsEmptyTruncatedAndNonOnnxFiles) {
 TEST(Importer, MissingFileIsNotFound) {
   expect_error(import_onnx_file("/nonexistent/m.onnx").status(), StatusCode::kNotFound,
                {"/nonexistent/m.onnx"});
+}
+
+// A regular file is read in one piece of its size; a pipe, which has none, is streamed.
+TEST(Importer, ReadsModelsFromFilesAndPipes) {
+  TempDir dir;
+  const std::string bytes = relu_model().bytes();
+  const auto file = dir.path() / "m.onnx";
+  std::ofstream(file, std::ios::binary) << bytes;
+  auto g = import_onnx_file(file);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(g->nodes[0].name, "relu1");
+
+  const auto fifo = dir.path() / "pipe.onnx";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::thread writer([&] { std::ofstream(fifo, std::ios::binary) << bytes; });
+  auto p = import_onnx_file(fifo);
+  writer.join();
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->nodes[0].name, "relu1");
 }
 
 TEST(Importer, ListsEveryUnsupportedOpWithNodeNames) {
