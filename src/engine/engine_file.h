@@ -48,6 +48,11 @@ class EngineFileWriter {
   Status add_section(std::string name, std::string bytes, uint32_t alignment = kSectionAlignment);
   Status add_section(std::string name, std::span<const std::byte> bytes,
                      uint32_t alignment = kSectionAlignment);
+  // A section made of `pieces` in order, written from where they are; `keep_alive` owns what they
+  // view until the writer is gone.
+  Status add_section(std::string name, std::vector<std::string_view> pieces,
+                     std::shared_ptr<const void> keep_alive,
+                     uint32_t alignment = kSectionAlignment);
 
   // The complete file.
   std::string to_bytes() const;
@@ -58,8 +63,11 @@ class EngineFileWriter {
  private:
   struct Section {
     std::string name;
-    std::string bytes;
+    std::string bytes;                     // the section's bytes, or
+    std::vector<std::string_view> pieces;  // views of them (when bytes is empty)
+    std::shared_ptr<const void> keep_alive;
     uint32_t alignment;
+    size_t size() const;
   };
   // Header + section table + the padding before the first section, with the checksum filled in;
   // `body` receives views of the rest (padding and section bytes) in file order.

@@ -55,8 +55,22 @@ Status EngineFileWriter::add_section(std::string name, std::string bytes, uint32
   for (const Section& s : sections_) {
     if (s.name == name) return invalid_argument("section '{}' is added twice", name);
   }
-  sections_.push_back({std::move(name), std::move(bytes), alignment});
+  sections_.push_back({std::move(name), std::move(bytes), {}, nullptr, alignment});
   return Status::ok();
+}
+
+Status EngineFileWriter::add_section(std::string name, std::vector<std::string_view> pieces,
+                                     std::shared_ptr<const void> keep_alive, uint32_t alignment) {
+  KILN_RETURN_IF_ERROR(add_section(std::move(name), std::string(), alignment));
+  sections_.back().pieces = std::move(pieces);
+  sections_.back().keep_alive = std::move(keep_alive);
+  return Status::ok();
+}
+
+size_t EngineFileWriter::Section::size() const {
+  size_t n = bytes.size();
+  for (std::string_view p : pieces) n += p.size();
+  return n;
 }
 
 Status EngineFileWriter::add_section(std::string name, std::span<const std::byte> bytes,
@@ -72,7 +86,7 @@ std::string EngineFileWriter::head_and_body(std::vector<std::string_view>& body)
   std::vector<uint64_t> offsets;
   for (const Section& s : sections_) {
     offsets.push_back(align_up(cursor, s.alignment));
-    cursor = offsets.back() + s.bytes.size();
+    cursor = offsets.back() + s.size();
   }
   const uint64_t head_size = sections_.empty() ? cursor : offsets.front();
   std::string head(static_cast<size_t>(head_size), '\0');
@@ -93,11 +107,12 @@ std::string EngineFileWriter::head_and_body(std::vector<std::string_view>& body)
     const size_t entry = static_cast<size_t>(table_offset) + i * kSectionEntrySize;
     head.replace(entry + L::kEntryName, sections_[i].name.size(), sections_[i].name);
     L::put_le64(head, entry + L::kEntryOffset, offsets[i]);
-    L::put_le64(head, entry + L::kEntrySizeField, sections_[i].bytes.size());
+    L::put_le64(head, entry + L::kEntrySizeField, sections_[i].size());
     L::put_le32(head, entry + L::kEntryAlignment, sections_[i].alignment);
     if (offsets[i] > end_of_previous) body.push_back(padding(offsets[i] - end_of_previous));
-    body.emplace_back(sections_[i].bytes);
-    end_of_previous = offsets[i] + sections_[i].bytes.size();
+    if (!sections_[i].bytes.empty()) body.emplace_back(sections_[i].bytes);
+    body.insert(body.end(), sections_[i].pieces.begin(), sections_[i].pieces.end());
+    end_of_previous = offsets[i] + sections_[i].size();
   }
 
   // The checksum covers every byte of the file except its own four.

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <array>
 #include <set>
 
 #include "base/half.h"
@@ -27,6 +28,9 @@ json shape_json(const ir::TensorDesc& d) {
   return dims;
 }
 
+// Zeros that alignment padding views point at.
+constexpr std::array<char, kWeightAlignment> kWeightPadding{};
+
 class WeightsWriter {
  public:
   Result<json> add(const Tensor& t, std::string_view what) {
@@ -34,18 +38,23 @@ class WeightsWriter {
       return unsupported("{} is a {} tensor, which an engine cannot store", what,
                          dtype_name(t.dtype()));
     }
-    bytes_.resize((bytes_.size() + kWeightAlignment - 1) / kWeightAlignment * kWeightAlignment);
-    const size_t offset = bytes_.size();
-    bytes_.append(static_cast<const char*>(t.raw_data()), t.nbytes());
+    const size_t pad = (kWeightAlignment - out_.size % kWeightAlignment) % kWeightAlignment;
+    if (pad > 0) out_.pieces.emplace_back(kWeightPadding.data(), pad);
+    const size_t offset = out_.size + pad;
+    if (t.nbytes() > 0) {
+      out_.pieces.emplace_back(static_cast<const char*>(t.raw_data()), t.nbytes());
+      out_.tensors.push_back(t);
+    }
+    out_.size = offset + t.nbytes();
     return json{{"dtype", dtype_name(t.dtype())},
                 {"dims", t.dims()},
                 {"offset", offset},
                 {"bytes", t.nbytes()}};
   }
-  std::string take() { return std::move(bytes_); }
+  WeightBytes take() { return std::move(out_); }
 
  private:
-  std::string bytes_;
+  WeightBytes out_;
 };
 
 Result<json> attr_json(const ir::AttrValue& a, WeightsWriter& weights, std::string_view what) {

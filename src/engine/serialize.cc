@@ -16,8 +16,9 @@ Result<EngineFileWriter> make_writer(const Plan& plan) {
   EngineFileWriter writer;
   writer.set_required_features(plan.required_features);
   KILN_RETURN_IF_ERROR(writer.add_section(std::string(kMetaSection), sections.meta.dump()));
-  KILN_RETURN_IF_ERROR(
-      writer.add_section(std::string(kWeightsSection), std::move(sections.weights)));
+  auto tensors = std::make_shared<const std::vector<Tensor>>(std::move(sections.weights.tensors));
+  KILN_RETURN_IF_ERROR(writer.add_section(std::string(kWeightsSection),
+                                          std::move(sections.weights.pieces), std::move(tensors)));
   return writer;
 }
 
