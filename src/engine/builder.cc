@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <new>
 
 #include "base/cpu_features.h"
 #include "engine/engine_file.h"
@@ -235,12 +237,19 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
   const auto pack = [&](int64_t, int64_t) {
     for (size_t i = next++; i < order.size(); i = next++) {
       const size_t n = order[i];
-      Result<Tensor> packed =
-          chosen[n]->prepack(tactics::make_layer_spec(plan.graph, plan.graph.nodes[n]));
-      if (packed.is_ok()) {
-        plan.layers[n].packed = std::move(packed).value();
-      } else {
-        status[n] = packed.status();
+      // Nothing may leave a pool thread: what main() would have caught becomes the layer's error.
+      try {
+        Result<Tensor> packed =
+            chosen[n]->prepack(tactics::make_layer_spec(plan.graph, plan.graph.nodes[n]));
+        if (packed.is_ok()) {
+          plan.layers[n].packed = std::move(packed).value();
+        } else {
+          status[n] = packed.status();
+        }
+      } catch (const std::bad_alloc&) {
+        status[n] = invalid_argument("out of memory ({} bytes of weights)", bytes[n]);
+      } catch (const std::exception& e) {
+        status[n] = Status(StatusCode::kInternal, e.what());
       }
     }
   };
