@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <exception>
 #include <new>
 
@@ -215,7 +216,9 @@ passes::BlockedConvCheck blocked_conv_check(const tuner::TunerOptions& t) {
 // layers shared out between the build's threads, largest first so that the threads finish
 // together: packing is most of a rebuild from a warm timing cache (ResNet-50: 92 of 101 ms on one
 // thread). A layer's error is reported as its own, the first in graph order.
-Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, int threads) {
+Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, int threads,
+                    std::vector<std::string>& log) {
+  const auto start = std::chrono::steady_clock::now();
   std::vector<size_t> order;
   for (size_t n = 0; n < chosen.size(); ++n) {
     // An FP16 layer stores its weights once, as binary16 (the graph's initializer): a tactic
@@ -260,12 +263,22 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
     parallel::ThreadPool pool(workers);
     pool.parallel_for(workers, 1, pack);
   }
+  size_t packed_layers = 0, packed_bytes = 0;
   for (size_t n = 0; n < chosen.size(); ++n) {
     if (!status[n].is_ok()) {
       return status[n].with_context(fmt::format("layer '{}': packing weights for tactic {}",
                                                 plan.graph.nodes[n].name, chosen[n]->name()));
     }
+    if (plan.layers[n].packed.defined()) {
+      ++packed_layers;
+      packed_bytes += plan.layers[n].packed.nbytes();
+    }
   }
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  log.push_back(fmt::format("packing: {} layers' weights, {:.1f} MiB, in {:.1f} ms on {} thread{}",
+                            packed_layers, static_cast<double>(packed_bytes) / (1 << 20), ms,
+                            workers, workers == 1 ? "" : "s"));
   return Status::ok();
 }
 
@@ -299,7 +312,7 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
         tuner.seconds_measuring(),
         tuner.budget_spent() ? "; the build budget was spent before the last layers" : ""));
   }  // the tuner's threads end before the packing's start
-  return pack_weights(plan, chosen, threads);
+  return pack_weights(plan, chosen, threads, log);
 }
 
 Result<std::optional<tuner::TimingCache>> open_timing_cache(const std::string& path,

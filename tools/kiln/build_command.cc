@@ -70,8 +70,9 @@ void print_summary(std::ostream& out, const engine::Plan& plan, bool verbose) {
   for (const std::string& line : plan.build_log) {
     if (verbose) fmt::print(out, "[V] {}\n", line);
     if (line.rfind("warning: ", 0) == 0 && !verbose) fmt::print(out, "[W] {}\n", line.substr(9));
-    const bool tuning = line.rfind("tuning: ", 0) == 0 || line.rfind("timing cache ", 0) == 0 ||
-                        line.rfind("int8: ", 0) == 0 || line.rfind("fp16: ", 0) == 0;
+    const bool tuning = line.rfind("tuning: ", 0) == 0 || line.rfind("packing: ", 0) == 0 ||
+                        line.rfind("timing cache ", 0) == 0 || line.rfind("int8: ", 0) == 0 ||
+                        line.rfind("fp16: ", 0) == 0;
     if (tuning && !verbose) fmt::print(out, "[I] {}\n", line);
     if (line.size() > 1 && line[0] == '[') ++per_pass[line.substr(1, line.find(']') - 1)];
   }
