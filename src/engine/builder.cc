@@ -8,6 +8,7 @@
 #include <chrono>
 #include <exception>
 #include <new>
+#include <utility>
 
 #include "base/cpu_features.h"
 #include "engine/engine_file.h"
@@ -212,48 +213,60 @@ passes::BlockedConvCheck blocked_conv_check(const tuner::TunerOptions& t) {
   };
 }
 
+// The bytes of a node's constant inputs.
+size_t constant_bytes(const ir::Graph& g, const ir::Node& node) {
+  size_t bytes = 0;
+  for (ir::ValueId v : node.inputs) {
+    if (v != ir::kNoValue && g.value(v).initializer) bytes += g.value(v).initializer->nbytes();
+  }
+  return bytes;
+}
+
+// The layers whose weights the builder packs, largest first so that threads taking them in turn
+// finish together. An FP16 layer stores its weights once, as binary16 (the graph's initializer): a
+// tactic packs them when the engine is loaded, so that no float32 copy lands in the file.
+std::vector<size_t> packing_order(const Plan& plan,
+                                  std::span<const tactics::Tactic* const> chosen) {
+  std::vector<std::pair<size_t, size_t>> by_size;  // (bytes, layer)
+  for (size_t n = 0; n < chosen.size(); ++n) {
+    if (chosen[n] == nullptr || plan.layers[n].precision == kFp16Precision) continue;
+    by_size.emplace_back(constant_bytes(plan.graph, plan.graph.nodes[n]), n);
+  }
+  std::stable_sort(by_size.begin(), by_size.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<size_t> order;
+  for (const auto& [bytes, n] : by_size) order.push_back(n);
+  return order;
+}
+
+// One layer's packing on a pool thread, from which nothing may escape: what main() would have
+// caught (out of memory, a library's exception) becomes the layer's error.
+Status pack_layer(const tactics::Tactic& tactic, const ir::Graph& g, const ir::Node& node,
+                  Tensor& packed) {
+  try {
+    KILN_ASSIGN_OR_RETURN(packed, tactic.prepack(tactics::make_layer_spec(g, node)));
+    return Status::ok();
+  } catch (const std::bad_alloc&) {
+    return invalid_argument("out of memory ({} bytes of weights)", constant_bytes(g, node));
+  } catch (const std::exception& e) {
+    return Status(StatusCode::kInternal, e.what());
+  }
+}
+
 // Packs the chosen tactics' weights (Tactic::prepack, a pure function of a layer's constants), the
-// layers shared out between the build's threads, largest first so that the threads finish
-// together: packing is most of a rebuild from a warm timing cache (ResNet-50: 92 of 101 ms on one
-// thread). A layer's error is reported as its own, the first in graph order.
+// layers shared out between the build's threads from a shared counter: packing is most of a
+// rebuild from a warm timing cache (ResNet-50: 92 of 101 ms on one thread). A layer's error is
+// reported as its own, the first in graph order.
 Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, int threads,
                     std::vector<std::string>& log) {
   const auto start = std::chrono::steady_clock::now();
-  std::vector<size_t> order;
-  for (size_t n = 0; n < chosen.size(); ++n) {
-    // An FP16 layer stores its weights once, as binary16 (the graph's initializer): a tactic
-    // packs them when the engine is loaded, so that no float32 copy lands in the file.
-    if (chosen[n] != nullptr && plan.layers[n].precision != kFp16Precision) order.push_back(n);
-  }
-  std::vector<size_t> bytes(chosen.size(), 0);
-  for (size_t n : order) {
-    for (ir::ValueId v : plan.graph.nodes[n].inputs) {
-      if (v != ir::kNoValue && plan.graph.value(v).initializer) {
-        bytes[n] += plan.graph.value(v).initializer->nbytes();
-      }
-    }
-  }
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return bytes[a] > bytes[b]; });
+  const std::vector<size_t> order = packing_order(plan, chosen);
   std::vector<Status> status(chosen.size());
   std::atomic<size_t> next{0};
   const auto pack = [&](int64_t, int64_t) {
     for (size_t i = next++; i < order.size(); i = next++) {
       const size_t n = order[i];
-      // Nothing may leave a pool thread: what main() would have caught becomes the layer's error.
-      try {
-        Result<Tensor> packed =
-            chosen[n]->prepack(tactics::make_layer_spec(plan.graph, plan.graph.nodes[n]));
-        if (packed.is_ok()) {
-          plan.layers[n].packed = std::move(packed).value();
-        } else {
-          status[n] = packed.status();
-        }
-      } catch (const std::bad_alloc&) {
-        status[n] = invalid_argument("out of memory ({} bytes of weights)", bytes[n]);
-      } catch (const std::exception& e) {
-        status[n] = Status(StatusCode::kInternal, e.what());
-      }
+      status[n] = pack_layer(*chosen[n], plan.graph, plan.graph.nodes[n], plan.layers[n].packed);
     }
   };
   const int workers = std::max(1, std::min<int>(threads, static_cast<int>(order.size())));
@@ -269,10 +282,8 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
       return status[n].with_context(fmt::format("layer '{}': packing weights for tactic {}",
                                                 plan.graph.nodes[n].name, chosen[n]->name()));
     }
-    if (plan.layers[n].packed.defined()) {
-      ++packed_layers;
-      packed_bytes += plan.layers[n].packed.nbytes();
-    }
+    packed_layers += plan.layers[n].packed.defined() ? 1 : 0;
+    packed_bytes += plan.layers[n].packed.defined() ? plan.layers[n].packed.nbytes() : 0;
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
