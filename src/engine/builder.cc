@@ -298,7 +298,7 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
 Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions options,
                       std::vector<std::string>& log, const BuildOptions& build) {
   KILN_ASSIGN_OR_RETURN(const ResolvedShapes shapes, tuning_shapes(plan, profile));
-  const int threads = options.threads == 0 ? parallel::default_thread_count() : options.threads;
+  const int threads = parallel::thread_count(options.threads);
   std::vector<const tactics::Tactic*> chosen(plan.graph.nodes.size(), nullptr);
   {
     tuner::Tuner tuner(std::move(options));

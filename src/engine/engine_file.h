@@ -63,9 +63,8 @@ class EngineFileWriter {
  private:
   struct Section {
     std::string name;
-    std::string bytes;                     // the section's bytes, or
-    std::vector<std::string_view> pieces;  // views of them (when bytes is empty)
-    std::shared_ptr<const void> keep_alive;
+    std::vector<std::string_view> pieces;    // the section's bytes, in order
+    std::shared_ptr<const void> keep_alive;  // owns what the pieces view
     uint32_t alignment;
     size_t size() const;
   };

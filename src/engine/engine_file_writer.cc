@@ -47,6 +47,14 @@ Status check_section_name(std::string_view name) {
 }
 
 Status EngineFileWriter::add_section(std::string name, std::string bytes, uint32_t alignment) {
+  auto owned = std::make_shared<const std::string>(std::move(bytes));
+  std::vector<std::string_view> pieces;
+  if (!owned->empty()) pieces.emplace_back(*owned);
+  return add_section(std::move(name), std::move(pieces), std::move(owned), alignment);
+}
+
+Status EngineFileWriter::add_section(std::string name, std::vector<std::string_view> pieces,
+                                     std::shared_ptr<const void> keep_alive, uint32_t alignment) {
   KILN_RETURN_IF_ERROR(check_section_name(name));
   if (!valid_alignment(alignment)) {
     return invalid_argument("section '{}': alignment {} is not a power of two in [{}, {}]", name,
@@ -55,20 +63,12 @@ Status EngineFileWriter::add_section(std::string name, std::string bytes, uint32
   for (const Section& s : sections_) {
     if (s.name == name) return invalid_argument("section '{}' is added twice", name);
   }
-  sections_.push_back({std::move(name), std::move(bytes), {}, nullptr, alignment});
-  return Status::ok();
-}
-
-Status EngineFileWriter::add_section(std::string name, std::vector<std::string_view> pieces,
-                                     std::shared_ptr<const void> keep_alive, uint32_t alignment) {
-  KILN_RETURN_IF_ERROR(add_section(std::move(name), std::string(), alignment));
-  sections_.back().pieces = std::move(pieces);
-  sections_.back().keep_alive = std::move(keep_alive);
+  sections_.push_back({std::move(name), std::move(pieces), std::move(keep_alive), alignment});
   return Status::ok();
 }
 
 size_t EngineFileWriter::Section::size() const {
-  size_t n = bytes.size();
+  size_t n = 0;
   for (std::string_view p : pieces) n += p.size();
   return n;
 }
@@ -110,7 +110,6 @@ std::string EngineFileWriter::head_and_body(std::vector<std::string_view>& body)
     L::put_le64(head, entry + L::kEntrySizeField, sections_[i].size());
     L::put_le32(head, entry + L::kEntryAlignment, sections_[i].alignment);
     if (offsets[i] > end_of_previous) body.push_back(padding(offsets[i] - end_of_previous));
-    if (!sections_[i].bytes.empty()) body.emplace_back(sections_[i].bytes);
     body.insert(body.end(), sections_[i].pieces.begin(), sections_[i].pieces.end());
     end_of_previous = offsets[i] + sections_[i].size();
   }

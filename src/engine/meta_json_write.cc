@@ -38,14 +38,14 @@ class WeightsWriter {
       return unsupported("{} is a {} tensor, which an engine cannot store", what,
                          dtype_name(t.dtype()));
     }
-    const size_t pad = (kWeightAlignment - out_.size % kWeightAlignment) % kWeightAlignment;
+    const size_t pad = (kWeightAlignment - size_ % kWeightAlignment) % kWeightAlignment;
     if (pad > 0) out_.pieces.emplace_back(kWeightPadding.data(), pad);
-    const size_t offset = out_.size + pad;
+    const size_t offset = size_ + pad;
     if (t.nbytes() > 0) {
       out_.pieces.emplace_back(static_cast<const char*>(t.raw_data()), t.nbytes());
       out_.tensors.push_back(t);
     }
-    out_.size = offset + t.nbytes();
+    size_ = offset + t.nbytes();
     return json{{"dtype", dtype_name(t.dtype())},
                 {"dims", t.dims()},
                 {"offset", offset},
@@ -55,6 +55,7 @@ class WeightsWriter {
 
  private:
   WeightBytes out_;
+  size_t size_ = 0;  // of the pieces so far
 };
 
 Result<json> attr_json(const ir::AttrValue& a, WeightsWriter& weights, std::string_view what) {

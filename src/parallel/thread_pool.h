@@ -75,6 +75,10 @@ inline int64_t chunk_begin(int64_t n, int64_t index, int64_t chunks) { return n 
 
 // The number of threads a pool should have by default: the cores this process may run on.
 int default_thread_count();
+// The threads a caller asked for, 0 meaning default_thread_count().
+inline int thread_count(int requested) {
+  return requested == 0 ? default_thread_count() : requested;
+}
 
 // Runs fn over [0, n) on `pool`, or on the calling thread when pool is null, has one thread, or
 // n is at most `grain`.

@@ -26,7 +26,7 @@ Result<std::unique_ptr<ExecutionContext>> ExecutionContext::create(
                             options.threads);
   }
   std::unique_ptr<ExecutionContext> ctx(new ExecutionContext(engine));
-  const int threads = options.threads == 0 ? parallel::default_thread_count() : options.threads;
+  const int threads = parallel::thread_count(options.threads);
   if (threads > 1) ctx->pool_ = std::make_unique<parallel::ThreadPool>(threads);
   const ir::Graph& g = engine->graph();
   for (size_t n = 0; n < g.nodes.size(); ++n) {

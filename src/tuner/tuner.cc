@@ -85,7 +85,7 @@ std::string layer_signature(const TuningLayer& layer, int threads) {
 }
 
 Tuner::Tuner(TunerOptions options) : options_(std::move(options)) {
-  threads_ = options_.threads == 0 ? parallel::default_thread_count() : options_.threads;
+  threads_ = parallel::thread_count(options_.threads);
   caches_ = host_cache_sizes();
   if (options_.cold_weight_bytes == 0) options_.cold_weight_bytes = caches_.l2_bytes;
   if (threads_ > 1 && options_.optimization_level > 0) {

@@ -4,12 +4,11 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include <climits>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "frontend/onnx/attributes.h"
 #include "frontend/onnx/tensor_proto.h"
+#include "io/file_util.h"
 #include "ops/infer_graph.h"
 #include "ops/onnx_dtype.h"
 
@@ -266,24 +265,8 @@ Result<std::string> read_file(const fs::path& path, std::string_view what) {
   if (!fs::exists(path, ec)) return not_found("{} '{}' does not exist", what, path.string());
   if (fs::is_directory(path, ec))
     return invalid_argument("{} '{}' is a directory", what, path.string());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return io_error("cannot open {} '{}'", what, path.string());
-  const std::streamoff size = in.seekg(0, std::ios::end).tellg();
-  if (size < 0) {  // not seekable (a pipe): streamed
-    in.clear();
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad()) return io_error("reading {} '{}' failed", what, path.string());
-    return ss.str();
-  }
-  // One read into a string of the file's size: streaming rdbuf() into an ostringstream copied
-  // ResNet-50's 98 MB several times over (about 290 of its 450 ms import).
-  std::string bytes(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size)) {
-    return io_error("reading {} '{}' failed after {} of {} bytes", what, path.string(), in.gcount(),
-                    size);
-  }
+  Result<std::string> bytes = io::read_file(path);
+  if (!bytes.is_ok()) return bytes.status().with_context(what);
   return bytes;
 }
 
