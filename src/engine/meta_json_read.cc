@@ -24,7 +24,9 @@ class MetaReader {
  private:
   Result<Tensor> weight(const json& w, std::string_view what) const;
   Result<ir::TensorDesc> desc(const json& v, std::string_view what) const;
-  Status read_values(const json& m, ir::Graph& g) const;
+  Status read_values(const json& m, ir::Graph& g);
+  // Every value stored as dims only is one that all of its readers packed.
+  Status check_dims_only(const Plan& plan) const;
   // `allow_absent`: kNoValue is valid (a node's omitted optional input or output).
   Result<ir::ValueId> value_id(const json& id, const ir::Graph& g, std::string_view what,
                                bool allow_absent = false) const;
@@ -34,6 +36,7 @@ class MetaReader {
 
   std::span<const std::byte> weights_;
   std::shared_ptr<const void> owner_;
+  std::vector<ir::ValueId> dims_only_;  // values whose file entry is `weight_dims`
 };
 
 Result<DType> parse_dtype(const json& j, std::string_view what) {
@@ -87,7 +90,7 @@ Result<ir::TensorDesc> MetaReader::desc(const json& v, std::string_view what) co
   return ir::TensorDesc::of(dtype, std::move(dims));
 }
 
-Status MetaReader::read_values(const json& m, ir::Graph& g) const {
+Status MetaReader::read_values(const json& m, ir::Graph& g) {
   for (const json& v : m.at("values")) {
     const std::string name = v.at("name").get<std::string>();
     if (g.find_value(name) != ir::kNoValue) {
@@ -95,7 +98,8 @@ Status MetaReader::read_values(const json& m, ir::Graph& g) const {
     }
     const std::string what = fmt::format("value '{}'", name);
     KILN_ASSIGN_OR_RETURN(ir::TensorDesc d, desc(v, what));
-    ir::Value& val = g.value(g.add_value(name, std::move(d)));
+    const ir::ValueId id = g.add_value(name, std::move(d));
+    ir::Value& val = g.value(id);
     val.is_graph_input = v.at("input").get<bool>();
     val.is_graph_output = v.at("output").get<bool>();
     if (v.contains("weight")) {
@@ -109,6 +113,28 @@ Status MetaReader::read_values(const json& m, ir::Graph& g) const {
                        what, dtype_name(val.desc.dtype), dtype_name(t.dtype()));
       }
       val.initializer = widen_half(t);
+    } else if (v.contains("weight_dims")) {
+      // A constant packed into the weights of every layer that reads it: dims, no values.
+      const json& w = v.at("weight_dims");
+      KILN_ASSIGN_OR_RETURN(const DType dtype, parse_dtype(w.at("dtype"), what));
+      const Dims dims = w.at("dims").get<Dims>();
+      KILN_RETURN_IF_ERROR(check_dims(dims, dtype, what));
+      val.initializer = Tensor::borrow(dtype, dims, nullptr, nullptr);
+      dims_only_.push_back(id);
+    }
+  }
+  return Status::ok();
+}
+
+Status MetaReader::check_dims_only(const Plan& plan) const {
+  if (dims_only_.empty()) return Status::ok();
+  const std::vector<bool> packed_only = packed_only_values(plan);
+  for (ir::ValueId v : dims_only_) {
+    if (!packed_only[static_cast<size_t>(v)]) {
+      return corrupt(
+          "engine meta: value '{}' has only its dims stored (weight_dims), but a layer that "
+          "reads it did not pack it into its own weights",
+          plan.graph.value(v).name);
     }
   }
   return Status::ok();
@@ -239,6 +265,7 @@ Result<Plan> MetaReader::read(const json& m) {
     g.outputs.push_back(v);
   }
   for (const json& l : m.at("layers")) KILN_RETURN_IF_ERROR(read_layer(l, plan));
+  KILN_RETURN_IF_ERROR(check_dims_only(plan));
   for (const json& p : m.at("profiles")) {
     KILN_ASSIGN_OR_RETURN(Profile prof, read_profile(p, g));
     plan.profiles.push_back(std::move(prof));

@@ -151,6 +151,7 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
   const ir::Graph& g = plan.graph;
   const std::vector<ValueClass> classes = classify_values(plan);
   const std::set<ir::ValueId> fp16 = fp16_weight_values(plan);
+  const std::vector<bool> packed_only = packed_only_values(plan);
   json values = json::array();
   for (size_t v = 0; v < g.values.size(); ++v) {
     const ir::Value& val = g.values[v];
@@ -164,9 +165,12 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
       const std::string what = fmt::format("initializer '{}'", val.name);
       const bool half = fp16.count(static_cast<ir::ValueId>(v)) > 0 &&
                         val.initializer->dtype() == DType::kF32 && !val.is_graph_input;
-      // Under its own key: a kiln that predates FP16 engines finds no weight for the value and
-      // reports the graph as invalid, instead of reading binary16 as float32.
-      if (half) {
+      // Under their own keys: a kiln that predates them finds no weight for the value and
+      // reports the graph as invalid, instead of reading binary16 as float32 or missing values.
+      if (packed_only[v]) {
+        const Tensor& t = *val.initializer;
+        j["weight_dims"] = {{"dtype", dtype_name(t.dtype())}, {"dims", t.dims()}};
+      } else if (half) {
         KILN_ASSIGN_OR_RETURN(j["weight_fp16"],
                               weights.add(narrow_to_half(*val.initializer), what));
       } else {

@@ -1,5 +1,7 @@
 #include "engine/plan.h"
 
+#include <algorithm>
+
 namespace kiln::engine {
 
 std::vector<ValueClass> classify_values(const Plan& plan) {
@@ -21,6 +23,41 @@ std::vector<ValueClass> classify_values(const Plan& plan) {
   for (ir::ValueId v : g.outputs) {
     if (out[static_cast<size_t>(v)] == ValueClass::kArena)
       out[static_cast<size_t>(v)] = ValueClass::kOutput;
+  }
+  return out;
+}
+
+namespace {
+
+// Whether layer n's packed weights stand for its input i.
+bool input_packed(const Plan& plan, size_t n, size_t i) {
+  const Layer& layer = plan.layers[n];
+  if (layer.kind != LayerKind::kRun || !layer.packed.defined()) return false;
+  const tactics::Tactic* t = tactics::find_tactic(layer.tactic);
+  if (t == nullptr) return false;
+  const std::span<const size_t> packed = t->packed_inputs();
+  return std::find(packed.begin(), packed.end(), i) != packed.end();
+}
+
+}  // namespace
+
+std::vector<bool> packed_only_values(const Plan& plan) {
+  const ir::Graph& g = plan.graph;
+  std::vector<bool> out(g.values.size(), false), read(g.values.size(), false);
+  std::vector<bool> other_reader(g.values.size(), false);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const std::vector<ir::ValueId>& inputs = g.nodes[n].inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i] == ir::kNoValue) continue;
+      const auto v = static_cast<size_t>(inputs[i]);
+      read[v] = true;
+      if (!input_packed(plan, n, i)) other_reader[v] = true;
+    }
+  }
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const ir::Value& val = g.values[v];
+    out[v] = read[v] && !other_reader[v] && val.initializer && !val.is_graph_input &&
+             !val.is_graph_output;
   }
   return out;
 }

@@ -80,6 +80,11 @@ enum class ValueClass : uint8_t { kUnused, kConstant, kInput, kOutput, kShape, k
 // The class of every value, derived from the graph and the layer kinds.
 std::vector<ValueClass> classify_values(const Plan& plan);
 
+// Constants that every layer reading them packed into its own weights (a run layer with packed
+// weights whose tactic lists the input in Tactic::packed_inputs), neither graph inputs nor
+// outputs: the kernels read only their dims, so an engine file stores only those.
+std::vector<bool> packed_only_values(const Plan& plan);
+
 // True when `dims` has the range's rank and lies within [min, max] in every dim.
 bool range_contains(const InputRange& range, std::span<const int64_t> dims);
 // True when the profile's ranges contain `input_dims` (one entry per graph input).

@@ -103,6 +103,11 @@ class Tactic {
   // shares one copy. An empty tensor (the default) means the tactic reads the weights as they are.
   // A pure function of the layer's constants: the builder packs several layers at once.
   virtual Result<Tensor> prepack(const LayerSpec& spec) const { return Tensor(); }
+  // The constant inputs that a non-empty prepack() result replaces: with it, the kernels read only
+  // their dims, never their values (and report an error, having nothing to pack from, when the
+  // engine's packed tensor is not the one they need and the values are absent). An engine file
+  // stores only the dims of a constant whose every reader packed it. Default: none.
+  virtual std::span<const size_t> packed_inputs() const { return {}; }
 };
 
 // What the builder found out about one candidate tactic for a layer: its median time when it was

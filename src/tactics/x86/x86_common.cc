@@ -30,6 +30,15 @@ void set_activation(const ir::Node& node, kx::Epilogue& ep) {
   ep.act_beta = p.size() > 1 ? p[1] : 0.0f;
 }
 
+Status unpackable_weights(const LayerSpec& spec, size_t needed, std::string_view unit) {
+  const Tensor& w = *spec.constant(1);
+  const size_t have = spec.prepacked == nullptr ? 0 : static_cast<size_t>(spec.prepacked->numel());
+  return corrupt(
+      "node '{}' ({}): the engine stores only the dims of input 1 ({}), packed into the layer's "
+      "weights, but those hold {} values where this kernel needs {} {}: rebuild the engine",
+      spec.node->name, spec.node->op_type, w.desc(), have, needed, unit);
+}
+
 void ThreadScratch::resize(size_t floats_per_thread, int threads) {
   stride_ = (floats_per_thread + 15) / 16 * 16;  // whole cache lines per slot
   const size_t want = stride_ * static_cast<size_t>(threads) + 16;

@@ -90,6 +90,14 @@ inline const float* matching_prepacked(const LayerSpec& spec, size_t floats) {
   return pre->data<float>();
 }
 
+// packed_inputs() of the tactics whose prepack() packs input 1 (the weights, or GEMM's B).
+inline constexpr size_t kPackedWeightsInput[] = {1};
+
+// What instantiate() returns when the engine stored only the dims of input 1 (its values went
+// into the packed weights) and the packed tensor is not the `needed` values (`unit`: "floats",
+// "bytes") this tactic's kernel needs: there is nothing to pack from.
+Status unpackable_weights(const LayerSpec& spec, size_t needed, std::string_view unit = "floats");
+
 void append_x86_conv_tactics(std::vector<const Tactic*>& out);           // x86_conv.cc
 void append_x86_conv_nchw16c_tactics(std::vector<const Tactic*>& out);   // x86_conv_nchw16c.cc
 void append_x86_conv_winograd_tactics(std::vector<const Tactic*>& out);  // x86_conv_winograd.cc

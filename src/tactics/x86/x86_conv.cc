@@ -101,10 +101,13 @@ class X86ConvKernel final : public LayerKernel {
     packed_floats_ =
         kx::conv_gemm_packed_weights_floats(isa_, builtin::conv_weight_params(w, group));
     packed_ = matching_prepacked(spec, packed_floats_);
-    if (packed_ != nullptr) return;
+    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
     own_ = pack_weights(isa_, w, group);
     packed_ = own_.data<float>();
   }
+
+  bool has_weights() const { return kind_ == ConvKind::kDepthwise || packed_ != nullptr; }
+  size_t packed_floats() const { return packed_floats_; }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(cpu::Conv2DParams p,
@@ -201,7 +204,13 @@ class X86ConvTactic final : public X86Tactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<X86ConvKernel>(spec, kind_, isa(), fused_);
     kernel->set_weights(spec);
+    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
     return std::unique_ptr<LayerKernel>(std::move(kernel));
+  }
+  // The depthwise kernel reads the weights as they are.
+  std::span<const size_t> packed_inputs() const override {
+    if (kind_ == ConvKind::kDepthwise) return {};
+    return kPackedWeightsInput;
   }
 
   Result<Tensor> prepack(const LayerSpec& spec) const override {

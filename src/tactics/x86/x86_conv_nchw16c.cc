@@ -94,10 +94,13 @@ class Nchw16cConvKernel final : public LayerKernel {
     const Tensor& w = *spec.constant(1);
     packed_floats_ = kx::nchw16c_conv_packed_weights_floats(nchw16c_weight_params(node_, w));
     packed_ = matching_prepacked(spec, packed_floats_);
-    if (packed_ != nullptr) return;
+    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
     own_ = pack_weights(node_, w);
     packed_ = own_.data<float>();
   }
+
+  bool has_weights() const { return packed_ != nullptr; }
+  size_t packed_floats() const { return packed_floats_; }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
@@ -192,8 +195,11 @@ class Nchw16cConvTactic final : public X86Tactic {
   bool residual_in_place() const override { return true; }
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new Nchw16cConvKernel(spec, isa()));
+    auto kernel = std::make_unique<Nchw16cConvKernel>(spec, isa());
+    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
+    return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
+  std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }
 
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     return pack_weights(*spec.node, *spec.constant(1));

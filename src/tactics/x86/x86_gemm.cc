@@ -87,10 +87,13 @@ class X86GemmKernel final : public LayerKernel {
       return;
     }
     packed_ = matching_prepacked(spec, kx::gemm_packed_b_floats(isa_, k_, n_));
-    if (packed_ != nullptr) return;
+    if (packed_ != nullptr || b.raw_data() == nullptr) return;  // none: instantiate() says so
     own_ = pack_b(isa_, b, trans_b_);
     packed_ = own_.data<float>();
   }
+
+  bool has_weights() const { return f16_ || packed_ != nullptr; }
+  size_t packed_floats() const { return kx::gemm_packed_b_floats(isa_, k_, n_); }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const TensorView& a = in[0];
@@ -222,7 +225,13 @@ class X86GemmTactic final : public X86Tactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<X86GemmKernel>(spec, op_, isa(), f16_);
     kernel->set_weights(spec);
+    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
     return std::unique_ptr<LayerKernel>(std::move(kernel));
+  }
+  // The f16w variant packs binary16 panels from the values when it is instantiated.
+  std::span<const size_t> packed_inputs() const override {
+    if (f16_) return {};
+    return kPackedWeightsInput;
   }
 
   // FP16 layers keep their weights once in the engine, as binary16 (engine/fp16_weights.h): the

@@ -75,9 +75,11 @@ std::string kind_why_not(const LayerSpec& spec, QConvKind kind) {
   return "";
 }
 
-// Why vpmaddubsw could saturate on these weights ("" when it cannot).
+// Why vpmaddubsw could saturate on these weights ("" when it cannot). An engine that stores only
+// the weights' dims (packed) was checked when it was built.
 std::string maddubs_why_not(const LayerSpec& spec, QConvKind kind) {
   const Tensor& w = *spec.constant(1);
+  if (w.raw_data() == nullptr) return "";
   const cpu::Conv2DParams p = builtin::conv_weight_params(w, spec.node->attrs.get_int("group", 1));
   const std::string overflow = kind == QConvKind::kGemm
                                    ? kx::qconv_maddubs_overflow(p, w.data<int8_t>())
@@ -100,10 +102,13 @@ class X86QConvKernel final : public LayerKernel {
     const int64_t group = node_.attrs.get_int("group", 1);
     packed_bytes_ = packed_size(isa_, kind_, builtin::conv_weight_params(w, group));
     packed_ = matching_prepacked_bytes(spec, packed_bytes_);
-    if (packed_ != nullptr) return;
+    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
     own_ = pack_weights(isa_, kind_, w, group);
     packed_ = own_.data<uint8_t>();
   }
+
+  bool has_weights() const { return packed_ != nullptr; }
+  size_t packed_bytes() const { return packed_bytes_; }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
@@ -215,8 +220,10 @@ class X86QConvTactic final : public X86QuantTactic {
     KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, quant_epilogue_of(spec));
     auto kernel = std::make_unique<X86QConvKernel>(spec, kind_, qisa(), e);
     kernel->set_weights(spec);
+    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_bytes(), "bytes");
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
+  std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }
 
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     const Tensor* w = spec.constant(1);

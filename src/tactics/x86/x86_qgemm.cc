@@ -32,11 +32,14 @@ class X86QGemmKernel final : public LayerKernel {
     const Tensor& b = *spec.constant(1);
     k_ = b.dim(0);
     n_ = b.dim(1);
-    packed_ = matching_prepacked_bytes(spec, kx::qgemm_packed_b_bytes(isa_, k_, n_));
-    if (packed_ != nullptr) return;
+    packed_ = matching_prepacked_bytes(spec, packed_bytes());
+    if (packed_ != nullptr || b.raw_data() == nullptr) return;  // none: instantiate() says so
     own_ = pack_b(isa_, b);
     packed_ = own_.data<uint8_t>();
   }
+
+  bool has_weights() const { return packed_ != nullptr; }
+  size_t packed_bytes() const { return kx::qgemm_packed_b_bytes(isa_, k_, n_); }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const TensorView& a = in[0];
@@ -107,7 +110,8 @@ class X86QGemmTactic final : public X86QuantTactic {
     if (why.empty() && (!spec.inputs[0].has_rank() || spec.inputs[0].rank() < 2)) {
       why = fmt::format("A is {}: rank >= 2 expected", spec.inputs[0].to_string());
     }
-    if (why.empty() && qisa() == kx::QIsa::kAvx2Maddubs) {
+    // An engine that stores only B's dims (packed) was checked when it was built.
+    if (why.empty() && qisa() == kx::QIsa::kAvx2Maddubs && spec.constant(1)->raw_data()) {
       const Tensor& b = *spec.constant(1);
       const std::string overflow = kx::qgemm_maddubs_overflow(b.data<int8_t>(), b.dim(0), b.dim(1));
       if (!overflow.empty()) why = "B could saturate: " + overflow;
@@ -119,8 +123,10 @@ class X86QGemmTactic final : public X86QuantTactic {
     KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, quant_epilogue_of(spec));
     auto kernel = std::make_unique<X86QGemmKernel>(spec, qisa(), e);
     kernel->set_weights(spec);
+    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_bytes(), "bytes");
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
+  std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }
 
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     const Tensor* b = spec.constant(1);
