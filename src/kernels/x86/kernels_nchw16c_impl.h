@@ -148,15 +148,19 @@ constexpr auto pointwise_table(std::integer_sequence<int, Ps...>) {
       &pointwise_tile<T, Ps + 1, NB, Skip, Prefetch>...};
 }
 
-// Tiles of up to 24 (AVX-512) or 12 (AVX2) accumulators: a plan's px_tile for nb blocks.
+// Tiles of up to 24 (AVX-512) or 12 (AVX2) accumulators: a plan's px_tile for nb blocks. With
+// `skip` padding-only vectors in the last block (pointwise_tile's Skip), which take none, a
+// pointwise tile takes more pixels: AVX2's 24 channels, 3 vectors a pixel, 4 pixels where 2 full
+// blocks take 3, so each weight load and broadcast feeds more FMAs.
 template <class T>
-constexpr int max_tile_pixels(int nb) {
-  return std::min(12, (T::kLanes == 16 ? 24 : 12) / (nb * kNv<T>));
+constexpr int max_tile_pixels(int nb, int skip = 0) {
+  return std::min(12, (T::kLanes == 16 ? 24 : 12) / (nb * kNv<T> - skip));
 }
 
-// A tile of NB blocks takes 1 to max_tile_pixels pixels (at least one size).
-template <class T, int NB>
-using TilePixels = std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(NB))>;
+// A tile of NB blocks (Skip padding-only vectors) takes 1 to max_tile_pixels pixels (at least one
+// size).
+template <class T, int NB, int Skip = 0>
+using TilePixels = std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(NB, Skip))>;
 
 // Runs the tile of nb blocks (1 to 4) and `pixels` pixels: entry pixels - 1 of t1 .. t4.
 template <class T1, class T2, class T3, class T4, class... Args>
@@ -177,10 +181,10 @@ inline void call_tile(int nb, int pixels, const T1& t1, const T2& t2, const T3& 
 
 template <class T, int Skip, bool Prefetch>
 void pointwise_tile_nb(int pixels, int nb, const PwArgs& a, const Epilogue& ep) {
-  static constexpr auto t1 = pointwise_table<T, 1, Skip, Prefetch>(TilePixels<T, 1>());
-  static constexpr auto t2 = pointwise_table<T, 2, Skip, Prefetch>(TilePixels<T, 2>());
-  static constexpr auto t3 = pointwise_table<T, 3, Skip, Prefetch>(TilePixels<T, 3>());
-  static constexpr auto t4 = pointwise_table<T, 4, Skip, Prefetch>(TilePixels<T, 4>());
+  static constexpr auto t1 = pointwise_table<T, 1, Skip, Prefetch>(TilePixels<T, 1, Skip>());
+  static constexpr auto t2 = pointwise_table<T, 2, Skip, Prefetch>(TilePixels<T, 2, Skip>());
+  static constexpr auto t3 = pointwise_table<T, 3, Skip, Prefetch>(TilePixels<T, 3, Skip>());
+  static constexpr auto t4 = pointwise_table<T, 4, Skip, Prefetch>(TilePixels<T, 4, Skip>());
   call_tile(nb, pixels, t1, t2, t3, t4, a, ep);
 }
 
@@ -256,9 +260,9 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
   alignas(64) float tile_bias[4 * kBlk];
   block_bias(bias, p.out_c, t * pl.co_tile * kBlk, nb, tile_bias);
   const bool unit = p.stride_h == 1 && p.stride_w == 1;
-  const int max_px = max_tile_pixels<T>(static_cast<int>(nb));
   const int64_t real = p.out_c - (t * pl.co_tile + nb - 1) * kBlk;  // channels in the last block
   const bool half_last = real <= kBlk / 2;
+  const int max_px = max_tile_pixels<T>(static_cast<int>(nb), half_last && kNv<T> > 1 ? 1 : 0);
   PwArgs a{
       nullptr,       in_plane,  p.stride_w * kBlk, p.in_c,  packed + t * pl.co_tile * p.in_c * kBlk,
       p.in_c * kBlk, tile_bias, nullptr,           nullptr, out_plane};

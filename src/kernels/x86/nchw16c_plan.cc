@@ -201,10 +201,11 @@ Nchw16cConvPlan plan_nchw16c_conv(Isa isa, const cpu::Conv2DParams& p, int threa
 }
 
 // A pointwise tile's scaled input pixels: [in_blocks][pixels][16], for the widest tile (a last,
-// narrower co tile takes more pixels than px_tile).
+// narrower co tile takes more pixels than px_tile, and one whose last block is half padding more
+// again: AVX2's 8 channels take 12).
 size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan) {
   if (plan.depthwise || plan.dense) return 0;
-  return static_cast<size_t>(plan.in_blocks * nchw16c_tile_pixels(plan.isa, 1) * kBlk);
+  return static_cast<size_t>(plan.in_blocks * kNchw16cMaxTilePixels * kBlk);
 }
 
 std::pair<int64_t, int64_t> nchw16c_row_range(const Nchw16cConvPlan& plan, int64_t c) {

@@ -17,10 +17,11 @@ namespace kiln::kernels::x86 {
 // The nChw16c pointwise register tile (kernels_nchw16c_impl.h, which the Winograd products run
 // on too): up to 4 (AVX-512) or 2 (AVX2) output blocks wide, with 24 of AVX-512's 32 registers or
 // 12 of AVX2's 16 holding accumulators, at most 12 pixels.
+inline constexpr int64_t kNchw16cMaxTilePixels = 12;
 inline int64_t nchw16c_max_co_tile(Isa isa) { return isa == Isa::kAvx512 ? 4 : 2; }
 inline int64_t nchw16c_tile_pixels(Isa isa, int64_t co_tile) {
   const int64_t nv = isa == Isa::kAvx512 ? 1 : 2;
-  return std::min<int64_t>(12, (isa == Isa::kAvx512 ? 24 : 12) / (co_tile * nv));
+  return std::min<int64_t>(kNchw16cMaxTilePixels, (isa == Isa::kAvx512 ? 24 : 12) / (co_tile * nv));
 }
 
 // An [m x n] output per unit (image x group) cut into m_blocks x n_blocks tasks of mc rows and nc
