@@ -60,11 +60,13 @@ json layer_json(const engine::Plan& plan, size_t n) {
   const ir::Graph& g = plan.graph;
   const ir::Node& node = g.nodes[n];
   const engine::Layer& layer = plan.layers[n];
-  int64_t weight_bytes = 0;
+  // Constants stored with their values, and those stored as dims only (packed at build).
+  int64_t weight_bytes = 0, packed_only_bytes = 0;
   for (ir::ValueId v : node.inputs) {
-    if (v != ir::kNoValue && g.value(v).constant()) {
-      weight_bytes += static_cast<int64_t>(g.value(v).constant()->nbytes());
-    }
+    const Tensor* t = v != ir::kNoValue ? g.value(v).constant() : nullptr;
+    if (t == nullptr) continue;
+    (t->raw_data() == nullptr ? packed_only_bytes : weight_bytes) +=
+        static_cast<int64_t>(t->nbytes());
   }
   json candidates = json::array();
   for (const tactics::TacticTiming& c : layer.candidates) {
@@ -87,6 +89,7 @@ json layer_json(const engine::Plan& plan, size_t n) {
           {"outputs", io_json(g, node.outputs)},
           {"weight_bytes", weight_bytes},
           {"packed_weight_bytes", layer.packed.defined() ? layer.packed.nbytes() : 0},
+          {"packed_only_weight_bytes", packed_only_bytes},
           {"residual_in_place", residual_in_place(plan, node)},
           {"candidates", std::move(candidates)}};
 }
@@ -175,7 +178,11 @@ void print_text(const json& j, std::ostream& out) {
       fmt::print(out, "  weights: {} bytes", l["weight_bytes"].get<int64_t>());
     }
     if (l["packed_weight_bytes"].get<int64_t>() > 0) {
-      fmt::print(out, " (packed at build: {} bytes)", l["packed_weight_bytes"].get<int64_t>());
+      fmt::print(out, "  packed at build: {} bytes", l["packed_weight_bytes"].get<int64_t>());
+      if (l["packed_only_weight_bytes"].get<int64_t>() > 0) {
+        fmt::print(out, " (in place of {} bytes of weights, stored as dims only)",
+                   l["packed_only_weight_bytes"].get<int64_t>());
+      }
     }
     fmt::print(out, "\n");
     print_in_place(out, l, j["profiles"].size());
