@@ -352,7 +352,9 @@ TEST(Builder, WeightsPackedOnSeveralThreadsMatchOneThread) {
     ASSERT_EQ(a.nbytes(), c.nbytes()) << n;
     EXPECT_EQ(std::memcmp(a.raw_data(), c.raw_data(), a.nbytes()), 0) << one.layers[n].tactic;
   }
-  if ((host_cpu_features() & kIsaAvx2) == kIsaAvx2) EXPECT_GE(packed, 5);
+  if ((host_cpu_features() & kIsaAvx2) == kIsaAvx2) {
+    EXPECT_GE(packed, 5);
+  }
 }
 
 // An image's first layer (3 channels) reads its input as NCHW and writes a blocked output for the

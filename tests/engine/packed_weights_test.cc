@@ -160,7 +160,9 @@ TEST(PackedWeights, OnlyConstantsThatEveryReaderPackedAreDimsOnly) {
   // Biases and other inputs the kernels read keep their values.
   for (size_t i = 0; i < b.engine->plan().graph.nodes[n].inputs.size(); ++i) {
     const ir::ValueId v = b.engine->plan().graph.nodes[n].inputs[i];
-    if (i != 1 && v != ir::kNoValue) EXPECT_FALSE(b.packed_only[static_cast<size_t>(v)]);
+    if (i != 1 && v != ir::kNoValue) {
+      EXPECT_FALSE(b.packed_only[static_cast<size_t>(v)]);
+    }
   }
   const auto still_packed = [&](auto&& change) -> bool {
     engine::Plan plan = b.engine->plan();
