@@ -96,7 +96,10 @@ TEST_F(EngineCommands, BuildRunInspect) {
   // only its dims, and inspect says what the packed weights stand in for.
   expect(kiln(build_flags() + " --builderOptimizationLevel=0"), 0, {"engine saved to"});
   expect(kiln("inspect " + plan_), 0,
-         {"packed at build: ", "(in place of 24 bytes of weights, stored as dims only)"});
+         {"packed at build: ", "(in place of 24 bytes of weights, stored as dims only)",
+          "stored as dims only: 1 tensors)"});
+  const Output j0 = kiln("inspect " + plan_ + " --format=json");
+  expect(j0, 0, {"\"dims_only_values\": 1", "\"dims_only_bytes\": 24"});
 }
 
 // A residual read last by the convolution it is added to (not that convolution's input): inspect

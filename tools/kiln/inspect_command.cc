@@ -94,6 +94,42 @@ json layer_json(const engine::Plan& plan, size_t n) {
           {"candidates", std::move(candidates)}};
 }
 
+// The engine file's weights: the constants its layers read as they are (an FP16 layer's weights
+// as the binary16 the file holds), the tactics' packed weights, and the constants those stand in
+// for, stored as dims only.
+json weights_json(const engine::Plan& plan) {
+  const ir::Graph& g = plan.graph;
+  const std::vector<engine::ValueClass> classes = engine::classify_values(plan);
+  std::vector<bool> half(g.values.size(), false);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const auto& in = g.nodes[n].inputs;
+    if (plan.layers[n].precision == engine::kFp16Precision && in.size() > 1 &&
+        in[1] != ir::kNoValue) {
+      half[static_cast<size_t>(in[1])] = true;
+    }
+  }
+  int64_t read = 0, dims_only = 0, dims_only_values = 0, packed = 0;
+  for (size_t v = 0; v < g.values.size(); ++v) {
+    const ir::Value& val = g.values[v];
+    if (!val.initializer || classes[v] != engine::ValueClass::kConstant) continue;
+    auto bytes = static_cast<int64_t>(val.initializer->nbytes());
+    if (val.initializer->raw_data() == nullptr) {
+      dims_only += bytes;
+      ++dims_only_values;
+    } else {
+      if (half[v] && val.initializer->dtype() == DType::kF32) bytes /= 2;
+      read += bytes;
+    }
+  }
+  for (const engine::Layer& l : plan.layers) {
+    if (l.packed.defined()) packed += static_cast<int64_t>(l.packed.nbytes());
+  }
+  return {{"read_bytes", read},
+          {"packed_bytes", packed},
+          {"dims_only_bytes", dims_only},
+          {"dims_only_values", dims_only_values}};
+}
+
 json profiles_json(const engine::Plan& plan) {
   json out = json::array();
   for (const engine::Profile& p : plan.profiles) {
@@ -144,6 +180,14 @@ void print_text(const json& j, std::ostream& out) {
              j["load_ms"].get<double>());
   fmt::print(out, "CPU features needed: {}{}\n", j["cpu_features"].get<std::string>(),
              j["cpu_supported"].get<bool>() ? "" : "  (NOT available on this CPU)");
+  const json& w = j["weights"];
+  fmt::print(out, "weights: {} read as they are, {} packed at build",
+             mib(w["read_bytes"].get<int64_t>()), mib(w["packed_bytes"].get<int64_t>()));
+  if (w["dims_only_values"].get<int64_t>() > 0) {
+    fmt::print(out, " (standing in for {} of constants stored as dims only: {} tensors)",
+               mib(w["dims_only_bytes"].get<int64_t>()), w["dims_only_values"].get<int64_t>());
+  }
+  fmt::print(out, "\n");
   for (size_t p = 0; p < j["profiles"].size(); ++p) {
     const json& prof = j["profiles"][p];
     fmt::print(out, "profile {}:\n", p);
@@ -208,6 +252,7 @@ Result<json> inspect_engine(const std::string& path) {
             {"cpu_supported", (plan.required_features & ~host_cpu_features()) == 0},
             {"inputs", io_json(plan.graph, plan.graph.inputs)},
             {"outputs", io_json(plan.graph, plan.graph.outputs)},
+            {"weights", weights_json(plan)},
             {"profiles", profiles_json(plan)},
             {"layers", json::array()},
             {"build_log", plan.build_log}};
