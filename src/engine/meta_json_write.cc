@@ -1,7 +1,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <set>
 
 #include "base/half.h"
 #include "engine/meta_json.h"
@@ -125,20 +124,6 @@ json profile_json(const Profile& p) {
             {"slots", std::move(slots)}}}};
 }
 
-// The weights of FP16 layers (input 1): float32 tensors holding binary16 values, which the file
-// stores as binary16 (lossless) and the loader widens back.
-std::set<ir::ValueId> fp16_weight_values(const Plan& plan) {
-  std::set<ir::ValueId> out;
-  for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
-    const ir::Node& node = plan.graph.nodes[n];
-    if (plan.layers[n].precision == kFp16Precision && node.inputs.size() > 1 &&
-        node.inputs[1] != ir::kNoValue) {
-      out.insert(node.inputs[1]);
-    }
-  }
-  return out;
-}
-
 Tensor narrow_to_half(const Tensor& t) {
   Tensor out(DType::kF16, t.dims());
   const float* src = t.data<float>();
@@ -150,7 +135,7 @@ Tensor narrow_to_half(const Tensor& t) {
 Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
   const ir::Graph& g = plan.graph;
   const std::vector<ValueClass> classes = classify_values(plan);
-  const std::set<ir::ValueId> fp16 = fp16_weight_values(plan);
+  const std::vector<bool> half = fp16_stored_values(plan);
   const std::vector<bool> packed_only = packed_only_values(plan);
   json values = json::array();
   for (size_t v = 0; v < g.values.size(); ++v) {
@@ -163,14 +148,12 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
     // Only initializers a layer reads (or an input's default) are worth storing.
     if (val.initializer && (classes[v] == ValueClass::kConstant || val.is_graph_input)) {
       const std::string what = fmt::format("initializer '{}'", val.name);
-      const bool half = fp16.count(static_cast<ir::ValueId>(v)) > 0 &&
-                        val.initializer->dtype() == DType::kF32 && !val.is_graph_input;
       // Under their own keys: a kiln that predates them finds no weight for the value and
       // reports the graph as invalid, instead of reading binary16 as float32 or missing values.
       if (packed_only[v]) {
         const Tensor& t = *val.initializer;
         j["weight_dims"] = {{"dtype", dtype_name(t.dtype())}, {"dims", t.dims()}};
-      } else if (half) {
+      } else if (half[v]) {
         KILN_ASSIGN_OR_RETURN(j["weight_fp16"],
                               weights.add(narrow_to_half(*val.initializer), what));
       } else {

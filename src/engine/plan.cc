@@ -41,6 +41,21 @@ bool input_packed(const Plan& plan, size_t n, size_t i) {
 
 }  // namespace
 
+std::vector<bool> fp16_stored_values(const Plan& plan) {
+  const ir::Graph& g = plan.graph;
+  std::vector<bool> out(g.values.size(), false);
+  for (size_t n = 0; n < g.nodes.size(); ++n) {
+    const std::vector<ir::ValueId>& in = g.nodes[n].inputs;
+    if (plan.layers[n].precision != kFp16Precision || in.size() < 2 || in[1] == ir::kNoValue) {
+      continue;
+    }
+    const ir::Value& w = g.value(in[1]);
+    out[static_cast<size_t>(in[1])] =
+        w.initializer && w.initializer->dtype() == DType::kF32 && !w.is_graph_input;
+  }
+  return out;
+}
+
 std::vector<bool> packed_only_values(const Plan& plan) {
   const ir::Graph& g = plan.graph;
   std::vector<bool> out(g.values.size(), false), read(g.values.size(), false);

@@ -80,6 +80,10 @@ enum class ValueClass : uint8_t { kUnused, kConstant, kInput, kOutput, kShape, k
 // The class of every value, derived from the graph and the layer kinds.
 std::vector<ValueClass> classify_values(const Plan& plan);
 
+// The weights (input 1) of FP16 layers: float32 constants holding binary16 values (not a graph
+// input's default), which an engine file stores as binary16 (lossless) and the loader widens.
+std::vector<bool> fp16_stored_values(const Plan& plan);
+
 // Constants that every layer reading them packed into its own weights (a run layer with packed
 // weights whose tactic lists the input in Tactic::packed_inputs), neither graph inputs nor
 // outputs: the kernels read only their dims, so an engine file stores only those.

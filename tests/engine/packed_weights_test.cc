@@ -72,15 +72,19 @@ template <class Edit>
 Result<engine::Plan> reread(const engine::Plan& plan, Edit&& edit) {
   KILN_ASSIGN_OR_RETURN(engine::PlanSections s, engine::plan_to_sections(plan));
   edit(s.meta);
-  auto bytes = std::make_shared<std::string>();
-  for (std::string_view piece : s.weights.pieces) bytes->append(piece);
-  // 64-byte aligned, as a mapped file's weights section is.
-  auto buffer = std::make_shared<std::vector<std::byte>>(bytes->size() + 64);
+  size_t size = 0;
+  for (std::string_view piece : s.weights.pieces) size += piece.size();
+  // The pieces gathered 64-byte aligned, as a mapped file's weights section is.
+  auto buffer = std::make_shared<std::vector<std::byte>>(size + 64);
   const auto addr = reinterpret_cast<uintptr_t>(buffer->data());
-  std::byte* at = buffer->data() + (64 - addr % 64) % 64;
-  std::memcpy(at, bytes->data(), bytes->size());
+  std::byte* const at = buffer->data() + (64 - addr % 64) % 64;
+  std::byte* end = at;
+  for (std::string_view piece : s.weights.pieces) {
+    std::memcpy(end, piece.data(), piece.size());
+    end += piece.size();
+  }
   const std::string meta = s.meta.dump();
-  return engine::plan_from_sections(meta, std::span<const std::byte>(at, bytes->size()), buffer);
+  return engine::plan_from_sections(meta, std::span<const std::byte>(at, size), buffer);
 }
 
 // Layers (by index) that packed input 1 into their weights.

@@ -100,25 +100,18 @@ json layer_json(const engine::Plan& plan, size_t n) {
 json weights_json(const engine::Plan& plan) {
   const ir::Graph& g = plan.graph;
   const std::vector<engine::ValueClass> classes = engine::classify_values(plan);
-  std::vector<bool> half(g.values.size(), false);
-  for (size_t n = 0; n < g.nodes.size(); ++n) {
-    const auto& in = g.nodes[n].inputs;
-    if (plan.layers[n].precision == engine::kFp16Precision && in.size() > 1 &&
-        in[1] != ir::kNoValue) {
-      half[static_cast<size_t>(in[1])] = true;
-    }
-  }
+  const std::vector<bool> half = engine::fp16_stored_values(plan);
+  const std::vector<bool> dims = engine::packed_only_values(plan);
   int64_t read = 0, dims_only = 0, dims_only_values = 0, packed = 0;
   for (size_t v = 0; v < g.values.size(); ++v) {
     const ir::Value& val = g.values[v];
     if (!val.initializer || classes[v] != engine::ValueClass::kConstant) continue;
-    auto bytes = static_cast<int64_t>(val.initializer->nbytes());
-    if (val.initializer->raw_data() == nullptr) {
+    const auto bytes = static_cast<int64_t>(val.initializer->nbytes());
+    if (dims[v]) {
       dims_only += bytes;
       ++dims_only_values;
     } else {
-      if (half[v] && val.initializer->dtype() == DType::kF32) bytes /= 2;
-      read += bytes;
+      read += half[v] ? bytes / 2 : bytes;
     }
   }
   for (const engine::Layer& l : plan.layers) {

@@ -93,10 +93,24 @@ inline const float* matching_prepacked(const LayerSpec& spec, size_t floats) {
 // packed_inputs() of the tactics whose prepack() packs input 1 (the weights, or GEMM's B).
 inline constexpr size_t kPackedWeightsInput[] = {1};
 
-// What instantiate() returns when the engine stored only the dims of input 1 (its values went
-// into the packed weights) and the packed tensor is not the `needed` values (`unit`: "floats",
-// "bytes") this tactic's kernel needs: there is nothing to pack from.
-Status unpackable_weights(const LayerSpec& spec, size_t needed, std::string_view unit = "floats");
+// The error for a layer whose engine stored only the dims of input 1 (its values went into the
+// packed weights) when the packed tensor is not the `needed` values (`unit`: "floats", "bytes")
+// the kernel needs: there is nothing to pack from.
+Status unpackable_weights(const LayerSpec& spec, size_t needed, std::string_view unit);
+
+// Where a kernel's packed weights (input 1's) come from: `matched`, the engine's prepacked tensor
+// when it holds the `count` elements the kernel needs (matching_prepacked); else pack() into `own`
+// from the values; else, the engine having stored only input 1's dims, unpackable_weights().
+template <class E, class Pack>
+Result<const E*> packed_weights(const LayerSpec& spec, const E* matched, size_t count, Tensor& own,
+                                Pack&& pack) {
+  if (matched != nullptr) return matched;
+  if (spec.constant(1)->raw_data() == nullptr) {
+    return unpackable_weights(spec, count, sizeof(E) == 1 ? "bytes" : "floats");
+  }
+  own = pack();
+  return static_cast<const E*>(own.raw_data());
+}
 
 void append_x86_conv_tactics(std::vector<const Tactic*>& out);           // x86_conv.cc
 void append_x86_conv_nchw16c_tactics(std::vector<const Tactic*>& out);   // x86_conv_nchw16c.cc

@@ -94,20 +94,17 @@ class X86ConvKernel final : public LayerKernel {
 
   // Constant weights: the engine's prepacked tensor when there is one (of the size this ISA's
   // layout needs: a plan edited by hand may carry another tactic's), else packed here.
-  void set_weights(const LayerSpec& spec) {
-    if (kind_ == ConvKind::kDepthwise) return;  // read as they are
+  Status set_weights(const LayerSpec& spec) {
+    if (kind_ == ConvKind::kDepthwise) return Status::ok();  // read as they are
     const Tensor& w = *spec.constant(1);
     const int64_t group = node_.attrs.get_int("group", 1);
     packed_floats_ =
         kx::conv_gemm_packed_weights_floats(isa_, builtin::conv_weight_params(w, group));
-    packed_ = matching_prepacked(spec, packed_floats_);
-    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
-    own_ = pack_weights(isa_, w, group);
-    packed_ = own_.data<float>();
+    KILN_ASSIGN_OR_RETURN(
+        packed_, packed_weights(spec, matching_prepacked(spec, packed_floats_), packed_floats_,
+                                own_, [&] { return pack_weights(isa_, w, group); }));
+    return Status::ok();
   }
-
-  bool has_weights() const { return kind_ == ConvKind::kDepthwise || packed_ != nullptr; }
-  size_t packed_floats() const { return packed_floats_; }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(cpu::Conv2DParams p,
@@ -203,8 +200,7 @@ class X86ConvTactic final : public X86Tactic {
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<X86ConvKernel>(spec, kind_, isa(), fused_);
-    kernel->set_weights(spec);
-    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
+    KILN_RETURN_IF_ERROR(kernel->set_weights(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
   // The depthwise kernel reads the weights as they are.

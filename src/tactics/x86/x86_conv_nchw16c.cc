@@ -91,16 +91,16 @@ class Nchw16cConvKernel final : public LayerKernel {
   Nchw16cConvKernel(const LayerSpec& spec, kx::Isa isa)
       : node_(*spec.node), since_version_(spec.since_version), isa_(isa) {
     set_activation(node_, epilogue_);
-    const Tensor& w = *spec.constant(1);
-    packed_floats_ = kx::nchw16c_conv_packed_weights_floats(nchw16c_weight_params(node_, w));
-    packed_ = matching_prepacked(spec, packed_floats_);
-    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
-    own_ = pack_weights(node_, w);
-    packed_ = own_.data<float>();
   }
 
-  bool has_weights() const { return packed_ != nullptr; }
-  size_t packed_floats() const { return packed_floats_; }
+  Status set_weights(const LayerSpec& spec) {
+    const Tensor& w = *spec.constant(1);
+    packed_floats_ = kx::nchw16c_conv_packed_weights_floats(nchw16c_weight_params(node_, w));
+    KILN_ASSIGN_OR_RETURN(
+        packed_, packed_weights(spec, matching_prepacked(spec, packed_floats_), packed_floats_,
+                                own_, [&] { return pack_weights(node_, w); }));
+    return Status::ok();
+  }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
@@ -196,7 +196,7 @@ class Nchw16cConvTactic final : public X86Tactic {
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<Nchw16cConvKernel>(spec, isa());
-    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
+    KILN_RETURN_IF_ERROR(kernel->set_weights(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
   std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }

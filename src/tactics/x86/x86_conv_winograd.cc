@@ -40,17 +40,17 @@ class WinogradKernel final : public LayerKernel {
   WinogradKernel(const LayerSpec& spec, kx::Isa isa, int m, int stride)
       : node_(*spec.node), since_version_(spec.since_version), isa_(isa), m_(m), stride_(stride) {
     set_activation(node_, epilogue_);
+  }
+
+  Status set_weights(const LayerSpec& spec) {
     const Tensor& w = *spec.constant(1);
     packed_floats_ =
         kx::winograd_packed_weights_floats(nchw16c_weight_params(node_, w), m_, stride_);
-    packed_ = matching_prepacked(spec, packed_floats_);
-    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
-    own_ = pack_weights(node_, w, m_, stride_);
-    packed_ = own_.data<float>();
+    KILN_ASSIGN_OR_RETURN(
+        packed_, packed_weights(spec, matching_prepacked(spec, packed_floats_), packed_floats_,
+                                own_, [&] { return pack_weights(node_, w, m_, stride_); }));
+    return Status::ok();
   }
-
-  bool has_weights() const { return packed_ != nullptr; }
-  size_t packed_floats() const { return packed_floats_; }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
@@ -144,7 +144,7 @@ class WinogradTactic final : public X86Tactic {
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<WinogradKernel>(spec, isa(), m_, stride_);
-    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
+    KILN_RETURN_IF_ERROR(kernel->set_weights(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
   std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }

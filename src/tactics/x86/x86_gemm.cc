@@ -76,7 +76,7 @@ class X86GemmKernel final : public LayerKernel {
   }
 
   // The engine's prepacked B when it has the size this ISA's layout needs, else packed here.
-  void set_weights(const LayerSpec& spec) {
+  Status set_weights(const LayerSpec& spec) {
     const Tensor& b = *spec.constant(1);
     k_ = b.dim(trans_b_ ? 1 : 0);
     n_ = b.dim(trans_b_ ? 0 : 1);
@@ -84,16 +84,13 @@ class X86GemmKernel final : public LayerKernel {
       half_.resize(kx::gemm_packed_b_floats(isa_, k_, n_));
       kx::gemm_pack_b_f16(isa_, b.data<float>(), trans_b_ ? 1 : n_, trans_b_ ? k_ : 1, k_, n_,
                           half_.data());
-      return;
+      return Status::ok();
     }
-    packed_ = matching_prepacked(spec, kx::gemm_packed_b_floats(isa_, k_, n_));
-    if (packed_ != nullptr || b.raw_data() == nullptr) return;  // none: instantiate() says so
-    own_ = pack_b(isa_, b, trans_b_);
-    packed_ = own_.data<float>();
+    const size_t floats = kx::gemm_packed_b_floats(isa_, k_, n_);
+    KILN_ASSIGN_OR_RETURN(packed_, packed_weights(spec, matching_prepacked(spec, floats), floats,
+                                                  own_, [&] { return pack_b(isa_, b, trans_b_); }));
+    return Status::ok();
   }
-
-  bool has_weights() const { return f16_ || packed_ != nullptr; }
-  size_t packed_floats() const { return kx::gemm_packed_b_floats(isa_, k_, n_); }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const TensorView& a = in[0];
@@ -224,8 +221,7 @@ class X86GemmTactic final : public X86Tactic {
 
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     auto kernel = std::make_unique<X86GemmKernel>(spec, op_, isa(), f16_);
-    kernel->set_weights(spec);
-    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_floats());
+    KILN_RETURN_IF_ERROR(kernel->set_weights(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
   // The f16w variant packs binary16 panels from the values when it is instantiated.

@@ -97,18 +97,15 @@ class X86QConvKernel final : public LayerKernel {
         epilogue_(e) {}
 
   // The engine's prepacked weights when they have the size this layout needs, else packed here.
-  void set_weights(const LayerSpec& spec) {
+  Status set_weights(const LayerSpec& spec) {
     const Tensor& w = *spec.constant(1);
     const int64_t group = node_.attrs.get_int("group", 1);
     packed_bytes_ = packed_size(isa_, kind_, builtin::conv_weight_params(w, group));
-    packed_ = matching_prepacked_bytes(spec, packed_bytes_);
-    if (packed_ != nullptr || w.raw_data() == nullptr) return;  // none: instantiate() says so
-    own_ = pack_weights(isa_, kind_, w, group);
-    packed_ = own_.data<uint8_t>();
+    KILN_ASSIGN_OR_RETURN(
+        packed_, packed_weights(spec, matching_prepacked_bytes(spec, packed_bytes_), packed_bytes_,
+                                own_, [&] { return pack_weights(isa_, kind_, w, group); }));
+    return Status::ok();
   }
-
-  bool has_weights() const { return packed_ != nullptr; }
-  size_t packed_bytes() const { return packed_bytes_; }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p,
@@ -219,8 +216,7 @@ class X86QConvTactic final : public X86QuantTactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, quant_epilogue_of(spec));
     auto kernel = std::make_unique<X86QConvKernel>(spec, kind_, qisa(), e);
-    kernel->set_weights(spec);
-    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_bytes(), "bytes");
+    KILN_RETURN_IF_ERROR(kernel->set_weights(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
   std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }

@@ -28,18 +28,15 @@ class X86QGemmKernel final : public LayerKernel {
   X86QGemmKernel(const LayerSpec& spec, kx::QIsa isa, ref::QuantEpilogue e)
       : node_(*spec.node), isa_(isa), epilogue_(e) {}
 
-  void set_weights(const LayerSpec& spec) {
+  Status set_weights(const LayerSpec& spec) {
     const Tensor& b = *spec.constant(1);
     k_ = b.dim(0);
     n_ = b.dim(1);
-    packed_ = matching_prepacked_bytes(spec, packed_bytes());
-    if (packed_ != nullptr || b.raw_data() == nullptr) return;  // none: instantiate() says so
-    own_ = pack_b(isa_, b);
-    packed_ = own_.data<uint8_t>();
+    const size_t bytes = kx::qgemm_packed_b_bytes(isa_, k_, n_);
+    KILN_ASSIGN_OR_RETURN(packed_, packed_weights(spec, matching_prepacked_bytes(spec, bytes),
+                                                  bytes, own_, [&] { return pack_b(isa_, b); }));
+    return Status::ok();
   }
-
-  bool has_weights() const { return packed_ != nullptr; }
-  size_t packed_bytes() const { return kx::qgemm_packed_b_bytes(isa_, k_, n_); }
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const TensorView& a = in[0];
@@ -122,8 +119,7 @@ class X86QGemmTactic final : public X86QuantTactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     KILN_ASSIGN_OR_RETURN(const ref::QuantEpilogue e, quant_epilogue_of(spec));
     auto kernel = std::make_unique<X86QGemmKernel>(spec, qisa(), e);
-    kernel->set_weights(spec);
-    if (!kernel->has_weights()) return unpackable_weights(spec, kernel->packed_bytes(), "bytes");
+    KILN_RETURN_IF_ERROR(kernel->set_weights(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
   std::span<const size_t> packed_inputs() const override { return kPackedWeightsInput; }
