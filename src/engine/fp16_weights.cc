@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "base/half.h"
+#include <algorithm>
+
+#include "base/half_convert.h"
 #include "ir/graph_edit.h"
 #include "ops/kiln_fused.h"
 #include "quant/layer_precision.h"
@@ -46,7 +48,13 @@ Tensor round_to_half(const Tensor& t) {
   Tensor out(DType::kF32, t.dims());
   const float* src = t.data<float>();
   float* dst = out.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = static_cast<float>(Half(src[i]));
+  constexpr int64_t kChunk = 4096;  // the binary16 bits of a chunk stay in L1
+  uint16_t bits[kChunk];
+  for (int64_t i = 0, n = t.numel(); i < n; i += kChunk) {
+    const int64_t c = std::min(kChunk, n - i);
+    floats_to_halves(src + i, bits, c);
+    halves_to_floats(bits, dst + i, c);
+  }
   return out;
 }
 

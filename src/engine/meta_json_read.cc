@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "base/half.h"
+#include "base/half_convert.h"
 #include "engine/meta_json.h"
 #include "ops/infer_graph.h"
 #include "tactics/tactic.h"
@@ -48,9 +48,7 @@ Result<DType> parse_dtype(const json& j, std::string_view what) {
 
 Tensor widen_half(const Tensor& t) {
   Tensor out(DType::kF32, t.dims());
-  const auto* src = static_cast<const uint16_t*>(t.raw_data());
-  float* dst = out.data<float>();
-  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = Half::half_bits_to_float(src[i]);
+  halves_to_floats(static_cast<const uint16_t*>(t.raw_data()), out.data<float>(), t.numel());
   return out;
 }
 

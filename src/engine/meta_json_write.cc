@@ -2,7 +2,7 @@
 
 #include <array>
 
-#include "base/half.h"
+#include "base/half_convert.h"
 #include "engine/meta_json.h"
 
 namespace kiln::engine {
@@ -126,9 +126,7 @@ json profile_json(const Profile& p) {
 
 Tensor narrow_to_half(const Tensor& t) {
   Tensor out(DType::kF16, t.dims());
-  const float* src = t.data<float>();
-  auto* dst = static_cast<uint16_t*>(out.raw_data());
-  for (int64_t i = 0; i < t.numel(); ++i) dst[i] = Half::float_to_half_bits(src[i]);
+  floats_to_halves(t.data<float>(), static_cast<uint16_t*>(out.raw_data()), t.numel());
   return out;
 }
 
