@@ -174,6 +174,25 @@ Result<BenchLayer> matmul(const char* name, int64_t m, int64_t k, int64_t n) {
   return finish(name, 2.0 * static_cast<double>(m * k * n), std::move(g));
 }
 
+// kiln.FusedGemm of activations [m, k] by constant weights [k, n] with a bias and `activation`
+// ("" for none): a transformer MLP's expansion as gemm_activation_fusion leaves it (ViT's GELU).
+Result<BenchLayer> fused_matmul(const char* name, int64_t m, int64_t k, int64_t n,
+                                const char* activation) {
+  auto g = std::make_unique<ir::Graph>();
+  const ir::ValueId a = input(*g, "a", {m, k});
+  const ir::ValueId b = constant(*g, "b", ramp({k, n}, 0.05f));
+  const ir::ValueId c = constant(*g, "c", ramp({n}, 0.1f));
+  const ir::ValueId y = g->add_value("y");
+  ir::Node node{.name = "fused_gemm",
+                .op_type = "FusedGemm",
+                .domain = "kiln",
+                .inputs = {a, b, c},
+                .outputs = {y}};
+  if (*activation != '\0') node.attrs.set("activation", std::string(activation));
+  g->nodes.push_back(std::move(node));
+  return finish(name, 2.0 * static_cast<double>(m * k * n), std::move(g));
+}
+
 // ViT-Tiny's attention as attention_fusion makes it: 3 heads of 64 over 197 tokens, Q, K and V
 // read in place from the heads' split of the QKV product ([tokens, heads, 64]: perm_q (1, 0, 2),
 // perm_k (1, 2, 0)) and the result stored as the heads' merge; `strided` false: plain [heads,
@@ -312,6 +331,12 @@ Result<std::vector<BenchLayer>> bench_layers() {
   out.push_back(std::move(qkv));
   KILN_ASSIGN_OR_RETURN(BenchLayer expand, matmul("vit.matmul_197x192x768", 197, 192, 768));
   out.push_back(std::move(expand));
+  KILN_ASSIGN_OR_RETURN(BenchLayer bias,
+                        fused_matmul("vit.fused_gemm_bias_197x192x768", 197, 192, 768, ""));
+  out.push_back(std::move(bias));
+  KILN_ASSIGN_OR_RETURN(BenchLayer gelu,
+                        fused_matmul("vit.fused_gemm_gelu_197x192x768", 197, 192, 768, "Gelu"));
+  out.push_back(std::move(gelu));
   KILN_ASSIGN_OR_RETURN(BenchLayer mlp, matmul("vit.matmul_197x768x192", 197, 768, 192));
   out.push_back(std::move(mlp));
   KILN_ASSIGN_OR_RETURN(BenchLayer att, attention("vit.attention_3x197x64", 3, 197, 64, true));
