@@ -98,8 +98,9 @@ Result<BenchLayer> fused_conv(const ConvShape& s, bool blocked = false) {
   const double flops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
                        static_cast<double>(out_hw * out_hw);
   const std::string name =
-      s.group == 1 ? fmt::format("{}.conv{}x{}_s{}_{}to{}_{}{}", s.model, s.kernel, s.kernel,
-                                 s.stride, s.c, s.k, s.hw, s.residual ? "_residual" : "")
+      s.group == 1 ? fmt::format("{}.conv{}x{}_s{}_{}to{}_{}{}{}", s.model, s.kernel, s.kernel,
+                                 s.stride, s.c, s.k, s.hw, s.residual ? "_residual" : "",
+                                 std::string_view(s.activation) == "Silu" ? "_silu" : "")
                    : fmt::format("{}.dwconv{}x{}_s{}_{}_{}", s.model, s.kernel, s.kernel, s.stride,
                                  s.c, s.hw);
   return finish(blocked ? name + "_nchw16c" : name, flops, std::move(g));
@@ -251,6 +252,8 @@ constexpr ConvShape kConvs[] = {
     {"resnet50", 1024, 2048, 14, 1, 2, 1},
     {"resnet50", 64, 256, 56, 1, 1, 1, "Relu", true},
     {"resnet50", 256, 1024, 14, 1, 1, 1, "Relu", true},
+    {"efficientnet_b0", 16, 96, 112, 1, 1, 1},  // its first expansion, with ReLU and with SiLU
+    {"efficientnet_b0", 16, 96, 112, 1, 1, 1, "Silu"},
 };
 
 // Every distinct depthwise convolution of MobileNetV2 and EfficientNet-B0's first and 5x5 ones

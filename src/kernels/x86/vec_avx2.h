@@ -106,6 +106,8 @@ struct VecAvx2 {
   static V exponent_from_low_bits(V a) {
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(a), 23));
   }
+  // exp_parts computes 2^n for whole n (an 8-entry table would need a longer polynomial).
+  static constexpr bool kExpTable16 = false;
   // 1 / d within about 2 ulp: vrcpps (relative error 1.5 * 2^-12) and one Newton step.
   static V recip(V d) {
     const V r = _mm256_rcp_ps(d);

@@ -113,6 +113,19 @@ struct VecAvx512 {
   static V exponent_from_low_bits(V a) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(a), 23));
   }
+  // exp_parts takes 2^n in sixteenths from a table (pow2_sixteenths).
+  static constexpr bool kExpTable16 = true;
+  // 2^(m / 16 - 127) for the integer m in [16, 4079] held in a's low 12 mantissa bits: the exponent
+  // field is m >> 4 and the mantissa that of 2^((m mod 16) / 16), from a 16-entry table (vpermd
+  // reads each lane's low 4 bits as its index).
+  static V pow2_sixteenths(V a) {
+    const __m512i mant = _mm512_setr_epi32(
+        0x000000, 0x05aac3, 0x0b95c2, 0x11c3d3, 0x1837f0, 0x1ef532, 0x25fed7, 0x2d583f, 0x3504f3,
+        0x3d08a4, 0x45672a, 0x4e248c, 0x5744fd, 0x60ccdf, 0x6ac0c7, 0x75257d);
+    const __m512i bits = _mm512_castps_si512(a);
+    const __m512i e = _mm512_and_si512(_mm512_slli_epi32(bits, 19), _mm512_set1_epi32(0x7f800000));
+    return _mm512_castsi512_ps(_mm512_or_si512(e, _mm512_permutexvar_epi32(bits, mant)));
+  }
   // 1 / d within about 1 ulp: vrcp14ps (relative error 2^-14) and one Newton step.
   static V recip(V d) {
     const V r = _mm512_rcp14_ps(d);
