@@ -233,14 +233,14 @@ Status run_qgemm(RunContext& ctx) {
 Status check_channel_scale(const InferContext& ctx, const ir::TensorDesc& x,
                            const ir::TensorDesc& s) {
   if (!x.has_rank() || !s.has_rank()) return Status::ok();
-  auto fits = [&](size_t d) {
+  auto fits = [&](int d) {
     const ir::Dim& sd = s.dim(d);
     if (!sd.is_known()) return true;
     if (d == 1) return !x.dim(1).is_known() || sd.value == x.dim(1).value;
     return sd.value == 1 || (d == 0 && sd == x.dim(0));
   };
   bool ok = x.rank() >= 2 && s.rank() == x.rank();
-  for (size_t d = 0; ok && d < s.rank(); ++d) ok = fits(d);
+  for (int d = 0; ok && d < s.rank(); ++d) ok = fits(d);
   if (!ok) {
     return ctx.error("{} must scale {} per (image, channel): [1 or N, C, 1, ...]", named("S", s),
                      named("X", x));

@@ -20,7 +20,7 @@ bool scales_per_channel(const ir::TensorDesc& x, const ir::TensorDesc& s, const 
       !y.has_rank() || x.rank() < 2 || s.rank() != x.rank() || y.rank() != x.rank()) {
     return false;
   }
-  for (size_t d = 0; d < x.rank(); ++d) {
+  for (int d = 0; d < x.rank(); ++d) {
     if (!same_dim(x.dim(d), y.dim(d))) return false;
     const ir::Dim& sd = s.dim(d);
     const bool one = sd.is_known() && sd.value == 1;
