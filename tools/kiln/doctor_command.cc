@@ -27,8 +27,9 @@ std::string fp16_path_line(CpuFeatureSet f) {
            "compute in FP32 (converting with F16C)";
   }
   if (has_feature(f, CpuFeature::kF16c)) {
-    return "FP16: F16C converts, no FP16 arithmetic: --fp16 halves the weights, math stays FP32 "
-           "(faster only where reading weights bounds a layer: small-batch GEMMs)";
+    return "FP16: F16C converts, no FP16 arithmetic: --fp16 halves the engine file's weights, "
+           "math stays FP32 (faster only where reading weights bounds a layer: small-batch "
+           "GEMMs; a running engine holds float32 weights, docs/fp16.md)";
   }
   return "FP16: no F16C: --fp16 weights are widened in portable code";
 }
