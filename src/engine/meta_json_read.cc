@@ -37,6 +37,7 @@ class MetaReader {
   std::span<const std::byte> weights_;
   std::shared_ptr<const void> owner_;
   std::vector<ir::ValueId> dims_only_;  // values whose file entry is `weight_dims`
+  std::vector<std::pair<ir::ValueId, Tensor>> fp16_bits_;  // `weight_fp16` values, as stored
 };
 
 Result<DType> parse_dtype(const json& j, std::string_view what) {
@@ -111,6 +112,7 @@ Status MetaReader::read_values(const json& m, ir::Graph& g) {
                        what, dtype_name(val.desc.dtype), dtype_name(t.dtype()));
       }
       val.initializer = widen_half(t);
+      fp16_bits_.emplace_back(id, t);
     } else if (v.contains("weight_dims")) {
       // A constant packed into the weights of every layer that reads it: dims, no values.
       const json& w = v.at("weight_dims");
@@ -254,6 +256,8 @@ Result<Plan> MetaReader::read(const json& m) {
   g.producer = graph.at("producer").get<std::string>();
   g.opset_imports = graph.at("opset_imports").get<std::map<std::string, int64_t>>();
   KILN_RETURN_IF_ERROR(read_values(m, g));
+  if (!fp16_bits_.empty()) plan.fp16_bits.resize(g.values.size());
+  for (auto& [v, bits] : fp16_bits_) plan.fp16_bits[static_cast<size_t>(v)] = std::move(bits);
   for (const json& id : m.at("inputs")) {
     KILN_ASSIGN_OR_RETURN(ir::ValueId v, value_id(id, g, "graph input"));
     g.inputs.push_back(v);

@@ -86,7 +86,7 @@ Result<json> layer_json(const ir::Node& node, const Layer& layer, WeightsWriter&
     candidates.push_back(std::move(entry));
   }
   json packed = nullptr;
-  if (layer.packed.defined()) {
+  if (layer.packed.defined() && !layer.packed_at_load) {
     KILN_ASSIGN_OR_RETURN(
         packed, weights.add(layer.packed, fmt::format("packed weights of '{}'", node.name)));
   }
@@ -151,6 +151,8 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
       if (packed_only[v]) {
         const Tensor& t = *val.initializer;
         j["weight_dims"] = {{"dtype", dtype_name(t.dtype())}, {"dims", t.dims()}};
+      } else if (half[v] && v < plan.fp16_bits.size() && plan.fp16_bits[v].defined()) {
+        KILN_ASSIGN_OR_RETURN(j["weight_fp16"], weights.add(plan.fp16_bits[v], what));
       } else if (half[v]) {
         KILN_ASSIGN_OR_RETURN(j["weight_fp16"],
                               weights.add(narrow_to_half(*val.initializer), what));

@@ -30,9 +30,10 @@ std::vector<ValueClass> classify_values(const Plan& plan) {
 namespace {
 
 // Whether layer n's packed weights stand for its input i.
-bool input_packed(const Plan& plan, size_t n, size_t i) {
+bool input_packed(const Plan& plan, size_t n, size_t i, bool with_load_packing) {
   const Layer& layer = plan.layers[n];
   if (layer.kind != LayerKind::kRun || !layer.packed.defined()) return false;
+  if (layer.packed_at_load && !with_load_packing) return false;
   const tactics::Tactic* t = tactics::find_tactic(layer.tactic);
   if (t == nullptr) return false;
   const std::span<const size_t> packed = t->packed_inputs();
@@ -56,7 +57,7 @@ std::vector<bool> fp16_stored_values(const Plan& plan) {
   return out;
 }
 
-std::vector<bool> packed_only_values(const Plan& plan) {
+std::vector<bool> packed_only_values(const Plan& plan, bool with_load_packing) {
   const ir::Graph& g = plan.graph;
   std::vector<bool> out(g.values.size(), false), read(g.values.size(), false);
   std::vector<bool> other_reader(g.values.size(), false);
@@ -66,7 +67,7 @@ std::vector<bool> packed_only_values(const Plan& plan) {
       if (inputs[i] == ir::kNoValue) continue;
       const auto v = static_cast<size_t>(inputs[i]);
       read[v] = true;
-      if (!input_packed(plan, n, i)) other_reader[v] = true;
+      if (!input_packed(plan, n, i, with_load_packing)) other_reader[v] = true;
     }
   }
   for (size_t v = 0; v < g.values.size(); ++v) {

@@ -44,6 +44,9 @@ struct Layer {
   std::vector<tactics::TacticTiming> candidates;
   // The tactic's prepacked weights (Tactic::prepack); empty when it has none.
   Tensor packed;
+  // `packed` was made by the engine as it loaded (an FP16 layer, whose file stores its weights as
+  // binary16 and no packed copy: Engine::create); engine files leave it out.
+  bool packed_at_load = false;
 };
 
 // The shapes one input may take under a profile. Static inputs have min == opt == max.
@@ -73,6 +76,10 @@ struct Plan {
   std::vector<Profile> profiles;
   uint64_t required_features = 0;      // CpuFeatureSet of the chosen tactics
   std::vector<std::string> build_log;  // pass log and decisions, for inspect and --verbose
+  // Per value (or empty): the binary16 bits of an FP16 layer's weights, as the engine file holds
+  // them. Kept for the values whose float32 copy a loaded engine drops once every reader packed
+  // it (Engine::create), so that saving the engine writes them as it read them.
+  std::vector<Tensor> fp16_bits;
 };
 
 enum class ValueClass : uint8_t { kUnused, kConstant, kInput, kOutput, kShape, kArena };
@@ -87,7 +94,9 @@ std::vector<bool> fp16_stored_values(const Plan& plan);
 // Constants that every layer reading them packed into its own weights (a run layer with packed
 // weights whose tactic lists the input in Tactic::packed_inputs), neither graph inputs nor
 // outputs: the kernels read only their dims, so an engine file stores only those.
-std::vector<bool> packed_only_values(const Plan& plan);
+// `with_load_packing`: count the weights packed when the engine loaded (Layer::packed_at_load)
+// too, which files do not store.
+std::vector<bool> packed_only_values(const Plan& plan, bool with_load_packing = false);
 
 // True when `dims` has the range's rank and lies within [min, max] in every dim.
 bool range_contains(const InputRange& range, std::span<const int64_t> dims);

@@ -40,6 +40,8 @@ class Engine : public std::enable_shared_from_this<Engine> {
 
  private:
   explicit Engine(engine::Plan plan) : plan_(std::move(plan)) {}
+  Status pack_fp16_layers();
+  void drop_packed_fp16_values();
 
   engine::Plan plan_;
   std::vector<engine::ValueClass> classes_;

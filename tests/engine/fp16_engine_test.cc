@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "base/cpu_features.h"
 #include "base/half.h"
 #include "engine/builder.h"
 #include "engine/engine_test_util.h"
@@ -143,6 +144,47 @@ TEST(Fp16Engine, SaveAndLoadGiveTheSameOutputs) {
   auto reloaded = runtime::Engine::create(std::move(loaded).value());
   ASSERT_TRUE(reloaded.is_ok()) << reloaded.status().to_string();
   EXPECT_EQ(testing::compare_tensors(fp16e_run(**reloaded)[0], fp16e_run(*fp16)[0], {0, 0}), "");
+}
+
+// A loaded FP16 engine packs its layers' weights itself (the file holds binary16 weights and no
+// packed copies), once for all its contexts, and drops the float32 values only packing read;
+// saving it writes the file it was loaded from.
+TEST(Fp16Engine, LoadedEnginePacksOnceDropsTheFloatsAndSavesTheSameFile) {
+  auto fp16 = testing::build_engine(fp16e_model(false), fp16e_options(true));
+  auto file = engine::serialize_plan(fp16->plan());
+  ASSERT_TRUE(file.is_ok()) << file.status().to_string();
+  testing::TempDir dir;
+  const auto path = dir.path() / "fp16.plan";
+  ASSERT_TRUE(engine::save_plan(fp16->plan(), path).is_ok());
+  auto loaded = engine::load_plan(path);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  auto engine = runtime::Engine::create(std::move(loaded).value());
+  ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
+  const engine::Plan& plan = (*engine)->plan();
+  int packed_at_load = 0;
+  for (size_t n = 0; n < plan.layers.size(); ++n) {
+    const engine::Layer& l = plan.layers[n];
+    if (!l.packed_at_load) continue;
+    ++packed_at_load;
+    EXPECT_EQ(l.precision, "fp16");
+    EXPECT_TRUE(l.packed.defined());
+    EXPECT_EQ((*engine)->spec(n).prepacked, &l.packed);
+    const ir::Value& w = plan.graph.value(plan.graph.nodes[n].inputs[1]);
+    EXPECT_EQ(w.initializer->raw_data(), nullptr) << w.name << " kept its float32 values";
+    EXPECT_EQ(w.initializer->dims(), w.desc.static_dims());
+  }
+  // kiln's x86 convolution and GEMM tactics pack; under KILN_MAX_ISA=sse4_2 the portable ones,
+  // which do not, run every layer and only the save is checked.
+  if (has_feature(host_cpu_features(), CpuFeature::kAvx2)) {
+    EXPECT_GT(packed_at_load, 0) << "no FP16 layer's tactic packs: the test checks nothing";
+  }
+  // Two contexts share the packed weights and give the engine's outputs, bit for bit.
+  const std::vector<Tensor> want = fp16e_run(*fp16);
+  EXPECT_EQ(testing::compare_tensors(fp16e_run(**engine)[0], want[0], {0, 0}), "");
+  EXPECT_EQ(testing::compare_tensors(fp16e_run(**engine)[0], want[0], {0, 0}), "");
+  auto again = engine::serialize_plan(plan);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(*again, *file) << "saving the loaded engine wrote another file";
 }
 
 TEST(Fp16Engine, LayerPrecisionsKeepALayerFp32) {
