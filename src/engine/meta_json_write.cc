@@ -154,6 +154,11 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
       } else if (half[v] && v < plan.fp16_bits.size() && plan.fp16_bits[v].defined()) {
         KILN_ASSIGN_OR_RETURN(j["weight_fp16"], weights.add(plan.fp16_bits[v], what));
       } else if (half[v]) {
+        if (val.initializer->raw_data() == nullptr) {  // dropped without its bits: a kiln bug
+          return Status(
+              StatusCode::kInternal,
+              fmt::format("{} of an FP16 layer has neither values nor binary16 bits", what));
+        }
         KILN_ASSIGN_OR_RETURN(j["weight_fp16"],
                               weights.add(narrow_to_half(*val.initializer), what));
       } else {
