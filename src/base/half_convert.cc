@@ -33,4 +33,16 @@ void floats_to_halves(const float* src, uint16_t* dst, int64_t n) {
   floats_to_halves_portable(src, dst, n);
 }
 
+Tensor widen_half(const Tensor& f16) {
+  Tensor out(DType::kF32, f16.dims());
+  halves_to_floats(static_cast<const uint16_t*>(f16.raw_data()), out.data<float>(), f16.numel());
+  return out;
+}
+
+Tensor narrow_to_half(const Tensor& f32) {
+  Tensor out(DType::kF16, f32.dims());
+  floats_to_halves(f32.data<float>(), static_cast<uint16_t*>(out.raw_data()), f32.numel());
+  return out;
+}
+
 }  // namespace kiln

@@ -8,12 +8,19 @@
 
 #include <cstdint>
 
+#include "base/tensor.h"
+
 namespace kiln {
 
 // dst[i] = the float32 value of binary16 src[i] (exact).
 void halves_to_floats(const uint16_t* src, float* dst, int64_t n);
 // dst[i] = src[i] rounded to the nearest binary16 (ties to even).
 void floats_to_halves(const float* src, uint16_t* dst, int64_t n);
+
+// A float16 tensor's values as a float32 tensor of the same dims (exact), and a float32 tensor's
+// rounded to float16.
+Tensor widen_half(const Tensor& f16);
+Tensor narrow_to_half(const Tensor& f32);
 
 // The implementations, for tests. The f16c ones must only be called when f16c_available().
 void halves_to_floats_portable(const uint16_t* src, float* dst, int64_t n);

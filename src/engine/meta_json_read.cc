@@ -47,12 +47,6 @@ Result<DType> parse_dtype(const json& j, std::string_view what) {
   return *t;
 }
 
-Tensor widen_half(const Tensor& t) {
-  Tensor out(DType::kF32, t.dims());
-  halves_to_floats(static_cast<const uint16_t*>(t.raw_data()), out.data<float>(), t.numel());
-  return out;
-}
-
 Result<Tensor> MetaReader::weight(const json& w, std::string_view what) const {
   KILN_ASSIGN_OR_RETURN(const DType dtype, parse_dtype(w.at("dtype"), what));
   const Dims dims = w.at("dims").get<Dims>();

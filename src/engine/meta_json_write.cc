@@ -124,10 +124,16 @@ json profile_json(const Profile& p) {
             {"slots", std::move(slots)}}}};
 }
 
-Tensor narrow_to_half(const Tensor& t) {
-  Tensor out(DType::kF16, t.dims());
-  floats_to_halves(t.data<float>(), static_cast<uint16_t*>(out.raw_data()), t.numel());
-  return out;
+// An FP16 layer's weights as the file stores them: the binary16 bits the engine kept (its float32
+// values dropped once packed at load: Engine::create), else the float32 values narrowed.
+Result<Tensor> fp16_weights(const Plan& plan, size_t v, std::string_view what) {
+  if (v < plan.fp16_bits.size() && plan.fp16_bits[v].defined()) return plan.fp16_bits[v];
+  const Tensor& t = *plan.graph.values[v].initializer;
+  if (t.raw_data() == nullptr) {  // dropped without its bits: a kiln bug
+    return Status(StatusCode::kInternal,
+                  fmt::format("{} of an FP16 layer has neither values nor binary16 bits", what));
+  }
+  return narrow_to_half(t);
 }
 
 Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
@@ -151,16 +157,9 @@ Result<json> values_json(const Plan& plan, WeightsWriter& weights) {
       if (packed_only[v]) {
         const Tensor& t = *val.initializer;
         j["weight_dims"] = {{"dtype", dtype_name(t.dtype())}, {"dims", t.dims()}};
-      } else if (half[v] && v < plan.fp16_bits.size() && plan.fp16_bits[v].defined()) {
-        KILN_ASSIGN_OR_RETURN(j["weight_fp16"], weights.add(plan.fp16_bits[v], what));
       } else if (half[v]) {
-        if (val.initializer->raw_data() == nullptr) {  // dropped without its bits: a kiln bug
-          return Status(
-              StatusCode::kInternal,
-              fmt::format("{} of an FP16 layer has neither values nor binary16 bits", what));
-        }
-        KILN_ASSIGN_OR_RETURN(j["weight_fp16"],
-                              weights.add(narrow_to_half(*val.initializer), what));
+        KILN_ASSIGN_OR_RETURN(const Tensor bits, fp16_weights(plan, v, what));
+        KILN_ASSIGN_OR_RETURN(j["weight_fp16"], weights.add(bits, what));
       } else {
         KILN_ASSIGN_OR_RETURN(j["weight"], weights.add(*val.initializer, what));
       }
