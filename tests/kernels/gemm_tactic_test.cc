@@ -6,7 +6,7 @@
 #include "kernels/tactic_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace gemm_tactic_test {
 
 constexpr const char* kGemm = "gemm.blocked.f32";
 constexpr const char* kMatMul = "matmul.blocked.f32";
@@ -119,5 +119,5 @@ TEST(MatMulTactic, RefusesOtherDtypes) {
   expect_rejected(kMatMul, c, "float64");
 }
 
-}  // namespace
+}  // namespace gemm_tactic_test
 }  // namespace kiln::testing

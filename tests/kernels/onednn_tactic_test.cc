@@ -14,7 +14,7 @@
 #include "tactics/tactic.h"
 
 namespace kiln::testing {
-namespace {
+namespace onednn_tactic_test {
 
 constexpr const char* kConv = "onednn.conv.f32";
 constexpr const char* kFusedConv = "onednn.fused_conv.f32";
@@ -434,5 +434,5 @@ TEST(OnednnTactics, OneThreadContextUsesOneThreadAndTwoUseTwo) {
   EXPECT_EXIT(run_conv_and_exit_with_thread_count(2), ::testing::ExitedWithCode(threads), "");
 }
 
-}  // namespace
+}  // namespace onednn_tactic_test
 }  // namespace kiln::testing
