@@ -293,6 +293,23 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
   return Status::ok();
 }
 
+// The tuning line's word on the host running slow while layers were timed
+// (tuner/host_speed_guard.h): empty when it did not.
+std::string slow_host_note(const tuner::Tuner& t, int layers_retimed) {
+  std::string note;
+  if (t.rounds_retimed() > 0) {
+    note += fmt::format("; {} rounds timed again after the host ran slow", t.rounds_retimed());
+  }
+  if (layers_retimed > 0) {
+    note += fmt::format("; {} layers timed again, timed before the host ran at full speed",
+                        layers_retimed);
+  }
+  if (t.rounds_slow() > 0) {
+    note += fmt::format("; {} rounds timed while it ran slow", t.rounds_slow());
+  }
+  return note;
+}
+
 // Chooses every run layer's tactic by timing the candidates at profile 0's opt shapes, then packs
 // the chosen tactics' weights.
 Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions options,
@@ -304,23 +321,44 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
     tuner::Tuner tuner(std::move(options));
     size_t total = 0, done = 0;  // run layers, for BuildOptions::progress
     for (const Layer& l : plan.layers) total += l.kind == LayerKind::kRun;
+    std::vector<tuner::LayerChoice> choices(plan.graph.nodes.size());
     for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
       if (plan.layers[n].kind != LayerKind::kRun) continue;
-      const ir::Node& node = plan.graph.nodes[n];
-      KILN_ASSIGN_OR_RETURN(tuner::LayerChoice choice,
-                            tuner.choose(tuning_layer(plan, shapes, node)));
+      KILN_ASSIGN_OR_RETURN(choices[n],
+                            tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n])));
+      if (build.progress) build.progress(++done, total, plan.graph.nodes[n].name);
+    }
+    // A layer timed before the probe had seen the host at full speed (a slow stretch at the
+    // build's start) is timed once more, now that the probe knows how fast the host can run; the
+    // layers that took its times from the timing cache then take the new ones.
+    int retimed = 0;
+    for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
+      if (plan.layers[n].kind != LayerKind::kRun || !tuner.timed_slow(choices[n])) continue;
+      KILN_ASSIGN_OR_RETURN(
+          choices[n],
+          tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]), tuner::Retime::kYes));
+      ++retimed;
+    }
+    for (size_t n = 0; retimed > 0 && n < plan.graph.nodes.size(); ++n) {
+      if (plan.layers[n].kind != LayerKind::kRun || choices[n].probe_us > 0) continue;
+      KILN_ASSIGN_OR_RETURN(
+          choices[n],
+          tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]), tuner::Retime::kRefresh));
+    }
+    for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
+      if (plan.layers[n].kind != LayerKind::kRun) continue;
+      tuner::LayerChoice& choice = choices[n];
       chosen[n] = choice.tactic;
       plan.layers[n].tactic = std::string(choice.tactic->name());
       plan.required_features |= choice.tactic->required_features();
-      log.push_back(describe_choice(node, choice));
+      log.push_back(describe_choice(plan.graph.nodes[n], choice));
       plan.layers[n].candidates = std::move(choice.candidates);
-      if (build.progress) build.progress(++done, total, node.name);
     }
     log.push_back(fmt::format(
         "tuning: {} layers timed, {} times measured, {} from the timing cache, {:.1f} s "
-        "measuring{}",
+        "measuring{}{}",
         tuner.layers_timed(), tuner.times_measured(), tuner.times_cached(),
-        tuner.seconds_measuring(),
+        tuner.seconds_measuring(), slow_host_note(tuner, retimed),
         tuner.budget_spent() ? "; the build budget was spent before the last layers" : ""));
   }  // the tuner's threads end before the packing's start
   return pack_weights(plan, chosen, threads, log);

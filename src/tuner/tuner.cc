@@ -131,23 +131,43 @@ std::vector<Tuner::Applicable> Tuner::screen(const tactics::LayerSpec& spec,
 
 std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
                                       const std::function<Result<double>(size_t)>& run_once,
-                                      const std::function<bool()>& stop) {
+                                      const std::function<bool()>& stop,
+                                      const std::function<bool(int)>& round_ok) {
   std::vector<Samples> out(n);
   std::vector<double> total(n, 0.0);
   std::vector<bool> live(n, true);
+  // The round's times, kept once round_ok accepts them (or at a stop, the times taken so far);
+  // a failure ends its candidate at once.
+  std::vector<double> round(n);
+  const auto keep_taken = [&] {
+    for (size_t i = 0; i < n; ++i) {
+      if (live[i] && round[i] >= 0) out[i].ms.push_back(round[i]);
+    }
+  };
   for (int r = 0; r < repeats; ++r) {
+    for (int attempt = 0;; ++attempt) {
+      std::fill(round.begin(), round.end(), -1.0);
+      for (size_t i = 0; i < n; ++i) {
+        if (!live[i]) continue;
+        if (stop()) {
+          keep_taken();
+          return out;
+        }
+        Result<double> t = run_once(i);
+        if (!t.is_ok()) {
+          out[i] = Samples{{}, t.status()};
+          live[i] = false;
+          continue;
+        }
+        round[i] = *t;
+      }
+      if (!round_ok || round_ok(attempt)) break;
+    }
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
       if (!live[i]) continue;
-      if (stop()) return out;
-      Result<double> t = run_once(i);
-      if (!t.is_ok()) {
-        out[i] = Samples{{}, t.status()};
-        live[i] = false;
-        continue;
-      }
-      out[i].ms.push_back(*t);
-      total[i] += *t;
+      out[i].ms.push_back(round[i]);
+      total[i] += round[i];
       live[i] = !(r >= 1 && total[i] > cap_ms);
       any = any || live[i];
     }
@@ -226,6 +246,8 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     trials.push_back(std::move(*trial));
     timed.push_back(&a);
   }
+  // Made at the first layer timed: a build whose times all come from the cache needs none.
+  if (pool_ != nullptr && guard_ == nullptr) guard_ = std::make_unique<HostSpeedGuard>(pool_.get());
   const size_t flush_bytes = cold_flush_bytes(spec);
   const bool cold = flush_bytes > 0;
   if (cold && (!flusher_ || flusher_->bytes() < flush_bytes)) {
@@ -241,9 +263,13 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     return seconds_since(t0) * 1e3;
   };
   const auto stop = [&] { return budget_spent(seconds_since(start)); };
+  bool slow = false;
+  std::function<bool(int)> round_ok;
+  if (guard_)
+    round_ok = [&](int attempt) { return guard_->round_ok(attempt, slow, choice.probe_us); };
   const std::vector<Samples> samples =
       time_interleaved(trials.size(), repeats_for(options_.optimization_level),
-                       cap_ms_for(options_.optimization_level), run_once, stop);
+                       cap_ms_for(options_.optimization_level), run_once, stop, round_ok);
   for (size_t i = 0; i < samples.size(); ++i) {
     tactics::TacticTiming& c = choice.candidates[timed[i]->candidate];
     if (!samples[i].error.is_ok()) {
@@ -258,12 +284,16 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     std::sort(ms.begin(), ms.end());
     c.ms = ms[ms.size() / 2];
     if (cold) c.note = "timed with cold caches";
+    // Times taken while the host ran slow may rank the candidates as on a smaller machine: said
+    // so. They are cached all the same: a rebuild with the cache makes the same choice, and a
+    // host that stays busy (a test suite on every core) would otherwise time every rebuild.
+    if (slow) c.note += std::string(c.note.empty() ? "" : "; ") + "timed while the host ran slow";
     ++times_measured_;
     if (options_.cache) options_.cache->add(layer_signature(layer, threads_), c.tactic, c.ms);
   }
 }
 
-Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
+Result<LayerChoice> Tuner::choose(const TuningLayer& layer, Retime retime) {
   LayerChoice choice;
   const std::vector<Applicable> ok = screen(layer.spec, choice);
   const ir::Node& node = *layer.spec.node;
@@ -286,11 +316,11 @@ Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
   std::vector<Applicable> todo;
   for (const Applicable& a : ok) {
     tactics::TacticTiming& c = choice.candidates[a.candidate];
-    if (options_.cache) {
+    if (options_.cache && retime != Retime::kYes) {
       if (std::optional<double> t = options_.cache->find(key, c.tactic)) {
         c.ms = *t;
         c.note = "cached";
-        ++times_cached_;
+        times_cached_ += retime == Retime::kNo;
         continue;
       }
     }
@@ -302,7 +332,7 @@ Result<LayerChoice> Tuner::choose(const TuningLayer& layer) {
   }
   if (!todo.empty()) {
     measure(layer, todo, choice, start);
-    ++layers_timed_;
+    layers_timed_ += retime != Retime::kYes;
   }
   seconds_measuring_ += seconds_since(start);
   const Applicable* best = nullptr;

@@ -21,6 +21,7 @@
 #include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
 #include "tuner/cold_cache.h"
+#include "tuner/host_speed_guard.h"
 #include "tuner/timing_cache.h"
 
 namespace kiln::tuner {
@@ -55,18 +56,35 @@ struct TuningLayer {
 struct LayerChoice {
   const tactics::Tactic* tactic = nullptr;
   std::vector<tactics::TacticTiming> candidates;  // every tactic considered, in preference order
+  // The host speed probe's slowest time after the rounds that timed the layer
+  // (tuner/host_speed_guard.h); 0 when nothing was timed or there is no guard.
+  double probe_us = 0;
 };
+
+// Whether Tuner::choose may take a layer's times from the timing cache (kNo), times it again
+// (kYes), or takes them from the cache again after another layer's times there were renewed
+// (kRefresh: not counted again in times_cached()).
+enum class Retime { kNo, kYes, kRefresh };
 
 class Tuner {
  public:
   explicit Tuner(TunerOptions options);
-  Result<LayerChoice> choose(const TuningLayer& layer);
+  Result<LayerChoice> choose(const TuningLayer& layer, Retime retime = Retime::kNo);
+  // True when the choice was timed while the host ran slower than the guard's best time, as now
+  // known, by more than HostSpeedGuard::kSlack: before the guard had seen the host at full speed.
+  bool timed_slow(const LayerChoice& choice) const {
+    return guard_ != nullptr && guard_->timed_slow(choice.probe_us);
+  }
 
   int layers_timed() const { return layers_timed_; }
   int times_measured() const { return times_measured_; }
   int times_cached() const { return times_cached_; }
   // Cache flushes before timed runs of layers timed cold (tuner/cold_cache.h).
   int flushes() const { return flushes_; }
+  // Rounds of timed runs done again because the host ran slow, and rounds kept though it did
+  // (tuner/host_speed_guard.h).
+  int rounds_retimed() const { return guard_ ? guard_->rounds_retimed() : 0; }
+  int rounds_slow() const { return guard_ ? guard_->rounds_slow() : 0; }
   double seconds_measuring() const { return seconds_measuring_; }
   // True once the time spent measuring (plus `more_s` not yet counted) reaches the budget.
   bool budget_spent(double more_s = 0) const;
@@ -87,6 +105,7 @@ class Tuner {
   TunerOptions options_;
   std::unique_ptr<parallel::ThreadPool> pool_;
   std::unique_ptr<CacheFlusher> flusher_;  // made for the first layer timed cold
+  std::unique_ptr<HostSpeedGuard> guard_;  // with the pool, at the first layer timed
   CacheSizes caches_;
   int threads_ = 1;
   int layers_timed_ = 0;
@@ -101,15 +120,19 @@ class Tuner {
 // for a scheduler tick) lands on one sample of several candidates, not on every sample of one;
 // the median then drops it. A candidate stops after `repeats` runs, or after two once its runs
 // add up to more than cap_ms (a slow reference kernel should not dominate the build), or at its
-// first failed run; `stop` ends all timing between runs (the build budget). Returns each
-// candidate's times in ms, or the first error of one that failed (its times are then empty).
+// first failed run; `stop` ends all timing between runs (the build budget). After each round,
+// `round_ok(attempt)` (when given) says whether the round counts: a round it rejects is run
+// again, its times dropped, with attempt counting the tries of that round from 0 (the caller
+// bounds them). Returns each candidate's times in ms, or the first error of one that failed (its
+// times are then empty).
 struct Samples {
   std::vector<double> ms;
   Status error = Status::ok();
 };
 std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
                                       const std::function<Result<double>(size_t)>& run_once,
-                                      const std::function<bool()>& stop);
+                                      const std::function<bool()>& stop,
+                                      const std::function<bool(int)>& round_ok = {});
 
 // Deterministic, cheap contents for a timed layer's input whose values are not given: small
 // floats (no denormals, no overflow in exp), arbitrary bytes for 8-bit tensors (INT8 activations:
