@@ -14,7 +14,7 @@
 // best time is timed again, once the probe runs at full speed (waiting up to kWaitMs), up to
 // kRoundTries tries; a round kept though the host ran slow marks its layer's times. The probe
 // learns its best time as the build goes, so the builder times again the layers timed before the
-// best was seen (Builder: timed_slow).
+// best was seen (Tuner::timed_slow, in engine/builder.cc).
 
 #include <functional>
 
