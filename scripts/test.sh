@@ -23,7 +23,7 @@ ctest --preset release -j "$(nproc)"
 # release stage; everything else, the ONNX conformance suite and the CLI included, runs again
 # under ASan+UBSan.
 echo "=== asan: build"
-bash scripts/build.sh asan kiln kiln_unit_tests kiln_cli_tests kiln_conformance kiln_fuzz_tests \
+bash scripts/build.sh asan kiln kiln_ab kiln_unit_tests kiln_cli_tests kiln_conformance kiln_fuzz_tests \
   kiln_concurrency_tests
 echo "=== asan: test"
 ctest --preset asan -j "$(nproc)" -E '^(models|bench_kernels_smoke|ort)$'
