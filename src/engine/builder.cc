@@ -330,13 +330,17 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
     }
     // A layer timed before the probe had seen the host at full speed (a slow stretch at the
     // build's start) is timed once more, now that the probe knows how fast the host can run; the
-    // layers that took its times from the timing cache then take the new ones.
+    // layers that took its times from the timing cache then take the new ones. Not once the
+    // build budget is spent: a layer not timed again would fall back to the preference order.
     int retimed = 0;
-    for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
+    for (size_t n = 0; n < plan.graph.nodes.size() && !tuner.budget_spent(); ++n) {
       if (plan.layers[n].kind != LayerKind::kRun || !tuner.timed_slow(choices[n])) continue;
       KILN_ASSIGN_OR_RETURN(
-          choices[n],
+          tuner::LayerChoice again,
           tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]), tuner::Retime::kYes));
+      const auto timed = [](const tactics::TacticTiming& c) { return c.ms >= 0; };
+      if (std::none_of(again.candidates.begin(), again.candidates.end(), timed)) continue;
+      choices[n] = std::move(again);
       ++retimed;
     }
     for (size_t n = 0; retimed > 0 && n < plan.graph.nodes.size(); ++n) {
