@@ -20,13 +20,11 @@
 #include <vector>
 
 #include "kiln/kiln.h"
+#include "peers/runner_common.h"
 
 namespace {
 
-[[noreturn]] void die(const std::string& what) {
-  fmt::print(stderr, "kiln_ab: {}\n", what);
-  std::exit(1);
-}
+using peers::die;
 
 template <typename T>
 T check(kiln::Result<T> r, const std::string& what) {
@@ -104,16 +102,7 @@ Runner make_runner(const std::string& path, int threads) {
   return {std::move(engine), std::move(ctx), std::move(buffers)};
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-double quantile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-}
+double median(std::vector<double> v) { return peers::percentile(std::move(v), 50); }
 
 // The median time of `runs` executions, in ms.
 double time_round(Runner& r, int runs) {
@@ -154,6 +143,7 @@ int main(int argc, char** argv) {
              o.env_b.empty() ? "" : " with " + o.env_b, median(mb),
              *std::min_element(mb.begin(), mb.end()));
   fmt::print("B/A: median {:.4f} over {} rounds of {} runs, quartiles {:.4f}-{:.4f}\n",
-             median(ratio), o.rounds, o.runs, quantile(ratio, 0.25), quantile(ratio, 0.75));
+             median(ratio), o.rounds, o.runs, peers::percentile(ratio, 25),
+             peers::percentile(ratio, 75));
   return 0;
 }

@@ -310,6 +310,33 @@ std::string slow_host_note(const tuner::Tuner& t, int layers_retimed) {
   return note;
 }
 
+// Times once more the layers timed before the host speed guard had seen the host at full speed
+// (a slow stretch at the build's start), now that it knows how fast the host can run; the layers
+// that took their times from the timing cache then take the new ones. Not once the build budget
+// is spent, and a re-timing that timed nothing keeps the first choice (it would fall back to the
+// preference order). Returns how many layers were timed again.
+Result<int> retime_slow_layers(tuner::Tuner& tuner, const Plan& plan, const ResolvedShapes& shapes,
+                               std::vector<tuner::LayerChoice>& choices) {
+  const auto run = [&](size_t n) { return plan.layers[n].kind == LayerKind::kRun; };
+  const auto timed = [](const tactics::TacticTiming& c) { return c.ms >= 0; };
+  int retimed = 0;
+  for (size_t n = 0; n < choices.size() && !tuner.budget_spent(); ++n) {
+    if (!run(n) || !tuner.timed_slow(choices[n])) continue;
+    KILN_ASSIGN_OR_RETURN(
+        tuner::LayerChoice again,
+        tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]), tuner::Retime::kYes));
+    if (std::none_of(again.candidates.begin(), again.candidates.end(), timed)) continue;
+    choices[n] = std::move(again);
+    ++retimed;
+  }
+  for (size_t n = 0; retimed > 0 && n < choices.size(); ++n) {
+    if (!run(n) || choices[n].probe_us > 0) continue;
+    KILN_ASSIGN_OR_RETURN(choices[n], tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]),
+                                                   tuner::Retime::kRefresh));
+  }
+  return retimed;
+}
+
 // Chooses every run layer's tactic by timing the candidates at profile 0's opt shapes, then packs
 // the chosen tactics' weights.
 Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions options,
@@ -328,27 +355,7 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
                             tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n])));
       if (build.progress) build.progress(++done, total, plan.graph.nodes[n].name);
     }
-    // A layer timed before the probe had seen the host at full speed (a slow stretch at the
-    // build's start) is timed once more, now that the probe knows how fast the host can run; the
-    // layers that took its times from the timing cache then take the new ones. Not once the
-    // build budget is spent: a layer not timed again would fall back to the preference order.
-    int retimed = 0;
-    for (size_t n = 0; n < plan.graph.nodes.size() && !tuner.budget_spent(); ++n) {
-      if (plan.layers[n].kind != LayerKind::kRun || !tuner.timed_slow(choices[n])) continue;
-      KILN_ASSIGN_OR_RETURN(
-          tuner::LayerChoice again,
-          tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]), tuner::Retime::kYes));
-      const auto timed = [](const tactics::TacticTiming& c) { return c.ms >= 0; };
-      if (std::none_of(again.candidates.begin(), again.candidates.end(), timed)) continue;
-      choices[n] = std::move(again);
-      ++retimed;
-    }
-    for (size_t n = 0; retimed > 0 && n < plan.graph.nodes.size(); ++n) {
-      if (plan.layers[n].kind != LayerKind::kRun || choices[n].probe_us > 0) continue;
-      KILN_ASSIGN_OR_RETURN(
-          choices[n],
-          tuner.choose(tuning_layer(plan, shapes, plan.graph.nodes[n]), tuner::Retime::kRefresh));
-    }
+    KILN_ASSIGN_OR_RETURN(const int retimed, retime_slow_layers(tuner, plan, shapes, choices));
     for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
       if (plan.layers[n].kind != LayerKind::kRun) continue;
       tuner::LayerChoice& choice = choices[n];

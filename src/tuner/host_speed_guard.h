@@ -6,8 +6,9 @@
 // takes up to twice as long, and the ranking it gives is that of a smaller machine: ResNet-50
 // builds timed up to 17 of their 54 timed layers so (every candidate 1.7-2.5x) and chose kiln's
 // 1x1 kernels (1.00 ms, all candidates alike) where oneDNN's ran 15% faster in the network at full
-// speed. Across 6 builds each, the sum of the layers' best times spread 31.0-37.1 ms without the
-// guard and 31.3-32.5 ms with it.
+// speed. Across 6 builds each, the sum of the layers' best times spread 31.0-37.1 ms with a
+// latency-bound probe (one dependent chain a thread, which re-timed 3 rounds in all) and
+// 31.3-32.5 ms with this one.
 //
 // The guard runs a probe on the tuner's threads after each round of timed runs
 // (time_interleaved's round_ok): a round after which the probe ran more than kSlack times its

@@ -136,33 +136,34 @@ std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
   std::vector<Samples> out(n);
   std::vector<double> total(n, 0.0);
   std::vector<bool> live(n, true);
-  // The round's times, kept once round_ok accepts them (or at a stop, the times taken so far);
-  // a failure ends its candidate at once.
+  // One round: every live candidate once, its time in `round` (-1: not run); a failure ends its
+  // candidate at once. False at a stop, which keeps the times the round took so far.
   std::vector<double> round(n);
-  const auto keep_taken = [&] {
+  const auto time_round = [&] {
+    std::fill(round.begin(), round.end(), -1.0);
     for (size_t i = 0; i < n; ++i) {
-      if (live[i] && round[i] >= 0) out[i].ms.push_back(round[i]);
+      if (!live[i]) continue;
+      if (stop()) {
+        for (size_t j = 0; j < i; ++j) {
+          if (live[j] && round[j] >= 0) out[j].ms.push_back(round[j]);
+        }
+        return false;
+      }
+      Result<double> t = run_once(i);
+      if (!t.is_ok()) {
+        out[i] = Samples{{}, t.status()};
+        live[i] = false;
+        continue;
+      }
+      round[i] = *t;
     }
+    return true;
   };
   for (int r = 0; r < repeats; ++r) {
-    for (int attempt = 0;; ++attempt) {
-      std::fill(round.begin(), round.end(), -1.0);
-      for (size_t i = 0; i < n; ++i) {
-        if (!live[i]) continue;
-        if (stop()) {
-          keep_taken();
-          return out;
-        }
-        Result<double> t = run_once(i);
-        if (!t.is_ok()) {
-          out[i] = Samples{{}, t.status()};
-          live[i] = false;
-          continue;
-        }
-        round[i] = *t;
-      }
-      if (!round_ok || round_ok(attempt)) break;
-    }
+    int attempt = 0;
+    do {
+      if (!time_round()) return out;
+    } while (round_ok && !round_ok(attempt++));
     bool any = false;
     for (size_t i = 0; i < n; ++i) {
       if (!live[i]) continue;
