@@ -162,9 +162,11 @@ constexpr int max_tile_pixels(int nb, int skip = 0) {
 template <class T, int NB, int Skip = 0>
 using TilePixels = std::make_integer_sequence<int, std::max(1, max_tile_pixels<T>(NB, Skip))>;
 
-// Runs the tile of nb blocks (1 to 4) and `pixels` pixels: entry pixels - 1 of t1 .. t4.
-template <class T1, class T2, class T3, class T4, class... Args>
-inline void call_tile(int nb, int pixels, const T1& t1, const T2& t2, const T3& t3, const T4& t4,
+// Runs the tile of nb blocks (1 to 4) and `pixels` pixels: entry pixels - 1 of t1 .. t4 (the
+// tables' data: indexing the std::arrays themselves, GCC merged the paths of two instantiations'
+// tables of different sizes and warned of reads past the smaller one).
+template <class Fn, class... Args>
+inline void call_tile(int nb, int pixels, const Fn* t1, const Fn* t2, const Fn* t3, const Fn* t4,
                       const Args&... args) {
   const auto i = static_cast<size_t>(pixels - 1);
   switch (nb) {
@@ -185,7 +187,7 @@ void pointwise_tile_nb(int pixels, int nb, const PwArgs& a, const Epilogue& ep) 
   static constexpr auto t2 = pointwise_table<T, 2, Skip, Prefetch>(TilePixels<T, 2, Skip>());
   static constexpr auto t3 = pointwise_table<T, 3, Skip, Prefetch>(TilePixels<T, 3, Skip>());
   static constexpr auto t4 = pointwise_table<T, 4, Skip, Prefetch>(TilePixels<T, 4, Skip>());
-  call_tile(nb, pixels, t1, t2, t3, t4, a, ep);
+  call_tile(nb, pixels, t1.data(), t2.data(), t3.data(), t4.data(), a, ep);
 }
 
 // half_last: the tile's last block holds at most 8 real channels (only AVX2's two vectors per
@@ -688,7 +690,7 @@ void dense_tile_any(int pixels, int nb, const Nchw16cConvPlan& pl, const DenseAr
   static constexpr auto t2 = dense_table<T, 2, Plain>(TilePixels<T, 2>());
   static constexpr auto t3 = dense_table<T, 3, Plain>(TilePixels<T, 3>());
   static constexpr auto t4 = dense_table<T, 4, Plain>(TilePixels<T, 4>());
-  call_tile(nb, pixels, t1, t2, t3, t4, pl, a, q0, ep);
+  call_tile(nb, pixels, t1.data(), t2.data(), t3.data(), t4.data(), pl, a, q0, ep);
 }
 
 // Output pixels [q0, q1) of one image and co tile t (whole rows for a plain X), cut into tiles of
