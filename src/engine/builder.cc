@@ -298,14 +298,16 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
 std::string slow_host_note(const tuner::Tuner& t, int layers_retimed) {
   std::string note;
   if (t.rounds_retimed() > 0) {
-    note += fmt::format("; {} rounds timed again after the host ran slow", t.rounds_retimed());
+    note += fmt::format("; {} round{} timed again after the host ran slow", t.rounds_retimed(),
+                        t.rounds_retimed() == 1 ? "" : "s");
   }
   if (layers_retimed > 0) {
-    note += fmt::format("; {} layers timed again, timed before the host ran at full speed",
-                        layers_retimed);
+    note += fmt::format("; {} layer{} timed again, timed before the host ran at full speed",
+                        layers_retimed, layers_retimed == 1 ? "" : "s");
   }
   if (t.rounds_slow() > 0) {
-    note += fmt::format("; {} rounds timed while it ran slow", t.rounds_slow());
+    note += fmt::format("; {} round{} timed while it ran slow", t.rounds_slow(),
+                        t.rounds_slow() == 1 ? "" : "s");
   }
   return note;
 }

@@ -18,9 +18,16 @@ double seconds_since(Clock::time_point t) {
 }
 
 // Timed runs per candidate by optimization level, and the time after which a candidate stops
-// being repeated (a slow reference kernel should not dominate the build).
-int repeats_for(int level) { return std::array{0, 1, 3, 5, 9, 15}[std::clamp(level, 0, 5)]; }
-double cap_ms_for(int level) { return 40.0 * std::clamp(level, 1, 5); }
+// being repeated (a slow reference kernel should not dominate the build); layers whose rounds
+// take under a millisecond run three times as many, up to 15 (10 more rounds cost them at most
+// 10 ms).
+Rounds rounds_for(int level) {
+  const int repeats = std::array{0, 1, 3, 5, 9, 15}[std::clamp(level, 0, 5)];
+  return Rounds{.repeats = repeats,
+                .cap_ms = 40.0 * std::clamp(level, 1, 5),
+                .short_repeats = std::min(15, 3 * repeats),
+                .short_round_ms = 1.0};
+}
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -129,7 +136,7 @@ std::vector<Tuner::Applicable> Tuner::screen(const tactics::LayerSpec& spec,
   return ok;
 }
 
-std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
+std::vector<Samples> time_interleaved(size_t n, const Rounds& rounds,
                                       const std::function<Result<double>(size_t)>& run_once,
                                       const std::function<bool()>& stop,
                                       const std::function<bool(int)>& round_ok) {
@@ -159,19 +166,23 @@ std::vector<Samples> time_interleaved(size_t n, int repeats, double cap_ms,
     }
     return true;
   };
-  for (int r = 0; r < repeats; ++r) {
+  bool short_rounds = true;
+  for (int r = 0; r < std::max(rounds.repeats, short_rounds ? rounds.short_repeats : 0); ++r) {
     int attempt = 0;
     do {
       if (!time_round()) return out;
     } while (round_ok && !round_ok(attempt++));
     bool any = false;
+    double round_ms = 0;
     for (size_t i = 0; i < n; ++i) {
       if (!live[i]) continue;
       out[i].ms.push_back(round[i]);
+      round_ms += round[i];
       total[i] += round[i];
-      live[i] = !(r >= 1 && total[i] > cap_ms);
+      live[i] = !(r >= 1 && total[i] > rounds.cap_ms);
       any = any || live[i];
     }
+    short_rounds = short_rounds && round_ms < rounds.short_round_ms;
     if (!any) break;
   }
   return out;
@@ -268,9 +279,8 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
   std::function<bool(int)> round_ok;
   if (guard_)
     round_ok = [&](int attempt) { return guard_->round_ok(attempt, slow, choice.probe_us); };
-  const std::vector<Samples> samples =
-      time_interleaved(trials.size(), repeats_for(options_.optimization_level),
-                       cap_ms_for(options_.optimization_level), run_once, stop, round_ok);
+  const std::vector<Samples> samples = time_interleaved(
+      trials.size(), rounds_for(options_.optimization_level), run_once, stop, round_ok);
   for (size_t i = 0; i < samples.size(); ++i) {
     tactics::TacticTiming& c = choice.candidates[timed[i]->candidate];
     if (!samples[i].error.is_ok()) {

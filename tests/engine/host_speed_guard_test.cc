@@ -124,7 +124,7 @@ TEST(HostSpeedGuard, ARejectedRoundIsRunAgainAndItsTimesDropped) {
     return run > 2;
   };
   const auto samples = time_interleaved(
-      2, 2, 1e9, run_once, [] { return false; }, round_ok);
+      2, {.repeats = 2}, run_once, [] { return false; }, round_ok);
   EXPECT_EQ(attempts, (std::vector<int>{0, 1, 0}));
   EXPECT_EQ(run, 6);
   EXPECT_EQ(samples[0].ms, (std::vector<double>{1.0, 1.0}));

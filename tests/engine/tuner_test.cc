@@ -173,7 +173,7 @@ TEST(Tuner, CandidatesAreTimedRoundByRoundSoAnEpisodeCostsEachOneSample) {
     const bool episode = order.size() == 2 || order.size() == 3;
     return (i == 0 ? 1.0 : 1.5) + (episode ? 4.0 : 0.0);
   };
-  const auto samples = tuner::time_interleaved(2, 3, 1e9, run_once, [] { return false; });
+  const auto samples = tuner::time_interleaved(2, {.repeats = 3}, run_once, [] { return false; });
   EXPECT_EQ(order, (std::vector<size_t>{0, 1, 0, 1, 0, 1}));
   ASSERT_EQ(samples.size(), 2u);
   auto median = [](std::vector<double> v) {
@@ -193,7 +193,8 @@ TEST(Tuner, InterleavedTimingCapsFailuresAndStops) {
     if (i == 2) return invalid_argument("candidate 2 broke");
     return i == 0 ? 30.0 : 1.0;
   };
-  auto samples = tuner::time_interleaved(3, 5, 50.0, run_once, [] { return false; });
+  auto samples =
+      tuner::time_interleaved(3, {.repeats = 5, .cap_ms = 50.0}, run_once, [] { return false; });
   EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 0, 1, 1, 1, 1}));
   EXPECT_EQ(samples[0].ms.size(), 2u);
   EXPECT_EQ(samples[1].ms.size(), 5u);
@@ -202,10 +203,37 @@ TEST(Tuner, InterleavedTimingCapsFailuresAndStops) {
 
   int runs = 0;
   samples = tuner::time_interleaved(
-      2, 5, 1e9, [&](size_t) -> Result<double> { return ++runs; }, [&] { return runs >= 3; });
+      2, {.repeats = 5}, [&](size_t) -> Result<double> { return ++runs; },
+      [&] { return runs >= 3; });
   EXPECT_EQ(runs, 3);
   EXPECT_EQ(samples[0].ms.size(), 2u);
   EXPECT_EQ(samples[1].ms.size(), 1u);
+}
+
+// Layers whose every round takes under short_round_ms run short_repeats rounds; one long round
+// (the candidates' times summed) keeps a layer at `repeats`, and the cap still ends a candidate.
+TEST(Tuner, ShortRoundsRunMoreRepeats) {
+  const tuner::Rounds rounds{
+      .repeats = 3, .cap_ms = 1e9, .short_repeats = 9, .short_round_ms = 1.0};
+  const auto never = [] { return false; };
+  auto fixed = [](double ms) { return [ms](size_t) -> Result<double> { return ms; }; };
+  auto samples = tuner::time_interleaved(2, rounds, fixed(0.2), never);
+  EXPECT_EQ(samples[0].ms.size(), 9u);
+  EXPECT_EQ(samples[1].ms.size(), 9u);
+  // 2 x 0.5 ms a round: not under 1 ms.
+  samples = tuner::time_interleaved(2, rounds, fixed(0.5), never);
+  EXPECT_EQ(samples[0].ms.size(), 3u);
+  // Short rounds until the fourth, which is long: no round after it.
+  int run = 0;
+  const auto slow_fourth = [&](size_t) -> Result<double> { return ++run == 7 ? 5.0 : 0.1; };
+  samples = tuner::time_interleaved(2, rounds, slow_fourth, never);
+  EXPECT_EQ(samples[0].ms.size(), 4u);
+  EXPECT_EQ(samples[1].ms.size(), 4u);
+  // The cap ends a candidate within the extra rounds too.
+  samples = tuner::time_interleaved(
+      1, {.repeats = 3, .cap_ms = 0.5, .short_repeats = 9, .short_round_ms = 1.0}, fixed(0.1),
+      never);
+  EXPECT_EQ(samples[0].ms.size(), 6u);
 }
 
 // INT8 activations must not be all zeros: the portable QGemm skips zero inputs and was timed
