@@ -190,6 +190,7 @@ Result<tuner::TunerOptions> tuner_options(const BuildOptions& options) {
   t.optimization_level = options.optimization_level;
   t.budget_s = options.budget_s;
   t.threads = options.threads;
+  t.host_probe_us = options.host_probe_us;
   // An unknown KILN_MAX_ISA is the user's error: host_cpu_features() would read it as no features.
   KILN_RETURN_IF_ERROR(cpu_features_from_env().status());
   t.features = host_cpu_features();

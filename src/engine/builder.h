@@ -50,6 +50,8 @@ struct BuildOptions {
   quant::PrecisionConstraints precision_constraints = quant::PrecisionConstraints::kNone;
   // Called after each layer's tactic is chosen (`done` of `total` run layers), for progress bars.
   std::function<void(size_t done, size_t total, std::string_view layer)> progress;
+  // Tests: the tuner's host speed probe, in us (tuner::TunerOptions::host_probe_us).
+  std::function<double()> host_probe_us;
 };
 
 // `graph` comes from the importer (checked, shapes inferred).

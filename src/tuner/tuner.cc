@@ -259,7 +259,9 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     timed.push_back(&a);
   }
   // Made at the first layer timed: a build whose times all come from the cache needs none.
-  if (pool_ != nullptr && guard_ == nullptr) guard_ = std::make_unique<HostSpeedGuard>(pool_.get());
+  if (pool_ != nullptr && guard_ == nullptr) {
+    guard_ = std::make_unique<HostSpeedGuard>(pool_.get(), options_.host_probe_us);
+  }
   const size_t flush_bytes = cold_flush_bytes(spec);
   const bool cold = flush_bytes > 0;
   if (cold && (!flusher_ || flusher_->bytes() < flush_bytes)) {

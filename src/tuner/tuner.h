@@ -41,6 +41,9 @@ struct TunerOptions {
   // Layers whose constant inputs hold more bytes than this are timed with cold caches
   // (tuner/cold_cache.h); 0 means a core's L2, as the host reports it.
   size_t cold_weight_bytes = 0;
+  // Tests: the host speed guard's probe time in us, served in place of timing the probe
+  // (tuner/host_speed_guard.h). Null: the probe runs.
+  std::function<double()> host_probe_us;
 };
 
 // A layer as the tuner measures it: its spec, and concrete dims of every input and output at the

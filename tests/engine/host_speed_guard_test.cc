@@ -4,8 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
+#include <memory>
+#include <string>
 
+#include "engine/builder.h"
+#include "engine/engine_test_util.h"
+#include "testing/onnx_builder.h"
 #include "tuner/tuner.h"
 
 namespace kiln::tuner {
@@ -129,6 +135,71 @@ TEST(HostSpeedGuard, ARejectedRoundIsRunAgainAndItsTimesDropped) {
   EXPECT_EQ(run, 6);
   EXPECT_EQ(samples[0].ms, (std::vector<double>{1.0, 1.0}));
   EXPECT_EQ(samples[1].ms, (std::vector<double>{2.0, 2.0}));
+}
+
+// small_cnn's plan and its classifier, f [2, 4] x wg [5, 4]^T + bg, as the builder would time it
+// (the layer's spec points into the plan's graph).
+struct Classifier {
+  engine::Plan plan;
+  TuningLayer layer;
+};
+Result<std::unique_ptr<Classifier>> classifier() {
+  KILN_ASSIGN_OR_RETURN(engine::Plan plan,
+                        engine::build_plan(testing::import_model(testing::small_cnn(false)),
+                                           {.optimization_level = 0}));
+  auto c = std::make_unique<Classifier>(Classifier{std::move(plan), {}});
+  const auto& nodes = c->plan.graph.nodes;
+  const auto fc =
+      std::find_if(nodes.begin(), nodes.end(), [](const ir::Node& n) { return n.name == "fc"; });
+  if (fc == nodes.end()) return invalid_argument("small_cnn has no node 'fc'");
+  c->layer = {tactics::make_layer_spec(c->plan.graph, *fc), {{2, 4}, {5, 4}, {5}}, {{2, 5}}, {}};
+  for (const Tensor* v : c->layer.spec.constants) c->layer.values.push_back(v);
+  return c;
+}
+
+// The tuner's side of the builder's re-timing: a layer timed while the probe ran at 2x the best
+// time seen later reports timed_slow; timed again (Retime::kYes) at full speed, it no longer does.
+TEST(HostSpeedGuard, TheTunerFlagsALayerTimedBeforeTheBestAndTimesItAgain) {
+  auto c = classifier();
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  const TuningLayer& fc = (*c)->layer;
+  Script s({200});
+  Tuner t({.threads = 2, .host_probe_us = [&] { return s.next(); }});
+  auto first = t.choose(fc);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_EQ(first->probe_us, 200);
+  EXPECT_FALSE(t.timed_slow(*first));  // 200 us is the best the guard has seen yet
+  s.then({100});
+  auto second = t.choose(fc);
+  ASSERT_TRUE(second.is_ok());
+  EXPECT_EQ(second->probe_us, 100);
+  EXPECT_TRUE(t.timed_slow(*first));
+  EXPECT_FALSE(t.timed_slow(*second));
+  const int measured = t.times_measured();
+  auto again = t.choose(fc, Retime::kYes);
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_GT(t.times_measured(), measured);
+  EXPECT_FALSE(t.timed_slow(*again));
+}
+
+// The builder times again the layers timed before the host ran at full speed: the probe runs at
+// 2x until the first layer is chosen, then at 1x; the build log counts the layer.
+TEST(HostSpeedGuard, TheBuilderTimesAgainTheLayersTimedBeforeTheHostRanAtFullSpeed) {
+  Script s({200});
+  engine::BuildOptions o;
+  o.threads = 2;
+  o.host_probe_us = [&] { return s.next(); };
+  o.progress = [&](size_t done, size_t, std::string_view) {
+    if (done == 1) s.then({100});
+  };
+  auto plan = engine::build_plan(testing::import_model(testing::small_cnn(false)), o);
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const auto tuning = std::find_if(plan->build_log.begin(), plan->build_log.end(),
+                                   [](const std::string& l) { return l.starts_with("tuning:"); });
+  ASSERT_NE(tuning, plan->build_log.end());
+  EXPECT_NE(tuning->find("; 1 layer timed again, timed before the host ran at full speed"),
+            std::string::npos)
+      << *tuning;
 }
 
 // The probe's work depends on its seed (the compiler cannot fold it to a constant).
