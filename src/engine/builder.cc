@@ -254,6 +254,11 @@ Status pack_layer(const tactics::Tactic& tactic, const ir::Graph& g, const ir::N
   }
 }
 
+// "1 round", "3 rounds".
+std::string counted(int n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 // Packs the chosen tactics' weights (Tactic::prepack, a pure function of a layer's constants), the
 // layers shared out between the build's threads from a shared counter: packing is most of a
 // rebuild from a warm timing cache (ResNet-50: 92 of 101 ms on one thread). A layer's error is
@@ -288,9 +293,9 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
   }
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  log.push_back(fmt::format("packing: {} layers' weights, {:.1f} MiB, in {:.1f} ms on {} thread{}",
+  log.push_back(fmt::format("packing: {} layers' weights, {:.1f} MiB, in {:.1f} ms on {}",
                             packed_layers, static_cast<double>(packed_bytes) / (1 << 20), ms,
-                            workers, workers == 1 ? "" : "s"));
+                            counted(workers, "thread")));
   return Status::ok();
 }
 
@@ -299,16 +304,15 @@ Status pack_weights(Plan& plan, std::span<const tactics::Tactic* const> chosen, 
 std::string slow_host_note(const tuner::Tuner& t, int layers_retimed) {
   std::string note;
   if (t.rounds_retimed() > 0) {
-    note += fmt::format("; {} round{} timed again after the host ran slow", t.rounds_retimed(),
-                        t.rounds_retimed() == 1 ? "" : "s");
+    note += fmt::format("; {} timed again after the host ran slow",
+                        counted(t.rounds_retimed(), "round"));
   }
   if (layers_retimed > 0) {
-    note += fmt::format("; {} layer{} timed again, timed before the host ran at full speed",
-                        layers_retimed, layers_retimed == 1 ? "" : "s");
+    note += fmt::format("; {} timed again, timed before the host ran at full speed",
+                        counted(layers_retimed, "layer"));
   }
   if (t.rounds_slow() > 0) {
-    note += fmt::format("; {} round{} timed while it ran slow", t.rounds_slow(),
-                        t.rounds_slow() == 1 ? "" : "s");
+    note += fmt::format("; {} timed while it ran slow", counted(t.rounds_slow(), "round"));
   }
   return note;
 }

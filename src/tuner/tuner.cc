@@ -19,8 +19,8 @@ double seconds_since(Clock::time_point t) {
 
 // Timed runs per candidate by optimization level, and the time after which a candidate stops
 // being repeated (a slow reference kernel should not dominate the build); layers whose rounds
-// take under a millisecond run three times as many, up to 15 (10 more rounds cost them at most
-// 10 ms).
+// take under a millisecond run three times as many, up to 15 (at the default level 10 more
+// rounds: at most 10 ms).
 Rounds rounds_for(int level) {
   const int repeats = std::array{0, 1, 3, 5, 9, 15}[std::clamp(level, 0, 5)];
   return Rounds{.repeats = repeats,
@@ -166,8 +166,11 @@ std::vector<Samples> time_interleaved(size_t n, const Rounds& rounds,
     }
     return true;
   };
-  bool short_rounds = true;
-  for (int r = 0; r < std::max(rounds.repeats, short_rounds ? rounds.short_repeats : 0); ++r) {
+  bool short_rounds = true;  // every round so far under short_round_ms
+  const auto wanted = [&] {
+    return short_rounds ? std::max(rounds.repeats, rounds.short_repeats) : rounds.repeats;
+  };
+  for (int r = 0; r < wanted(); ++r) {
     int attempt = 0;
     do {
       if (!time_round()) return out;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "io/random_input.h"
@@ -42,6 +43,17 @@ OnnxBuilder small_cnn(bool dynamic_batch) {
   set_attr_int(g, "transB", 1);
   b.output("y");
   return b;
+}
+
+Result<tuner::TuningLayer> small_cnn_classifier(const engine::Plan& plan) {
+  const auto& nodes = plan.graph.nodes;
+  const auto fc =
+      std::find_if(nodes.begin(), nodes.end(), [](const ir::Node& n) { return n.name == "fc"; });
+  if (fc == nodes.end()) return invalid_argument("the plan has no node 'fc'");
+  tuner::TuningLayer l{
+      tactics::make_layer_spec(plan.graph, *fc), {{2, 4}, {5, 4}, {5}}, {{2, 5}}, {}};
+  for (const Tensor* c : l.spec.constants) l.values.push_back(c);
+  return l;
 }
 
 OnnxBuilder shape_chain_model() {

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <memory>
 #include <string>
 
 #include "engine/builder.h"
@@ -137,32 +136,15 @@ TEST(HostSpeedGuard, ARejectedRoundIsRunAgainAndItsTimesDropped) {
   EXPECT_EQ(samples[1].ms, (std::vector<double>{2.0, 2.0}));
 }
 
-// small_cnn's plan and its classifier, f [2, 4] x wg [5, 4]^T + bg, as the builder would time it
-// (the layer's spec points into the plan's graph).
-struct Classifier {
-  engine::Plan plan;
-  TuningLayer layer;
-};
-Result<std::unique_ptr<Classifier>> classifier() {
-  KILN_ASSIGN_OR_RETURN(engine::Plan plan,
-                        engine::build_plan(testing::import_model(testing::small_cnn(false)),
-                                           {.optimization_level = 0}));
-  auto c = std::make_unique<Classifier>(Classifier{std::move(plan), {}});
-  const auto& nodes = c->plan.graph.nodes;
-  const auto fc =
-      std::find_if(nodes.begin(), nodes.end(), [](const ir::Node& n) { return n.name == "fc"; });
-  if (fc == nodes.end()) return invalid_argument("small_cnn has no node 'fc'");
-  c->layer = {tactics::make_layer_spec(c->plan.graph, *fc), {{2, 4}, {5, 4}, {5}}, {{2, 5}}, {}};
-  for (const Tensor* v : c->layer.spec.constants) c->layer.values.push_back(v);
-  return c;
-}
-
 // The tuner's side of the builder's re-timing: a layer timed while the probe ran at 2x the best
 // time seen later reports timed_slow; timed again (Retime::kYes) at full speed, it no longer does.
 TEST(HostSpeedGuard, TheTunerFlagsALayerTimedBeforeTheBestAndTimesItAgain) {
-  auto c = classifier();
-  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
-  const TuningLayer& fc = (*c)->layer;
+  auto plan = engine::build_plan(testing::import_model(testing::small_cnn(false)),
+                                 {.optimization_level = 0});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  auto classifier = testing::small_cnn_classifier(*plan);
+  ASSERT_TRUE(classifier.is_ok()) << classifier.status().to_string();
+  const TuningLayer& fc = *classifier;
   Script s({200});
   Tuner t({.threads = 2, .host_probe_us = [&] { return s.next(); }});
   auto first = t.choose(fc);

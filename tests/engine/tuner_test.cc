@@ -310,23 +310,14 @@ TEST(TimingCache, CorruptFilesAreErrorsNamingTheFile) {
   }
 }
 
-// The classifier of small_cnn as the builder would time it: f [2, 4] x wg [5, 4]^T + bg.
-tuner::TuningLayer fc_layer(const engine::Plan& plan) {
-  const auto fc = std::find_if(plan.graph.nodes.begin(), plan.graph.nodes.end(),
-                               [](const ir::Node& n) { return n.name == "fc"; });
-  EXPECT_NE(fc, plan.graph.nodes.end());
-  tuner::TuningLayer l{
-      tactics::make_layer_spec(plan.graph, *fc), {{2, 4}, {5, 4}, {5}}, {{2, 5}}, {}};
-  for (const Tensor* c : l.spec.constants) l.values.push_back(c);
-  return l;
-}
-
 // Weights over the threshold (a core's L2 by default) are flushed from the caches before every
 // timed run, and the candidates say they were timed so; under it nothing is flushed.
 TEST(Tuner, LayersWithWeightsPastTheThresholdAreTimedCold) {
   auto plan = build({.optimization_level = 0});
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  const tuner::TuningLayer fc = fc_layer(*plan);
+  auto classifier = testing::small_cnn_classifier(*plan);
+  ASSERT_TRUE(classifier.is_ok()) << classifier.status().to_string();
+  const tuner::TuningLayer& fc = *classifier;
   EXPECT_EQ(tuner::constant_bytes(fc.spec), (20u + 5u) * sizeof(float));
   for (const size_t threshold : {size_t{64}, size_t{1} << 20}) {
     const bool cold = threshold == 64;
