@@ -17,6 +17,13 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// A candidate whose first run takes this many times the fastest's, and 10 ms more, is not run
+// again: the portable INT8 kernels (50-100x the VNNI ones) had taken 80% of ResNet-50's INT8
+// build. The slack keeps a kernel of a few milliseconds that lost its core once (the host takes
+// it for milliseconds at a time) in the running; below it the cap bounds the cost.
+constexpr double kOutpacedRatio = 4.0;
+constexpr double kOutpacedSlackMs = 10.0;
+
 // Timed runs per candidate by optimization level, and the time after which a candidate stops
 // being repeated (a slow reference kernel should not dominate the build); layers whose rounds
 // take under a millisecond run three times as many, up to 15 (at the default level 10 more
@@ -26,7 +33,9 @@ Rounds rounds_for(int level) {
   return Rounds{.repeats = repeats,
                 .cap_ms = 40.0 * std::clamp(level, 1, 5),
                 .short_repeats = std::min(15, 3 * repeats),
-                .short_round_ms = 1.0};
+                .short_round_ms = 1.0,
+                .outpaced_ratio = kOutpacedRatio,
+                .outpaced_slack_ms = kOutpacedSlackMs};
 }
 
 std::string lower(std::string_view s) {
@@ -166,6 +175,22 @@ std::vector<Samples> time_interleaved(size_t n, const Rounds& rounds,
     }
     return true;
   };
+  // After the first round: ends the candidates it found outpaced. True while any is left.
+  const auto drop_outpaced = [&] {
+    double best = -1;
+    for (size_t i = 0; i < n; ++i) {
+      if (live[i] && (best < 0 || round[i] < best)) best = round[i];
+    }
+    bool any = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (live[i] && round[i] > rounds.outpaced_ratio * best + rounds.outpaced_slack_ms) {
+        live[i] = false;
+        out[i].outpaced = true;
+      }
+      any = any || live[i];
+    }
+    return any;
+  };
   bool short_rounds = true;  // every round so far under short_round_ms
   const auto wanted = [&] {
     return short_rounds ? std::max(rounds.repeats, rounds.short_repeats) : rounds.repeats;
@@ -186,6 +211,7 @@ std::vector<Samples> time_interleaved(size_t n, const Rounds& rounds,
       any = any || live[i];
     }
     short_rounds = short_rounds && round_ms < rounds.short_round_ms;
+    if (r == 0 && rounds.outpaced_ratio > 0) any = drop_outpaced();
     if (!any) break;
   }
   return out;
@@ -300,6 +326,10 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     std::sort(ms.begin(), ms.end());
     c.ms = ms[ms.size() / 2];
     if (cold) c.note = "timed with cold caches";
+    if (samples[i].outpaced) {
+      c.note += fmt::format("{}timed once: over {:g}x the fastest", c.note.empty() ? "" : "; ",
+                            kOutpacedRatio);
+    }
     // Times taken while the host ran slow may rank the candidates as on a smaller machine: said
     // so. They are cached all the same: a rebuild with the cache makes the same choice, and a
     // host that stays busy (a test suite on every core) would otherwise time every rebuild.

@@ -128,6 +128,8 @@ struct Rounds {
   double cap_ms = 1e9;  // see time_interleaved
   int short_repeats = 0;
   double short_round_ms = 0;
+  double outpaced_ratio = 0;  // 0: off; see time_interleaved
+  double outpaced_slack_ms = 0;
 };
 
 // The timed runs of n candidates, interleaved: round r runs every candidate still being timed
@@ -135,7 +137,10 @@ struct Rounds {
 // for a scheduler tick) lands on one sample of several candidates, not on every sample of one;
 // the median then drops it. A candidate stops after the rounds' repeats, or after two runs once
 // its runs add up to more than cap_ms (a slow reference kernel should not dominate the build), or
-// at its first failed run; `stop` ends all timing between runs (the build budget). After each
+// at its first failed run, or after the first round when it took more than outpaced_ratio times
+// the round's fastest plus outpaced_slack_ms (it cannot win: the host's slow stretches run at half
+// speed, and the slack covers a run that lost its core for a while; marked `outpaced`); `stop`
+// ends all timing between runs (the build budget). After each
 // round, `round_ok(attempt)` (when given) says whether the round counts: a round it rejects is
 // run again, its times dropped, with attempt counting the tries of that round from 0 (the caller
 // bounds them). Returns each candidate's times in ms, or the first error of one that failed (its
@@ -143,6 +148,7 @@ struct Rounds {
 struct Samples {
   std::vector<double> ms;
   Status error = Status::ok();
+  bool outpaced = false;
 };
 std::vector<Samples> time_interleaved(size_t n, const Rounds& rounds,
                                       const std::function<Result<double>(size_t)>& run_once,

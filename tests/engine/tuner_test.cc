@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <fstream>
 #include <set>
 
@@ -234,6 +235,30 @@ TEST(Tuner, ShortRoundsRunMoreRepeats) {
       1, {.repeats = 3, .cap_ms = 0.5, .short_repeats = 9, .short_round_ms = 1.0}, fixed(0.1),
       never);
   EXPECT_EQ(samples[0].ms.size(), 6u);
+}
+
+// A candidate whose first run takes more than outpaced_ratio times the round's fastest plus the
+// slack is not run again (marked outpaced); one within the slack, and every candidate with the
+// ratio off, runs every round.
+TEST(Tuner, ACandidateOutpacedInTheFirstRoundIsNotRunAgain) {
+  std::vector<size_t> order;
+  const auto run_once = [&](size_t i) -> Result<double> {
+    order.push_back(i);
+    return std::array{1.0, 40.0, 13.9}[i];
+  };
+  const auto never = [] { return false; };
+  auto samples = tuner::time_interleaved(
+      3, {.repeats = 3, .outpaced_ratio = 4.0, .outpaced_slack_ms = 10.0}, run_once, never);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 0, 2, 0, 2}));
+  EXPECT_EQ(samples[1].ms, std::vector<double>{40.0});
+  EXPECT_TRUE(samples[1].outpaced);
+  EXPECT_FALSE(samples[0].outpaced);
+  EXPECT_FALSE(samples[2].outpaced);
+  EXPECT_EQ(samples[2].ms.size(), 3u);
+  order.clear();
+  samples = tuner::time_interleaved(3, {.repeats = 2}, run_once, never);
+  EXPECT_EQ(order, (std::vector<size_t>{0, 1, 2, 0, 1, 2}));
+  EXPECT_FALSE(samples[1].outpaced);
 }
 
 // INT8 activations must not be all zeros: the portable QGemm skips zero inputs and was timed
