@@ -290,7 +290,7 @@ Result<const void*> ExecutionContext::tensor_address(std::string_view name) {
   return static_cast<const void*>(address_[static_cast<size_t>(v)]);
 }
 
-Result<std::vector<Tensor>> ExecutionContext::run(const NamedTensors& inputs) {
+Status ExecutionContext::bind_inputs(const NamedTensors& inputs) {
   const ir::Graph& g = engine_->graph();
   KILN_RETURN_IF_ERROR(check_inputs(g, inputs));
   for (ir::ValueId v : g.inputs) {
@@ -300,6 +300,12 @@ Result<std::vector<Tensor>> ExecutionContext::run(const NamedTensors& inputs) {
     KILN_RETURN_IF_ERROR(set_input_shape(val.name, t.dims()));
     KILN_RETURN_IF_ERROR(set_tensor_address(val.name, t.raw_data()));
   }
+  return shapes_dirty_ ? prepare() : Status::ok();
+}
+
+Result<std::vector<Tensor>> ExecutionContext::run(const NamedTensors& inputs) {
+  const ir::Graph& g = engine_->graph();
+  KILN_RETURN_IF_ERROR(bind_inputs(inputs));
   KILN_RETURN_IF_ERROR(execute());
   std::vector<Tensor> out;
   for (ir::ValueId v : g.outputs) {

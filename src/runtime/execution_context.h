@@ -51,8 +51,13 @@ class ExecutionContext {
   // Runs the engine on the bound buffers.
   Status execute();
 
-  // Convenience for tools and tests: sets shapes and binds `inputs` (by name; inputs with a
-  // default may be left out), executes, and returns copies of the outputs in graph order.
+  // Sets shapes and binds `inputs` (by name; inputs with a default may be left out), then does
+  // now what the first execute() for these shapes would: resolves shapes, allocates the arena and
+  // reshapes the kernels (oneDNN's make their primitives there), so that a caller can time that
+  // one-time work apart from the runs.
+  Status bind_inputs(const NamedTensors& inputs);
+  // Convenience for tools and tests: bind_inputs(), executes, and returns copies of the outputs in
+  // graph order.
   Result<std::vector<Tensor>> run(const NamedTensors& inputs);
 
   int active_profile() const { return profile_; }

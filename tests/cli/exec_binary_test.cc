@@ -195,6 +195,7 @@ TEST_F(KilnExec, LoadedEngineOnConcurrentStreams) {
   expect_structure(r, true);
   expect_summary_block(r);
   EXPECT_TRUE(has_line(r, "Engine loaded in"));
+  EXPECT_TRUE(has_line(r, "Created 2 execution context(s) in"));
   EXPECT_TRUE(has_line(r, "2 inference streams run concurrently"));
   const json s = read_json(path("s.json"));
   EXPECT_EQ(s["execution"]["inference_streams"], 2);

@@ -230,8 +230,12 @@ Status run_inference(const ExecOptions& o, const runtime::Engine& engine, ExecLo
                      RunRecord& rec) {
   KILN_ASSIGN_OR_RETURN(runtime::NamedTensors feeds,
                         make_feeds(engine, {o.inference_shapes, o.load_inputs, o.seed}, log));
+  const Clock::time_point t0 = Clock::now();
   KILN_ASSIGN_OR_RETURN(std::vector<ContextPtr> owned,
                         make_contexts(engine, feeds, o.inf_streams, o.threads));
+  log.info(fmt::format("Created {} execution context(s) in {} sec, activation arena {} MiB each",
+                       owned.size(), format_number(ms_since(t0) / 1000),
+                       format_number(static_cast<double>(owned[0]->arena_bytes()) / (1 << 20))));
   std::vector<runtime::ExecutionContext*> contexts;
   for (const ContextPtr& c : owned) contexts.push_back(c.get());
   record_io(engine, *contexts[0], rec);
