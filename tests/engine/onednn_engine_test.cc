@@ -3,7 +3,10 @@
 // reference executor.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "engine/engine_test_util.h"
+#include "engine/serialize.h"
 #include "passes/pass_harness.h"
 #include "tactics/tactic.h"
 #include "testing/tensor_compare.h"
@@ -11,9 +14,13 @@
 namespace kiln {
 namespace {
 
-// Moves every layer a oneDNN tactic accepts onto it; returns how many moved.
-int force_onednn(engine::Plan& plan) {
-  int moved = 0;
+// Moves every layer a oneDNN tactic accepts onto it, with the weights that tactic packs (as the
+// builder's packing step would); returns how many moved and how many packed.
+struct Moved {
+  int layers = 0, packed = 0;
+};
+Moved force_onednn(engine::Plan& plan) {
+  Moved moved;
   for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
     if (plan.layers[n].kind != engine::LayerKind::kRun) continue;
     const ir::Node& node = plan.graph.nodes[n];
@@ -21,7 +28,11 @@ int force_onednn(engine::Plan& plan) {
     for (const tactics::Tactic* t : tactics::tactics_for(node.domain, node.op_type)) {
       if (t->source() == "onednn" && t->why_not(spec).empty()) {
         plan.layers[n].tactic = std::string(t->name());
-        ++moved;
+        auto packed = t->prepack(spec);
+        EXPECT_TRUE(packed.is_ok()) << packed.status().to_string();
+        plan.layers[n].packed = packed.is_ok() ? std::move(packed).value() : Tensor();
+        ++moved.layers;
+        moved.packed += plan.layers[n].packed.defined();
         break;
       }
     }
@@ -37,9 +48,26 @@ void expect_onednn_engine_matches_reference(bool dynamic_batch) {
   }
   auto plan = engine::build_plan(testing::import_model(model), options);
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
-  // The convolutions (fused with their bias, residual and activation) and the Gemm.
-  EXPECT_GE(force_onednn(*plan), 3);
-  auto engine = runtime::Engine::create(std::move(plan).value());
+  // The convolutions (fused with their bias, residual and activation) and the Gemm; a static
+  // engine's weights packed into it, a dynamic one's packed by each context.
+  const Moved moved = force_onednn(*plan);
+  EXPECT_GE(moved.layers, 3);
+  EXPECT_EQ(moved.packed, dynamic_batch ? 0 : moved.layers);
+  // Saved and loaded: the weights every reader packed are stored as dims only, so the kernels run
+  // on the engine's packed copies alone.
+  const auto path = std::filesystem::path(::testing::TempDir()) /
+                    (dynamic_batch ? "onednn_dynamic.plan" : "onednn_static.plan");
+  ASSERT_TRUE(engine::save_plan(*plan, path).is_ok());
+  auto loaded = engine::load_plan(path);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().to_string();
+  int dims_only = 0;
+  for (size_t n = 0; n < loaded->layers.size(); ++n) {
+    if (!loaded->layers[n].packed.defined()) continue;
+    const ir::Value& w = loaded->graph.value(loaded->graph.nodes[n].inputs[1]);
+    dims_only += w.initializer && w.initializer->raw_data() == nullptr;
+  }
+  EXPECT_EQ(dims_only, moved.packed);
+  auto engine = runtime::Engine::create(std::move(loaded).value());
   ASSERT_TRUE(engine.is_ok()) << engine.status().to_string();
   auto ctx = (*engine)->create_execution_context();
   ASSERT_TRUE(ctx.is_ok()) << ctx.status().to_string();

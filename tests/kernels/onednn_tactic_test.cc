@@ -11,6 +11,7 @@
 #include "kernels/conv_cases.h"
 #include "kernels/tactic_test_util.h"
 #include "parallel/thread_pool.h"
+#include "tactics/onednn/onednn_common.h"
 #include "tactics/tactic.h"
 
 namespace kiln::testing {
@@ -368,6 +369,96 @@ TEST(OnednnFusedGemmTactic, ActivationsAndBatchedA) {
     c.inputs[0] = in(random_f32({2, 3, 33}, 4));  // batched A, C broadcast to [1, N]
     expect_matches(kFusedGemm, c, kActTol);
   }
+}
+
+// Runs `tactic` on c with the weights it packed for the engine (prepack()), or with `stored` in
+// their place, against the reference.
+void expect_prepacked_matches(const std::string& name, const OpCase& c, Tolerance tol,
+                              const Tensor* stored = nullptr) {
+  SCOPED_TRACE(name + " prepacked, on " + case_text(c));
+  auto og = build_op_graph(c);
+  ASSERT_TRUE(og.is_ok()) << og.status().to_string();
+  const tactics::Tactic* tactic = tactics::find_tactic(name);
+  ASSERT_NE(tactic, nullptr);
+  tactics::LayerSpec spec = layer_spec(og->graph);
+  auto packed = tactic->prepack(spec);
+  ASSERT_TRUE(packed.is_ok()) << packed.status().to_string();
+  ASSERT_TRUE(packed->defined()) << "static shapes and constant weights: packed for the engine";
+  spec.prepacked = stored != nullptr ? stored : &*packed;
+  auto kernel = tactic->instantiate(spec);
+  ASSERT_TRUE(kernel.is_ok()) << kernel.status().to_string();
+  auto got = run_layer_kernel(**kernel, *og);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  auto want = run_op(c);
+  ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+  EXPECT_EQ(compare_tensors(got->outputs[0], (*want)[0], tol), "");
+}
+
+// The direct convolutions and the GEMMs pack constant weights when the engine is built: their
+// kernels run on that copy alone. The Winograd ones (a layout that can change with the thread
+// count) and dynamic shapes leave the packing to each context.
+TEST(OnednnTactics, PackWeightsForTheEngineAndRunOnThem) {
+  const ConvGeom g{.batch = 2, .cin = 17, .cout = 33, .h = 9, .w = 8, .pad = 1};
+  expect_prepacked_matches(kConv, conv_case(g), kSumTol);
+  expect_prepacked_matches(kConv, conv_case({.cin = 8, .cout = 8, .group = 4, .h = 6, .w = 6}),
+                           kSumTol);
+  expect_prepacked_matches(kGemm, gemm_case(5, 7, 17, false, true, 0.5f, 2.0f, {17}), kSumTol);
+  expect_prepacked_matches(kMatMul, matmul_case({2, 5, 7}, {7, 3}, true), kSumTol);
+  if (host_has_avx512()) {
+    const ConvGeom b{.cin = 16, .cout = 32, .h = 9, .w = 11, .pad = 1};
+    expect_prepacked_matches(kBlocked, nchw16c_case(b, true, true, {"Relu", {}}), kActTol);
+    for (const char* wino : {kWinograd, kBlockedWinograd}) {
+      const OpCase w = std::string(wino) == kWinograd ? conv_case(b) : nchw16c_case(b);
+      auto og = build_op_graph(w);
+      ASSERT_TRUE(og.is_ok());
+      auto packed = tactics::find_tactic(wino)->prepack(layer_spec(og->graph));
+      ASSERT_TRUE(packed.is_ok());
+      EXPECT_FALSE(packed->defined()) << wino;
+    }
+  }
+  OpCase dynamic = conv_case(g);
+  auto og = build_op_graph(dynamic);
+  ASSERT_TRUE(og.is_ok());
+  tactics::LayerSpec spec = layer_spec(og->graph);
+  spec.inputs[0] = ir::TensorDesc::of(
+      DType::kF32, {ir::Dim::named("n"), ir::Dim::known(17), ir::Dim::known(9), ir::Dim::known(8)});
+  auto packed = tactics::find_tactic(kConv)->prepack(spec);
+  ASSERT_TRUE(packed.is_ok());
+  EXPECT_FALSE(packed->defined()) << "a dynamic batch";
+}
+
+// Stored weights in another layout than the primitive asks for (channels last here) are reordered
+// into it; bytes that are not packed weights of this oneDNN are refused, naming the layer.
+TEST(OnednnTactics, ReorderStoredWeightsOfAnotherLayoutAndRefuseForeignOnes) {
+  const ConvGeom g{.cin = 16, .cout = 32, .h = 7, .w = 7, .pad = 1};
+  const OpCase c = conv_case(g);
+  const Tensor& w = *c.inputs[1].tensor;
+  const auto desc = [](dnnl::memory::format_tag tag) {
+    return dnnl::memory::desc({32, 16, 3, 3}, dnnl::memory::data_type::f32, tag);
+  };
+  auto stored = tactics::onednn::stored_weights(w.raw_data(), desc(dnnl::memory::format_tag::oihw),
+                                                desc(dnnl::memory::format_tag::ohwi));
+  ASSERT_TRUE(stored.is_ok()) << stored.status().to_string();
+  ASSERT_TRUE(stored->defined());
+  expect_prepacked_matches(kConv, c, kSumTol, &*stored);
+
+  auto og = build_op_graph(c);
+  ASSERT_TRUE(og.is_ok());
+  const auto refused = [&](const Tensor& bad) {
+    tactics::LayerSpec spec = layer_spec(og->graph);
+    spec.prepacked = &bad;
+    auto kernel = tactics::find_tactic(kConv)->instantiate(spec);
+    return kernel.is_ok() ? std::string("accepted") : kernel.status().message();
+  };
+  Tensor no_magic = stored->clone();
+  static_cast<char*>(no_magic.raw_data())[0] = 'x';
+  EXPECT_NE(refused(no_magic).find("have no header"), std::string::npos) << refused(no_magic);
+  Tensor other_version = stored->clone();
+  static_cast<uint32_t*>(other_version.raw_data())[2] += 1;  // the major version
+  EXPECT_NE(refused(other_version).find("rebuild the engine"), std::string::npos)
+      << refused(other_version);
+  const Tensor cut(DType::kU8, {100});
+  EXPECT_NE(refused(cut).find("node '"), std::string::npos) << refused(cut);
 }
 
 // Winograd comes after the direct convolution: untimed builds take the first applicable tactic.

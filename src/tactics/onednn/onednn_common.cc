@@ -3,6 +3,10 @@
 #include <fmt/format.h>
 #include <omp.h>
 
+#include <array>
+#include <cstddef>
+#include <cstring>
+
 namespace kiln::tactics::onednn {
 namespace {
 
@@ -125,6 +129,47 @@ Status layer_status(const ir::Node& node, const dnnl::error& e) {
   return layer_status(node, fmt::format("{} (status {})", e.what(), static_cast<int>(e.status)));
 }
 
+namespace {
+
+// The stored weights' header: magic, oneDNN's major, minor and patch version, the descriptor's
+// size and bytes (dnnl_memory_desc_t is plain data in oneDNN 2), padded to keep the data aligned.
+constexpr char kMagic[8] = {'k', 'i', 'l', 'n', 'd', 'n', 'n', 'w'};
+constexpr size_t kVersionAt = sizeof(kMagic), kDescAt = kVersionAt + 4 * sizeof(uint32_t);
+constexpr size_t kHeaderBytes = (kDescAt + sizeof(dnnl_memory_desc_t) + 63) / 64 * 64;
+
+std::array<uint32_t, 4> header_words() {
+  const dnnl_version_t* v = dnnl_version();
+  return {static_cast<uint32_t>(v->major), static_cast<uint32_t>(v->minor),
+          static_cast<uint32_t>(v->patch), static_cast<uint32_t>(sizeof(dnnl_memory_desc_t))};
+}
+
+// The descriptor and data of an engine's stored weights, checked against this oneDNN.
+Result<std::pair<dnnl::memory::desc, const std::byte*>> read_stored(const Tensor& stored) {
+  const auto* bytes = static_cast<const std::byte*>(stored.raw_data());
+  const size_t n = stored.nbytes();
+  if (bytes == nullptr || n < kHeaderBytes || std::memcmp(bytes, kMagic, sizeof(kMagic)) != 0) {
+    return invalid_argument("the engine's packed oneDNN weights ({} bytes) have no header", n);
+  }
+  std::array<uint32_t, 4> words;
+  std::memcpy(words.data(), bytes + kVersionAt, sizeof(words));
+  if (words != header_words()) {
+    const std::array<uint32_t, 4> here = header_words();
+    return invalid_argument(
+        "the engine's weights were packed by oneDNN {}.{}.{}, this is {}.{}.{}: rebuild the engine",
+        words[0], words[1], words[2], here[0], here[1], here[2]);
+  }
+  dnnl_memory_desc_t raw;
+  std::memcpy(&raw, bytes + kDescAt, sizeof(raw));
+  const dnnl::memory::desc desc(raw);
+  if (raw.format_kind != dnnl_blocked || n != kHeaderBytes + desc.get_size()) {
+    return invalid_argument(
+        "the engine's packed oneDNN weights ({} bytes) do not match their header", n);
+  }
+  return std::pair{desc, bytes + kHeaderBytes};
+}
+
+}  // namespace
+
 Status PackedWeights::pack(const void* weights, const dnnl::memory::desc& from,
                            const dnnl::memory::desc& to) {
   if (packed_as(to)) return Status::ok();
@@ -138,6 +183,36 @@ Status PackedWeights::pack(const void* weights, const dnnl::memory::desc& from,
   s.wait();
   desc_ = to;
   return Status::ok();
+}
+
+Status PackedWeights::adopt(const Tensor& stored, const dnnl::memory::desc& to) {
+  if (packed_as(to)) return Status::ok();
+  KILN_ASSIGN_OR_RETURN(auto found, read_stored(stored));
+  const auto& [desc, data] = found;
+  if (desc != to) return pack(data, desc, to);
+  data_ = Tensor::borrow(DType::kU8, {static_cast<int64_t>(std::max<size_t>(to.get_size(), 1))},
+                         data, nullptr);
+  desc_ = to;
+  return Status::ok();
+}
+
+Result<Tensor> stored_weights(const void* weights, const dnnl::memory::desc& from,
+                              const dnnl::memory::desc& to) {
+  if (to.data.format_kind != dnnl_blocked) return Tensor();
+  const size_t bytes = to.get_size();
+  Tensor out(DType::kU8, {static_cast<int64_t>(kHeaderBytes + bytes)});
+  auto* p = static_cast<std::byte*>(out.raw_data());
+  std::memcpy(p, kMagic, sizeof(kMagic));
+  const std::array<uint32_t, 4> words = header_words();
+  std::memcpy(p + kVersionAt, words.data(), sizeof(words));
+  std::memcpy(p + kDescAt, &to.data, sizeof(to.data));
+  const dnnl::engine& eng = cpu_engine();
+  dnnl::memory src(from, eng, const_cast<void*>(weights));
+  dnnl::memory dst(to, eng, p + kHeaderBytes);
+  dnnl::stream s(eng);
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+  return out;
 }
 
 int Exec::add(int arg, const dnnl::memory::desc& md) {

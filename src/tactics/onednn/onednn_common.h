@@ -79,18 +79,30 @@ Status layer_status(const ir::Node& node, const dnnl::error& e);
 
 // --- weights -------------------------------------------------------------------------------------
 // Constant weights reordered into the layout a primitive asked for. pack() depends only on the
-// weights' values, their source layout and the target descriptor: it can move to build time.
+// weights' values, their source layout and the target descriptor, so the engine packs them when
+// it is built (Tactic::prepack, stored_weights) and every context uses its copy (adopt).
 class PackedWeights {
  public:
   // Reorders `weights` (laid out as `from`) into `to`; a no-op when already packed as `to`.
   Status pack(const void* weights, const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  // Takes an engine's packed weights (stored_weights): in place when they are laid out as `to`,
+  // else reordered from their layout into a buffer of its own. Refused when the bytes are not
+  // packed weights of this oneDNN version.
+  Status adopt(const Tensor& stored, const dnnl::memory::desc& to);
   bool packed_as(const dnnl::memory::desc& to) const { return data_.defined() && desc_ == to; }
   void* data() const { return const_cast<void*>(data_.raw_data()); }
 
  private:
   dnnl::memory::desc desc_;
-  Tensor data_;  // 64-byte aligned bytes
+  Tensor data_;  // 64-byte aligned bytes, owned or a view of the engine's
 };
+
+// `weights` (laid out as `from`) packed as `to` the way an engine stores them: a 64-byte-aligned
+// header (oneDNN's version, `to`'s descriptor) and the bytes. Empty when `to` is not a blocked
+// layout: a Winograd layout can change with the thread count and no reorder reads it back, so
+// those weights stay per context.
+Result<Tensor> stored_weights(const void* weights, const dnnl::memory::desc& from,
+                              const dnnl::memory::desc& to);
 
 // --- execution -----------------------------------------------------------------------------------
 // A primitive and its arguments, built in reshape(): run() rebinds data pointers and executes

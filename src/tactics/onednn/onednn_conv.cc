@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <optional>
 
 #include "base/cpu_features.h"
 #include "ops/kiln_layout.h"
@@ -166,23 +167,33 @@ class ConvKernel final : public LayerKernel {
         blocked_(blocked),
         plain_src_(blocked && node_.attrs.get_string("x_layout", "") == "nchw") {
     if (const Tensor* w = spec.constant(1)) weights_ = *w;  // shares the engine's storage
+    prepacked_ = spec.prepacked;
   }
 
   // Packs constant weights now when the input's shape is static (otherwise at the first
   // reshape()): the layout the primitive wants depends on the shapes. Sliced: at reshape(), once
   // the pool (the number of slices) is known.
   Status prepare(const LayerSpec& spec) {
-    const ir::TensorDesc& x = spec.inputs[0];
-    if (sliced_ || !weights_.defined() || !x.has_rank()) return Status::ok();
-    for (int i = 0; i < x.rank(); ++i) {
-      if (!x.dim(i).is_known()) return Status::ok();
-    }
-    KILN_ASSIGN_OR_RETURN(
-        ConvShapes s, conv_shapes(node_, since_version_, x_dims(x.static_dims()), weights_.dims()));
+    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec));
+    if (!s) return Status::ok();
     OmpThreads threads(nullptr);
     try {
-      const auto pd = primitive_desc(s);
-      return packed_.pack(weights_.raw_data(), plain_desc(s.weights), pd.weights_desc());
+      return pack(s->weights, primitive_desc(*s).weights_desc());
+    } catch (const dnnl::error& e) {
+      return layer_status(node_, e);
+    }
+  }
+
+  // The weights as the engine stores them (stored_weights) for a static input shape; empty for
+  // dynamic shapes, the Winograd tactics and FP16 layers (packed when the engine loads).
+  Result<Tensor> prepack(const LayerSpec& spec) {
+    if (winograd_ || spec.fp16_weights) return Tensor();
+    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec));
+    if (!s) return Tensor();
+    OmpThreads threads(nullptr);
+    try {
+      return stored_weights(weights_.raw_data(), plain_desc(s->weights),
+                            primitive_desc(*s).weights_desc());
     } catch (const dnnl::error& e) {
       return layer_status(node_, e);
     }
@@ -202,10 +213,7 @@ class ConvKernel final : public LayerKernel {
     OmpThreads threads(thread_pool());
     try {
       const auto pd = primitive_desc(shapes_);
-      if (weights_.defined()) {
-        KILN_RETURN_IF_ERROR(
-            packed_.pack(weights_.raw_data(), plain_desc(shapes_.weights), pd.weights_desc()));
-      }
+      if (weights_.defined()) KILN_RETURN_IF_ERROR(pack(shapes_.weights, pd.weights_desc()));
       exec_.init(dnnl::convolution_forward(pd), pd.scratchpad_desc());
       src_ = exec_.add(DNNL_ARG_SRC, pd.src_desc());
       weights_slot_ = exec_.add(DNNL_ARG_WEIGHTS, pd.weights_desc());
@@ -242,6 +250,27 @@ class ConvKernel final : public LayerKernel {
 
  private:
   bool has_bias() const { return wiring_.bias_input >= 0; }
+
+  // The convolution's shapes when X's are static (the same for every context), else nullopt.
+  Result<std::optional<ConvShapes>> static_shapes(const LayerSpec& spec) const {
+    const ir::TensorDesc& x = spec.inputs[0];
+    if (sliced_ || !weights_.defined() || !x.has_rank()) return std::optional<ConvShapes>();
+    for (int i = 0; i < x.rank(); ++i) {
+      if (!x.dim(i).is_known()) return std::optional<ConvShapes>();
+    }
+    KILN_ASSIGN_OR_RETURN(
+        ConvShapes s, conv_shapes(node_, since_version_, x_dims(x.static_dims()), weights_.dims()));
+    return std::optional<ConvShapes>(std::move(s));
+  }
+
+  // The constant weights (logical dims w: grouped ones have a group dim) packed as `to`: the
+  // engine's copy when it has one, else from the values.
+  Status pack(const memory::dims& w, const memory::desc& to) {
+    Status st = prepacked_ != nullptr ? packed_.adopt(*prepacked_, to)
+                                      : packed_.pack(weights_.raw_data(), plain_desc(w), to);
+    return st.is_ok() ? st : layer_status(node_, st.message());
+  }
+
   memory::dims x_dims(std::span<const int64_t> x) const {
     return unblocked_x(x, weights_.defined() ? weights_.dims() : Dims{},
                        node_.attrs.get_int("group", 1), blocked_);
@@ -358,10 +387,11 @@ class ConvKernel final : public LayerKernel {
   ConvWiring wiring_;
   bool winograd_ = false;
   bool sliced_ = false;
-  bool blocked_ = false;      // kiln.ConvNchw16c: X, Y and the residual are nChw16c
-  bool plain_src_ = false;    // ... but X is NCHW (x_layout "nchw")
-  Tensor weights_;            // the constant weights, or undefined
-  BlockedBoundary boundary_;  // Winograd: the blocked source and destination
+  bool blocked_ = false;               // kiln.ConvNchw16c: X, Y and the residual are nChw16c
+  bool plain_src_ = false;             // ... but X is NCHW (x_layout "nchw")
+  Tensor weights_;                     // the constant weights, or undefined
+  const Tensor* prepacked_ = nullptr;  // the engine's packed weights (prepack()), or null
+  BlockedBoundary boundary_;           // Winograd: the blocked source and destination
   PackedWeights packed_;
   ConvShapes shapes_;
   Exec exec_;
@@ -404,6 +434,23 @@ Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec,
   return std::unique_ptr<LayerKernel>(std::move(kernel));
 }
 
+// The weights the engine stores for a direct convolution (ConvKernel::prepack).
+Result<Tensor> prepack_conv(const LayerSpec& spec, const ConvWiring& wiring, ConvAlgo algo,
+                            bool blocked = false) {
+  if (algo != ConvAlgo::kDirect) return Tensor();
+  LayerSpec own = spec;
+  own.prepacked = nullptr;
+  return ConvKernel(own, wiring, algo, blocked).prepack(own);
+}
+
+// W, the input a direct convolution's stored weights replace.
+constexpr size_t kWeightsInput[] = {1};
+
+std::span<const size_t> conv_packed_inputs(ConvAlgo algo) {
+  return algo == ConvAlgo::kDirect ? std::span<const size_t>(kWeightsInput)
+                                   : std::span<const size_t>();
+}
+
 // A FusedConv-shaped node's inputs (X, W, B?, residual?) and its fused activation.
 ConvWiring fused_wiring(const LayerSpec& spec) {
   ConvWiring wiring;
@@ -432,12 +479,20 @@ class ConvTactic final : public OnednnTactic {
     return winograd_ ? winograd_why_not(spec) : conv_why_not(spec);
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    ConvWiring wiring;
-    wiring.bias_input = spec.has_input(2) ? 2 : -1;
-    return make_conv_kernel(spec, wiring, algo_);
+    return make_conv_kernel(spec, wiring(spec), algo_);
   }
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    return prepack_conv(spec, wiring(spec), algo_);
+  }
+  std::span<const size_t> packed_inputs() const override { return conv_packed_inputs(algo_); }
 
  private:
+  static ConvWiring wiring(const LayerSpec& spec) {
+    ConvWiring w;
+    w.bias_input = spec.has_input(2) ? 2 : -1;
+    return w;
+  }
+
   ConvAlgo algo_;
   bool winograd_;
 };
@@ -459,6 +514,10 @@ class FusedConvTactic final : public OnednnTactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     return make_conv_kernel(spec, fused_wiring(spec), algo_);
   }
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    return prepack_conv(spec, fused_wiring(spec), algo_);
+  }
+  std::span<const size_t> packed_inputs() const override { return conv_packed_inputs(algo_); }
 
  private:
   ConvAlgo algo_;
@@ -494,6 +553,10 @@ class BlockedConvTactic final : public OnednnTactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     return make_conv_kernel(spec, fused_wiring(spec), algo_, /*blocked=*/true);
   }
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    return prepack_conv(spec, fused_wiring(spec), algo_, /*blocked=*/true);
+  }
+  std::span<const size_t> packed_inputs() const override { return conv_packed_inputs(algo_); }
 
  private:
   ConvAlgo algo_;

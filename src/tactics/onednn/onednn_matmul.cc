@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "tactics/onednn/onednn_common.h"
 #include "tactics/onednn/onednn_tactics.h"
@@ -67,6 +68,7 @@ class MatMulKernel final : public LayerKernel {
         activation_(form == Form::kFusedGemm ? activation_of(*spec.node)
                                              : ref::ActivationParams{}) {
     if (const Tensor* b = spec.constant(1)) b_ = *b;
+    prepacked_ = spec.prepacked;
     has_c_ = form != Form::kMatMul && spec.has_input(2);
     if (has_c_ && beta_ != alpha_ && spec.constant(2) != nullptr) {
       const Tensor& c = *spec.constant(2);
@@ -79,22 +81,25 @@ class MatMulKernel final : public LayerKernel {
 
   // Packs a constant B now when A's shape is static (otherwise at the first reshape()).
   Status prepare(const LayerSpec& spec) {
-    const ir::TensorDesc& a = spec.inputs[0];
-    if (!b_.defined() || !a.has_rank()) return Status::ok();
-    for (int i = 0; i < a.rank(); ++i) {
-      if (!a.dim(i).is_known()) return Status::ok();
-    }
-    Dims c_dims;
-    if (has_c_ && spec.inputs[2].has_rank()) {
-      for (int i = 0; i < spec.inputs[2].rank(); ++i) {
-        if (!spec.inputs[2].dim(i).is_known()) return Status::ok();
-        c_dims.push_back(spec.inputs[2].dim(i).value);
-      }
-    }
-    KILN_ASSIGN_OR_RETURN(MatMulShapes s, shapes(a.static_dims(), b_.dims(), c_dims));
+    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec));
+    if (!s) return Status::ok();
     OmpThreads threads(nullptr);
     try {
-      return packed_.pack(b_.raw_data(), s.b, primitive_desc(s).weights_desc());
+      return pack(s->b, primitive_desc(*s).weights_desc());
+    } catch (const dnnl::error& e) {
+      return layer_status(node_, e);
+    }
+  }
+
+  // B as the engine stores it (stored_weights) for static shapes; empty for dynamic ones and FP16
+  // layers (packed when the engine loads).
+  Result<Tensor> prepack(const LayerSpec& spec) {
+    if (spec.fp16_weights) return Tensor();
+    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec));
+    if (!s) return Tensor();
+    OmpThreads threads(nullptr);
+    try {
+      return stored_weights(b_.raw_data(), s->b, primitive_desc(*s).weights_desc());
     } catch (const dnnl::error& e) {
       return layer_status(node_, e);
     }
@@ -111,7 +116,7 @@ class MatMulKernel final : public LayerKernel {
     OmpThreads threads(thread_pool());
     try {
       const auto pd = primitive_desc(*s);
-      if (b_.defined()) KILN_RETURN_IF_ERROR(packed_.pack(b_.raw_data(), s->b, pd.weights_desc()));
+      if (b_.defined()) KILN_RETURN_IF_ERROR(pack(s->b, pd.weights_desc()));
       exec_.init(dnnl::matmul(pd), pd.scratchpad_desc());
       a_slot_ = exec_.add(DNNL_ARG_SRC, pd.src_desc());
       b_slot_ = exec_.add(DNNL_ARG_WEIGHTS, pd.weights_desc());
@@ -135,6 +140,32 @@ class MatMulKernel final : public LayerKernel {
   }
 
  private:
+  // The shapes when A's (and C's) are static (the same for every context), else nullopt.
+  Result<std::optional<MatMulShapes>> static_shapes(const LayerSpec& spec) const {
+    const ir::TensorDesc& a = spec.inputs[0];
+    if (!b_.defined() || !a.has_rank()) return std::optional<MatMulShapes>();
+    for (int i = 0; i < a.rank(); ++i) {
+      if (!a.dim(i).is_known()) return std::optional<MatMulShapes>();
+    }
+    Dims c_dims;
+    if (has_c_ && spec.inputs[2].has_rank()) {
+      for (int i = 0; i < spec.inputs[2].rank(); ++i) {
+        if (!spec.inputs[2].dim(i).is_known()) return std::optional<MatMulShapes>();
+        c_dims.push_back(spec.inputs[2].dim(i).value);
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(MatMulShapes s, shapes(a.static_dims(), b_.dims(), c_dims));
+    return std::optional<MatMulShapes>(std::move(s));
+  }
+
+  // The constant B (laid out as `from`) packed as `to`: the engine's copy when it has one, else
+  // from the values.
+  Status pack(const memory::desc& from, const memory::desc& to) {
+    Status st = prepacked_ != nullptr ? packed_.adopt(*prepacked_, to)
+                                      : packed_.pack(b_.raw_data(), from, to);
+    return st.is_ok() ? st : layer_status(node_, st.message());
+  }
+
   Result<MatMulShapes> shapes(std::span<const int64_t> a, std::span<const int64_t> b,
                               std::span<const int64_t> c) const {
     if (form_ == Form::kMatMul) return matmul_shapes(a, b);
@@ -179,8 +210,9 @@ class MatMulKernel final : public LayerKernel {
   float alpha_, beta_;
   ref::ActivationParams activation_;
   bool has_c_ = false;
-  Tensor b_;         // the constant B, or undefined
-  Tensor scaled_c_;  // beta * C for a constant C and beta != 1
+  Tensor b_;                           // the constant B, or undefined
+  const Tensor* prepacked_ = nullptr;  // the engine's packed B (prepack()), or null
+  Tensor scaled_c_;                    // beta * C for a constant C and beta != 1
   PackedWeights packed_;
   Exec exec_;
   int a_slot_ = -1, b_slot_ = -1, c_slot_ = -1, y_slot_ = -1;
@@ -209,6 +241,8 @@ std::string gemm_why_not(const LayerSpec& spec, Form form) {
   return form == Form::kFusedGemm ? activation_why_not(*spec.node) : "";
 }
 
+constexpr size_t kBInput[] = {1};
+
 class MatMulTactic final : public OnednnTactic {
  public:
   MatMulTactic(std::string_view name, std::string_view domain, std::string_view op, Form form)
@@ -226,6 +260,13 @@ class MatMulTactic final : public OnednnTactic {
     KILN_RETURN_IF_ERROR(kernel->prepare(spec));
     return std::unique_ptr<LayerKernel>(std::move(kernel));
   }
+  Result<Tensor> prepack(const LayerSpec& spec) const override {
+    LayerSpec own = spec;
+    own.prepacked = nullptr;
+    return MatMulKernel(own, form_).prepack(own);
+  }
+  // B, which the stored weights replace.
+  std::span<const size_t> packed_inputs() const override { return kBInput; }
 
  private:
   Form form_;
