@@ -373,10 +373,9 @@ Status choose_tactics(Plan& plan, const Profile& profile, tuner::TunerOptions op
       plan.layers[n].candidates = std::move(choice.candidates);
     }
     log.push_back(fmt::format(
-        "tuning: {} layers timed, {} times measured, {} from the timing cache, {:.1f} s "
-        "measuring{}{}",
-        tuner.layers_timed(), tuner.times_measured(), tuner.times_cached(),
-        tuner.seconds_measuring(), slow_host_note(tuner, retimed),
+        "tuning: {} timed, {} measured, {} from the timing cache, {:.1f} s measuring{}{}",
+        counted(tuner.layers_timed(), "layer"), counted(tuner.times_measured(), "time"),
+        tuner.times_cached(), tuner.seconds_measuring(), slow_host_note(tuner, retimed),
         tuner.budget_spent() ? "; the build budget was spent before the last layers" : ""));
   }  // the tuner's threads end before the packing's start
   return pack_weights(plan, chosen, threads, log);

@@ -49,12 +49,12 @@ class EngineCommands : public ::testing::Test {
 TEST_F(EngineCommands, TuningTimesCandidatesAndTheCacheMakesRebuildsFree) {
   const std::string cache = (dir_.path() / "t.cache").string();
   expect(kiln(build_flags() + " --timingCacheFile=" + cache + " --threads=2"), 0,
-         {"does not exist yet", "tuning: 1 layers timed", "[I] packing: ", " MiB, in "});
+         {"does not exist yet", "tuning: 1 layer timed", "[I] packing: ", " MiB, in "});
   expect(kiln(build_flags() + " --timingCacheFile=" + cache + " --threads=2"), 0,
          {"times loaded", "tuning: 0 layers timed, 0 times measured"});
   // The timings depend on the thread count: another count is measured afresh.
   expect(kiln(build_flags() + " --timingCacheFile=" + cache + " --threads=1"), 0,
-         {"tuning: 1 layers timed"});
+         {"tuning: 1 layer timed"});
   // Every candidate of the contested layer is shown, the chosen one marked.
   expect(kiln("inspect " + plan_), 0,
          {"* fused_conv.", " ms", "- ref.generic", "reference fallback"});
