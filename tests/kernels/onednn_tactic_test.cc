@@ -371,16 +371,25 @@ TEST(OnednnFusedGemmTactic, ActivationsAndBatchedA) {
   }
 }
 
+// Input 0's desc with its leading dim (the batch) unknown, as a dynamic-batch engine declares it.
+ir::TensorDesc batch_unknown(ir::TensorDesc d) {
+  (*d.shape)[0] = ir::Dim::named("n");
+  return d;
+}
+
 // Runs `tactic` on c with the weights it packed for the engine (prepack()), or with `stored` in
-// their place, against the reference.
+// their place, against the reference; with dynamic_batch, built as for an engine whose batch is
+// dynamic (packed for a batch of 1, run on c's).
 void expect_prepacked_matches(const std::string& name, const OpCase& c, Tolerance tol,
-                              const Tensor* stored = nullptr) {
-  SCOPED_TRACE(name + " prepacked, on " + case_text(c));
+                              const Tensor* stored = nullptr, bool dynamic_batch = false) {
+  SCOPED_TRACE(name + " prepacked" + (dynamic_batch ? " for a dynamic batch" : "") + ", on " +
+               case_text(c));
   auto og = build_op_graph(c);
   ASSERT_TRUE(og.is_ok()) << og.status().to_string();
   const tactics::Tactic* tactic = tactics::find_tactic(name);
   ASSERT_NE(tactic, nullptr);
   tactics::LayerSpec spec = layer_spec(og->graph);
+  if (dynamic_batch) spec.inputs[0] = batch_unknown(spec.inputs[0]);
   auto packed = tactic->prepack(spec);
   ASSERT_TRUE(packed.is_ok()) << packed.status().to_string();
   ASSERT_TRUE(packed->defined()) << "static shapes and constant weights: packed for the engine";
@@ -394,12 +403,16 @@ void expect_prepacked_matches(const std::string& name, const OpCase& c, Toleranc
   EXPECT_EQ(compare_tensors(got->outputs[0], (*want)[0], tol), "");
 }
 
-// The direct convolutions and the GEMMs pack constant weights when the engine is built: their
-// kernels run on that copy alone. The Winograd ones (a layout that can change with the thread
-// count) and dynamic shapes leave the packing to each context.
+// The direct convolutions and the GEMMs pack constant weights when the engine is built (for a
+// batch of 1 when the batch is dynamic): their kernels run on that copy alone. The Winograd ones
+// (a layout that can change with the thread count) and other dynamic dims leave the packing to
+// each context.
 TEST(OnednnTactics, PackWeightsForTheEngineAndRunOnThem) {
   const ConvGeom g{.batch = 2, .cin = 17, .cout = 33, .h = 9, .w = 8, .pad = 1};
   expect_prepacked_matches(kConv, conv_case(g), kSumTol);
+  expect_prepacked_matches(kConv, conv_case(g), kSumTol, nullptr, /*dynamic_batch=*/true);
+  expect_prepacked_matches(kGemm, gemm_case(5, 7, 17, false, true, 1.0f, 1.0f, {17}), kSumTol,
+                           nullptr, /*dynamic_batch=*/true);
   expect_prepacked_matches(kConv, conv_case({.cin = 8, .cout = 8, .group = 4, .h = 6, .w = 6}),
                            kSumTol);
   expect_prepacked_matches(kGemm, gemm_case(5, 7, 17, false, true, 0.5f, 2.0f, {17}), kSumTol);
@@ -421,10 +434,10 @@ TEST(OnednnTactics, PackWeightsForTheEngineAndRunOnThem) {
   ASSERT_TRUE(og.is_ok());
   tactics::LayerSpec spec = layer_spec(og->graph);
   spec.inputs[0] = ir::TensorDesc::of(
-      DType::kF32, {ir::Dim::named("n"), ir::Dim::known(17), ir::Dim::known(9), ir::Dim::known(8)});
+      DType::kF32, {ir::Dim::known(2), ir::Dim::known(17), ir::Dim::named("h"), ir::Dim::known(8)});
   auto packed = tactics::find_tactic(kConv)->prepack(spec);
   ASSERT_TRUE(packed.is_ok());
-  EXPECT_FALSE(packed->defined()) << "a dynamic batch";
+  EXPECT_FALSE(packed->defined()) << "a dynamic height";
 }
 
 // Stored weights in another layout than the primitive asks for (channels last here) are reordered

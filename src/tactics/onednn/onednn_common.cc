@@ -103,6 +103,21 @@ void append_activation(const ref::ActivationParams& act, dnnl::post_ops& ops) {
   }
 }
 
+std::optional<Dims> known_dims(const ir::TensorDesc& x, bool any_batch) {
+  if (!x.has_rank()) return std::nullopt;
+  Dims d;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (x.dim(i).is_known()) {
+      d.push_back(x.dim(i).value);
+    } else if (i == 0 && any_batch) {
+      d.push_back(1);
+    } else {
+      return std::nullopt;
+    }
+  }
+  return d;
+}
+
 dnnl::memory::dims to_dims(std::span<const int64_t> dims) {
   return dnnl::memory::dims(dims.begin(), dims.end());
 }

@@ -10,6 +10,7 @@
 
 #include <dnnl.hpp>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,6 +68,9 @@ std::string activation_why_not(const ir::Node& node);
 void append_activation(const kernels::ref::ActivationParams& act, dnnl::post_ops& ops);
 
 // --- descriptors ---------------------------------------------------------------------------------
+// x's dims when they are all known; with any_batch, an unknown leading dim (a dynamic batch) is
+// taken as 1. nullopt otherwise.
+std::optional<Dims> known_dims(const ir::TensorDesc& x, bool any_batch);
 dnnl::memory::dims to_dims(std::span<const int64_t> dims);
 // Row-major float32 of `dims`.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);

@@ -184,11 +184,12 @@ class ConvKernel final : public LayerKernel {
     }
   }
 
-  // The weights as the engine stores them (stored_weights) for a static input shape; empty for
-  // dynamic shapes, the Winograd tactics and FP16 layers (packed when the engine loads).
+  // The weights as the engine stores them (stored_weights), packed for a batch of 1 when the batch
+  // is dynamic (a context whose primitive wants another layout reorders them); empty for other
+  // dynamic dims, the Winograd tactics and FP16 layers (packed when the engine loads).
   Result<Tensor> prepack(const LayerSpec& spec) {
     if (winograd_ || spec.fp16_weights) return Tensor();
-    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec));
+    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec, /*any_batch=*/true));
     if (!s) return Tensor();
     OmpThreads threads(nullptr);
     try {
@@ -251,15 +252,14 @@ class ConvKernel final : public LayerKernel {
  private:
   bool has_bias() const { return wiring_.bias_input >= 0; }
 
-  // The convolution's shapes when X's are static (the same for every context), else nullopt.
-  Result<std::optional<ConvShapes>> static_shapes(const LayerSpec& spec) const {
-    const ir::TensorDesc& x = spec.inputs[0];
-    if (sliced_ || !weights_.defined() || !x.has_rank()) return std::optional<ConvShapes>();
-    for (int i = 0; i < x.rank(); ++i) {
-      if (!x.dim(i).is_known()) return std::optional<ConvShapes>();
-    }
-    KILN_ASSIGN_OR_RETURN(
-        ConvShapes s, conv_shapes(node_, since_version_, x_dims(x.static_dims()), weights_.dims()));
+  // The convolution's shapes when X's are static (the same for every context; any_batch: a
+  // dynamic batch taken as 1), else nullopt.
+  Result<std::optional<ConvShapes>> static_shapes(const LayerSpec& spec,
+                                                  bool any_batch = false) const {
+    const std::optional<Dims> x = known_dims(spec.inputs[0], any_batch);
+    if (sliced_ || !weights_.defined() || !x) return std::optional<ConvShapes>();
+    KILN_ASSIGN_OR_RETURN(ConvShapes s,
+                          conv_shapes(node_, since_version_, x_dims(*x), weights_.dims()));
     return std::optional<ConvShapes>(std::move(s));
   }
 

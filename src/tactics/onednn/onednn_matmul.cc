@@ -91,11 +91,12 @@ class MatMulKernel final : public LayerKernel {
     }
   }
 
-  // B as the engine stores it (stored_weights) for static shapes; empty for dynamic ones and FP16
-  // layers (packed when the engine loads).
+  // B as the engine stores it (stored_weights), packed for one row (or batch) of A when A's
+  // leading dim is dynamic (a context whose primitive wants another layout reorders it); empty
+  // for other dynamic dims and FP16 layers (packed when the engine loads).
   Result<Tensor> prepack(const LayerSpec& spec) {
     if (spec.fp16_weights) return Tensor();
-    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec));
+    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec, /*any_batch=*/true));
     if (!s) return Tensor();
     OmpThreads threads(nullptr);
     try {
@@ -140,21 +141,16 @@ class MatMulKernel final : public LayerKernel {
   }
 
  private:
-  // The shapes when A's (and C's) are static (the same for every context), else nullopt.
-  Result<std::optional<MatMulShapes>> static_shapes(const LayerSpec& spec) const {
-    const ir::TensorDesc& a = spec.inputs[0];
-    if (!b_.defined() || !a.has_rank()) return std::optional<MatMulShapes>();
-    for (int i = 0; i < a.rank(); ++i) {
-      if (!a.dim(i).is_known()) return std::optional<MatMulShapes>();
-    }
-    Dims c_dims;
-    if (has_c_ && spec.inputs[2].has_rank()) {
-      for (int i = 0; i < spec.inputs[2].rank(); ++i) {
-        if (!spec.inputs[2].dim(i).is_known()) return std::optional<MatMulShapes>();
-        c_dims.push_back(spec.inputs[2].dim(i).value);
-      }
-    }
-    KILN_ASSIGN_OR_RETURN(MatMulShapes s, shapes(a.static_dims(), b_.dims(), c_dims));
+  // The shapes when A's (and C's) are static (the same for every context; any_batch: A's dynamic
+  // leading dim taken as 1), else nullopt.
+  Result<std::optional<MatMulShapes>> static_shapes(const LayerSpec& spec,
+                                                    bool any_batch = false) const {
+    const std::optional<Dims> a = known_dims(spec.inputs[0], any_batch);
+    if (!b_.defined() || !a) return std::optional<MatMulShapes>();
+    std::optional<Dims> c_dims = Dims{};
+    if (has_c_ && spec.inputs[2].has_rank()) c_dims = known_dims(spec.inputs[2], false);
+    if (!c_dims) return std::optional<MatMulShapes>();
+    KILN_ASSIGN_OR_RETURN(MatMulShapes s, shapes(*a, b_.dims(), *c_dims));
     return std::optional<MatMulShapes>(std::move(s));
   }
 
