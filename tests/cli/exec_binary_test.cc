@@ -356,6 +356,13 @@ TEST_F(KilnExec, SweepWritesSummariesAndAnIndexAndReusesItsEngine) {
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   EXPECT_TRUE(has_line(second, "fp32: reusing cached engine"));
   EXPECT_TRUE(read_json(path("res/index.json"))["runs"][0]["engine_reused"].get<bool>());
+
+  // Other tuning (a level, a thread count) makes another engine.
+  for (const char* tuning : {" --builderOptimizationLevel=1", " --threads=1"}) {
+    const ExecRun other = kiln_exec_raw(args + tuning, dir_.path());
+    ASSERT_EQ(other.exit_code, 0) << other.out << other.err;
+    EXPECT_FALSE(has_line(other, "fp32: reusing cached engine")) << tuning;
+  }
 }
 
 TEST_F(KilnExec, HelpPrintsTheFlagsAndNoBanner) {

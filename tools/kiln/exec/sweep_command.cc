@@ -57,7 +57,7 @@ constexpr SweepFlag kForwardedFlags[] = {
     {"--threads", true, "threads per stream (default: the cores divided among the streams)"},
     {"--seed", true, "seed of the random inputs"},
     {"--disablePasses", true, "graph passes to skip"},
-    {"--builderOptimizationLevel", true, "recorded"},
+    {"--builderOptimizationLevel", true, "tuning effort of the builds, 0-5 (default 3)"},
     {"--verbose", false, "build log and each run's summary block"},
 };
 
@@ -202,15 +202,17 @@ struct SweepEngine {
 Result<SweepEngine> cached_engine(const SweepOptions& s, const ir::Graph& graph,
                                   const engine::ProfileSpec& spec, const std::string& precision,
                                   uint64_t model_hash, ExecLog& log) {
-  // Everything the engine depends on: the model, the precision, the profile, the passes, and the
-  // kiln that builds it.
+  // Everything the engine depends on: the model, the precision, the profile, the passes, the
+  // calibration, the tuning (its level and the thread count it times for), and the kiln that
+  // builds it.
   std::string calib_bytes;
   if (precision == "int8" && !s.calib.empty()) {
     KILN_ASSIGN_OR_RETURN(calib_bytes, io::read_file(s.calib));
   }
   const std::string recipe =
-      fmt::format("{}\n{}\n{}\n{}\n{}\n{:016x}", precision, profile_text(spec),
-                  s.exec.disable_passes, kVersion, kGitCommit, fnv1a64(calib_bytes));
+      fmt::format("{}\n{}\n{}\n{}\n{}\n{:016x}\nlevel {} threads {}", precision, profile_text(spec),
+                  s.exec.disable_passes, kVersion, kGitCommit, fnv1a64(calib_bytes),
+                  s.exec.builder_optimization_level, s.exec.threads);
   SweepEngine e;
   e.path = fs::path(s.out) / "engines" /
            fmt::format("{}-{}-{:016x}.plan", fs::path(s.onnx).stem().string(), precision,
