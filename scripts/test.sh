@@ -5,6 +5,8 @@
 # and exports the model set first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage says when it starts (seconds since this script started): CI must finish in 30 minutes.
+stage() { echo "=== $1 (at ${SECONDS} s)"; }
 bash scripts/install_deps.sh
 # ONNX Runtime (npm) for the tests that run kiln quantize's QDQ models (tests/ort).
 KILN_ORT_LIB="$(bash scripts/install_ort.sh)"
@@ -13,20 +15,21 @@ export KILN_ORT_LIB
   yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert
 # Every preset builds in unity batches (the ISA translation units excepted): the release build
 # took ~550 s of CI's 30 minutes file by file, ~400 s batched.
-echo "=== release: build"
+stage "release: build"
 bash scripts/build.sh release
-echo "=== release: test"
+stage "release: test"
 ctest --preset release -j "$(nproc)"
 # The ONNX Runtime test (ort) runs an uninstrumented library and is not built there either.
 # The model-set test builds nine real models, timing every candidate tactic per layer: under
 # ASan that alone takes over ten minutes, so it and the kernel benchmark's smoke run stay in the
 # release stage; everything else, the ONNX conformance suite and the CLI included, runs again
 # under ASan+UBSan.
-echo "=== asan: build"
+stage "asan: build"
 bash scripts/build.sh asan kiln kiln_ab kiln_unit_tests kiln_cli_tests kiln_conformance kiln_fuzz_tests \
   kiln_concurrency_tests
-echo "=== asan: test"
+stage "asan: test"
 ctest --preset asan -j "$(nproc)" -E '^(models|bench_kernels_smoke|ort)$'
-echo "=== tsan: build and run the concurrency tests"
+stage "tsan: build and run the concurrency tests"
 bash scripts/build.sh tsan kiln_concurrency_tests
 ctest --preset tsan -R '^concurrency$'
+stage "done"
