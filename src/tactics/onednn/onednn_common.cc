@@ -211,6 +211,11 @@ Status PackedWeights::adopt(const Tensor& stored, const dnnl::memory::desc& to) 
   return Status::ok();
 }
 
+Status check_stored_weights(const ir::Node& node, const Tensor& stored) {
+  const auto found = read_stored(stored);
+  return found.is_ok() ? Status::ok() : layer_status(node, found.status().message());
+}
+
 Result<Tensor> stored_weights(const void* weights, const dnnl::memory::desc& from,
                               const dnnl::memory::desc& to) {
   if (to.data.format_kind != dnnl_blocked) return Tensor();

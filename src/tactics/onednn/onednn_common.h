@@ -107,6 +107,9 @@ class PackedWeights {
 // those weights stay per context.
 Result<Tensor> stored_weights(const void* weights, const dnnl::memory::desc& from,
                               const dnnl::memory::desc& to);
+// Refuses, naming the node, an engine's packed weights that are not stored_weights of this
+// oneDNN, so that instantiate() reports a foreign engine before any primitive is made.
+Status check_stored_weights(const ir::Node& node, const Tensor& stored);
 
 // --- execution -----------------------------------------------------------------------------------
 // A primitive and its arguments, built in reshape(): run() rebinds data pointers and executes

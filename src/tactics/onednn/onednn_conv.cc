@@ -170,26 +170,12 @@ class ConvKernel final : public LayerKernel {
     prepacked_ = spec.prepacked;
   }
 
-  // Packs constant weights now when the input's shape is static (otherwise at the first
-  // reshape()): the layout the primitive wants depends on the shapes. Sliced: at reshape(), once
-  // the pool (the number of slices) is known.
-  Status prepare(const LayerSpec& spec) {
-    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec));
-    if (!s) return Status::ok();
-    OmpThreads threads(nullptr);
-    try {
-      return pack(s->weights, primitive_desc(*s).weights_desc());
-    } catch (const dnnl::error& e) {
-      return layer_status(node_, e);
-    }
-  }
-
   // The weights as the engine stores them (stored_weights), packed for a batch of 1 when the batch
   // is dynamic (a context whose primitive wants another layout reorders them); empty for other
   // dynamic dims, the Winograd tactics and FP16 layers (packed when the engine loads).
   Result<Tensor> prepack(const LayerSpec& spec) {
     if (winograd_ || spec.fp16_weights) return Tensor();
-    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec, /*any_batch=*/true));
+    KILN_ASSIGN_OR_RETURN(std::optional<ConvShapes> s, static_shapes(spec));
     if (!s) return Tensor();
     OmpThreads threads(nullptr);
     try {
@@ -252,11 +238,10 @@ class ConvKernel final : public LayerKernel {
  private:
   bool has_bias() const { return wiring_.bias_input >= 0; }
 
-  // The convolution's shapes when X's are static (the same for every context; any_batch: a
-  // dynamic batch taken as 1), else nullopt.
-  Result<std::optional<ConvShapes>> static_shapes(const LayerSpec& spec,
-                                                  bool any_batch = false) const {
-    const std::optional<Dims> x = known_dims(spec.inputs[0], any_batch);
+  // The convolution's shapes when X's are static but for a dynamic batch (taken as 1), else
+  // nullopt.
+  Result<std::optional<ConvShapes>> static_shapes(const LayerSpec& spec) const {
+    const std::optional<Dims> x = known_dims(spec.inputs[0], /*any_batch=*/true);
     if (sliced_ || !weights_.defined() || !x) return std::optional<ConvShapes>();
     KILN_ASSIGN_OR_RETURN(ConvShapes s,
                           conv_shapes(node_, since_version_, x_dims(*x), weights_.dims()));
@@ -429,9 +414,9 @@ std::string winograd_why_not(const LayerSpec& spec) {
 Result<std::unique_ptr<LayerKernel>> make_conv_kernel(const LayerSpec& spec,
                                                       const ConvWiring& wiring, ConvAlgo algo,
                                                       bool blocked = false) {
-  auto kernel = std::make_unique<ConvKernel>(spec, wiring, algo, blocked);
-  KILN_RETURN_IF_ERROR(kernel->prepare(spec));
-  return std::unique_ptr<LayerKernel>(std::move(kernel));
+  if (spec.prepacked != nullptr)
+    KILN_RETURN_IF_ERROR(check_stored_weights(*spec.node, *spec.prepacked));
+  return std::unique_ptr<LayerKernel>(std::make_unique<ConvKernel>(spec, wiring, algo, blocked));
 }
 
 // The weights the engine stores for a direct convolution (ConvKernel::prepack).

@@ -79,24 +79,12 @@ class MatMulKernel final : public LayerKernel {
     }
   }
 
-  // Packs a constant B now when A's shape is static (otherwise at the first reshape()).
-  Status prepare(const LayerSpec& spec) {
-    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec));
-    if (!s) return Status::ok();
-    OmpThreads threads(nullptr);
-    try {
-      return pack(s->b, primitive_desc(*s).weights_desc());
-    } catch (const dnnl::error& e) {
-      return layer_status(node_, e);
-    }
-  }
-
   // B as the engine stores it (stored_weights), packed for one row (or batch) of A when A's
   // leading dim is dynamic (a context whose primitive wants another layout reorders it); empty
   // for other dynamic dims and FP16 layers (packed when the engine loads).
   Result<Tensor> prepack(const LayerSpec& spec) {
     if (spec.fp16_weights) return Tensor();
-    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec, /*any_batch=*/true));
+    KILN_ASSIGN_OR_RETURN(std::optional<MatMulShapes> s, static_shapes(spec));
     if (!s) return Tensor();
     OmpThreads threads(nullptr);
     try {
@@ -141,11 +129,10 @@ class MatMulKernel final : public LayerKernel {
   }
 
  private:
-  // The shapes when A's (and C's) are static (the same for every context; any_batch: A's dynamic
-  // leading dim taken as 1), else nullopt.
-  Result<std::optional<MatMulShapes>> static_shapes(const LayerSpec& spec,
-                                                    bool any_batch = false) const {
-    const std::optional<Dims> a = known_dims(spec.inputs[0], any_batch);
+  // The shapes when A's (and C's) are static but for A's dynamic leading dim (taken as 1), else
+  // nullopt.
+  Result<std::optional<MatMulShapes>> static_shapes(const LayerSpec& spec) const {
+    const std::optional<Dims> a = known_dims(spec.inputs[0], /*any_batch=*/true);
     if (!b_.defined() || !a) return std::optional<MatMulShapes>();
     std::optional<Dims> c_dims = Dims{};
     if (has_c_ && spec.inputs[2].has_rank()) c_dims = known_dims(spec.inputs[2], false);
@@ -252,9 +239,10 @@ class MatMulTactic final : public OnednnTactic {
     return why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    auto kernel = std::make_unique<MatMulKernel>(spec, form_);
-    KILN_RETURN_IF_ERROR(kernel->prepare(spec));
-    return std::unique_ptr<LayerKernel>(std::move(kernel));
+    if (spec.prepacked != nullptr) {
+      KILN_RETURN_IF_ERROR(check_stored_weights(*spec.node, *spec.prepacked));
+    }
+    return std::unique_ptr<LayerKernel>(std::make_unique<MatMulKernel>(spec, form_));
   }
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     LayerSpec own = spec;

@@ -80,18 +80,10 @@ Result<std::vector<ContextPtr>> make_contexts(const runtime::Engine& engine,
                                               const runtime::NamedTensors& feeds, int n,
                                               int threads) {
   std::vector<ContextPtr> contexts;
-  const ir::Graph& g = engine.graph();
-  KILN_RETURN_IF_ERROR(runtime::check_inputs(g, feeds));
   for (int i = 0; i < n; ++i) {
     KILN_ASSIGN_OR_RETURN(ContextPtr ctx, engine.create_execution_context({.threads = threads}));
-    for (const auto& [name, t] : feeds) {
-      KILN_RETURN_IF_ERROR(ctx->set_input_shape(name, t.dims()));
-      KILN_RETURN_IF_ERROR(ctx->set_tensor_address(name, t.raw_data()));
-    }
-    // Resolves shapes, picks the profile, allocates the arena and binds the outputs now.
-    for (ir::ValueId v : g.outputs) {
-      KILN_RETURN_IF_ERROR(ctx->tensor_address(g.value(v).name).status());
-    }
+    // Resolves shapes, picks the profile, allocates the arena and reshapes the kernels now.
+    KILN_RETURN_IF_ERROR(ctx->bind_inputs(feeds));
     contexts.push_back(std::move(ctx));
   }
   return contexts;
