@@ -1,7 +1,7 @@
-// Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Transpose,
-// Slice with constant parameters, Expand, kiln.Patches, Gather (constant or run-time indices), and
-// the ops whose output is their input's data under other dims (Reshape, Flatten, Squeeze,
-// Unsqueeze, Identity), which the engine gives a buffer of their own.
+// Data movement with the builtin kernels, for any dtype of 1, 2, 4 or 8 bytes: Concat, Split,
+// Transpose, Slice with constant parameters, Expand, kiln.Patches, Gather (constant or run-time
+// indices), and the ops whose output is their input's data under other dims (Reshape, Flatten,
+// Squeeze, Unsqueeze, Identity), which the engine gives a buffer of their own.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -420,7 +420,21 @@ class GatherTactic final : public BuiltinTactic {
   bool constant_indices_;
 };
 
-// --- Concat --------------------------------------------------------------------------------------
+// --- Concat and Split: copies between one tensor and its parts along an axis ---------------------
+
+// The elements of `v` from `axis` on: what one outer index of an [outer, axis, inner] view holds.
+int64_t chunk_of(const TensorView& v, size_t axis) {
+  int64_t chunk = 1;
+  for (size_t k = axis; k < v.dims.size(); ++k) chunk *= v.dims[k];
+  return chunk;
+}
+
+// Runs copy(begin, end) over the whole's `total` elements, in shares of at least 64 KiB of floats
+// (part_grain) a thread.
+template <typename F>
+void parallel_copy(parallel::ThreadPool* pool, int64_t total, F copy) {
+  parallel::parallel_for(pool, total, part_grain(1), [&](int64_t b, int64_t e) { copy(b, e); });
+}
 
 class ConcatKernel final : public LayerKernel {
  public:
@@ -437,17 +451,14 @@ class ConcatKernel final : public LayerKernel {
     want[a] = 0;
     chunks_.clear();
     for (const TensorView& v : in) {
-      int64_t chunk = 1;
-      for (size_t k = a; k < v.dims.size(); ++k) chunk *= v.dims[k];
-      chunks_.push_back(chunk);
+      chunks_.push_back(chunk_of(v, a));
       want[a] += v.rank() == rank ? v.dims[a] : 0;
     }
     if (!same_dims(out[0], want)) {
       return layer_error(node_, "output is [{}] but the inputs concatenate to [{}]",
                          dims_to_string(out[0].dims), dims_to_string(want));
     }
-    outer_ = 1;
-    for (size_t k = 0; k < a; ++k) outer_ *= want[k];
+    total_ = out[0].numel();
     ins_.assign(in.size(), nullptr);
     elem_size_ = dtype_size(in[0].dtype);
     return Status::ok();
@@ -455,7 +466,9 @@ class ConcatKernel final : public LayerKernel {
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     for (size_t i = 0; i < in.size(); ++i) ins_[i] = in[i].data;
-    cpu::concat(ins_, chunks_, outer_, elem_size_, out[0].data);
+    parallel_copy(thread_pool(), total_, [&](int64_t b, int64_t e) {
+      cpu::concat_range(ins_, chunks_, elem_size_, out[0].data, b, e);
+    });
     return Status::ok();
   }
 
@@ -464,7 +477,7 @@ class ConcatKernel final : public LayerKernel {
   int since_version_;
   std::vector<const void*> ins_;  // sized in reshape(), filled per run
   std::vector<int64_t> chunks_;
-  int64_t outer_ = 0;
+  int64_t total_ = 0;
   size_t elem_size_ = 0;
 };
 
@@ -477,10 +490,72 @@ class ConcatTactic final : public BuiltinTactic {
   }
 };
 
+// Split's outputs come from the engine's shape inference, which checked them against `split` (or
+// num_outputs): the kernel checks only that they tile the input along the axis.
+class SplitKernel final : public LayerKernel {
+ public:
+  SplitKernel(const ir::Node& node, int since_version)
+      : node_(node), since_version_(since_version) {}
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const int rank = in[0].rank();
+    KILN_ASSIGN_OR_RETURN(const int64_t axis,
+                          ops::normalize_axis(ops::NodeContext(node_, since_version_),
+                                              node_.attrs.get_int("axis", 0), rank));
+    const auto a = static_cast<size_t>(axis);
+    chunks_.clear();
+    int64_t along = 0;
+    for (const TensorView& v : out) {
+      Dims want = dims_of(in[0]);
+      want[a] = v.rank() == rank ? v.dims[a] : -1;
+      if (!same_dims(v, want)) {
+        return layer_error(node_, "output [{}] is not a part of the input [{}] along axis {}",
+                           dims_to_string(v.dims), dims_to_string(in[0].dims), axis);
+      }
+      chunks_.push_back(chunk_of(v, a));
+      along += v.dims[a];
+    }
+    if (along != in[0].dims[a]) {
+      return layer_error(node_, "the outputs take {} of the input [{}]'s {} along axis {}", along,
+                         dims_to_string(in[0].dims), in[0].dims[a], axis);
+    }
+    total_ = in[0].numel();
+    outs_.assign(out.size(), nullptr);
+    elem_size_ = dtype_size(in[0].dtype);
+    return Status::ok();
+  }
+
+  Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    for (size_t i = 0; i < out.size(); ++i) outs_[i] = out[i].data;
+    parallel_copy(thread_pool(), total_, [&](int64_t b, int64_t e) {
+      cpu::split_range(in[0].data, outs_, chunks_, elem_size_, b, e);
+    });
+    return Status::ok();
+  }
+
+ private:
+  const ir::Node& node_;
+  int since_version_;
+  std::vector<void*> outs_;  // sized in reshape(), filled per run
+  std::vector<int64_t> chunks_;
+  int64_t total_ = 0;
+  size_t elem_size_ = 0;
+};
+
+class SplitTactic final : public BuiltinTactic {
+ public:
+  SplitTactic() : BuiltinTactic("split.copy", "Split") {}
+  std::string why_not(const LayerSpec& spec) const override { return copyable_why_not(spec); }
+  Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
+    return std::unique_ptr<LayerKernel>(new SplitKernel(*spec.node, spec.since_version));
+  }
+};
+
 }  // namespace
 
 void append_movement_tactics(std::vector<const Tactic*>& out) {
   static const ConcatTactic concat;
+  static const SplitTactic split;
   static const TransposeTactic transpose;
   static const SliceTactic slice;
   static const GatherTactic gather(/*constant_indices=*/true);
@@ -491,7 +566,8 @@ void append_movement_tactics(std::vector<const Tactic*>& out) {
       {"reshape.copy", "Reshape"},     {"flatten.copy", "Flatten"},   {"squeeze.copy", "Squeeze"},
       {"unsqueeze.copy", "Unsqueeze"}, {"identity.copy", "Identity"},
   };
-  out.insert(out.end(), {&concat, &transpose, &slice, &gather, &gather_indices, &expand, &patches});
+  out.insert(out.end(),
+             {&concat, &split, &transpose, &slice, &gather, &gather_indices, &expand, &patches});
   for (const auto& t : copies) out.push_back(&t);
 }
 

@@ -1,4 +1,4 @@
-// concat.copy, transpose.strided, slice.strided, expand.strided, patches.strided,
+// concat.copy, split.copy, transpose.strided, slice.strided, expand.strided, patches.strided,
 // gather.constant_indices, gather.indices and the *.copy reshapes against the reference.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -247,6 +247,43 @@ TEST(ConcatTactic, MatchesReferenceOnEveryAxis) {
                            kPointTol);
   expect_matches_reference("concat.copy", concat_case({{2, 0, 4}, {2, 3, 4}}, 1), kPointTol);
   expect_matches_reference("concat.copy", concat_case({{5}, {3}}, 0, DType::kI64), kPointTol);
+}
+
+// Split with its sizes as the `split` input (opset 13 on), or none: equal parts.
+OpCase split_case(const Dims& x, int64_t axis, std::optional<Ints> sizes, int outputs,
+                  DType dtype = DType::kF32) {
+  OpCase c;
+  c.op_type = "Split";
+  c.opset = 13;
+  c.attrs = attrs({{"axis", axis}});
+  c.inputs = {in(iota(dtype, x))};
+  if (sizes) {
+    c.inputs.push_back(
+        constant(Tensor::from_vector<int64_t>({static_cast<int64_t>(sizes->size())}, *sizes)));
+  }
+  c.num_outputs = outputs;
+  return c;
+}
+
+TEST(SplitTactic, MatchesReferenceOnEveryAxisAndSizes) {
+  expect_matches_reference("split.copy", split_case({2, 3, 4}, 1, Ints{1, 2}, 2), kPointTol);
+  expect_matches_reference("split.copy", split_case({6, 3, 4}, 0, Ints{1, 2, 3}, 3), kPointTol);
+  expect_matches_reference("split.copy", split_case({2, 3, 7}, -1, Ints{3, 0, 4}, 3), kPointTol);
+  expect_matches_reference("split.copy", split_case({1, 32, 5, 5}, 1, std::nullopt, 2), kPointTol);
+  expect_matches_reference("split.copy", split_case({4, 9}, 1, std::nullopt, 3, DType::kI64),
+                           kPointTol);
+  expect_matches_reference("split.copy", split_case({3, 8}, 1, Ints{8}, 1, DType::kU8), kPointTol);
+}
+
+TEST(SplitTactic, ReadsTheAttributeBeforeOpset13AndNumOutputsFrom18) {
+  OpCase c = split_case({2, 10, 3}, 1, std::nullopt, 2);
+  c.opset = 11;
+  c.attrs = attrs({{"axis", int64_t{1}}, {"split", Ints{7, 3}}});
+  expect_matches_reference("split.copy", c, kPointTol);
+  OpCase uneven = split_case({2, 10, 3}, 1, std::nullopt, 3);
+  uneven.opset = 18;
+  uneven.attrs = attrs({{"axis", int64_t{1}}, {"num_outputs", int64_t{3}}});  // 4 + 4 + 2
+  expect_matches_reference("split.copy", uneven, kPointTol);
 }
 
 // Specs no valid one-node graph produces (strings, unknown ranks), built by hand.

@@ -1,6 +1,6 @@
 // Builtin tactics that split rows or elements over the context's pool (element-wise, softmax,
-// layer norm, pooling, strided copies) give the reference's results with a pool of 2 and 3 threads,
-// on sizes that do split (above the grain) and with tails.
+// layer norm, pooling, strided copies, Concat and Split) give the reference's results with a pool
+// of 2 and 3 threads, on sizes that do split (above the grain) and with tails.
 #include <gtest/gtest.h>
 
 #include "kernels/tactic_test_util.h"
@@ -54,6 +54,29 @@ TEST(ThreadedTactics, LayerNormSplitsRowsAndTheirStatistics) {
                         constant(random_f32({96}, 5))},
              .num_outputs = 3};
     expect_threaded_matches_reference("layernorm.f32", c, threads);
+  }
+}
+
+// Shares of the whole that start and end inside the parts' chunks, at batch 1 (one chunk a part:
+// YOLO's C2f split) and at batch 3 (a share spans rows of chunks).
+TEST(ThreadedTactics, ConcatAndSplitShareTheWholeCopy) {
+  for (int threads : {2, 3}) {
+    for (int64_t n : {1, 3}) {
+      OpCase split{.op_type = "Split",
+                   .opset = 13,
+                   .attrs = attrs({{"axis", int64_t{1}}}),
+                   .inputs = {in(random_f32({n, 48, 41, 43}, 6)),
+                              constant(Tensor::from_vector<int64_t>({3}, {16, 5, 27}))},
+                   .num_outputs = 3};
+      expect_threaded_matches_reference("split.copy", split, threads);
+      OpCase concat{
+          .op_type = "Concat",
+          .opset = 13,
+          .attrs = attrs({{"axis", int64_t{1}}}),
+          .inputs = {in(random_f32({n, 16, 41, 43}, 7)), in(random_f32({n, 5, 41, 43}, 8)),
+                     in(random_f32({n, 27, 41, 43}, 9))}};
+      expect_threaded_matches_reference("concat.copy", concat, threads);
+    }
   }
 }
 

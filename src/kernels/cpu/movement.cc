@@ -170,18 +170,47 @@ CopyPlan outer_slice(const CopyPlan& plan, int64_t begin, int64_t end) {
   return part;
 }
 
-void concat(std::span<const void* const> ins, std::span<const int64_t> chunks, int64_t outer,
-            size_t elem_size, void* out) {
-  auto* dst = static_cast<unsigned char*>(out);
-  for (int64_t o = 0; o < outer; ++o) {
-    for (size_t i = 0; i < ins.size(); ++i) {
-      const size_t bytes = static_cast<size_t>(chunks[i]) * elem_size;
-      if (bytes == 0) continue;
-      std::memcpy(dst, static_cast<const unsigned char*>(ins[i]) + static_cast<size_t>(o) * bytes,
-                  bytes);
-      dst += bytes;
+namespace {
+
+// Calls copy(part, part_offset, whole_offset, count) for the runs, one part's chunk or less each,
+// that make up the whole's elements [begin, end).
+template <typename F>
+void for_each_run(std::span<const int64_t> chunks, int64_t begin, int64_t end, F copy) {
+  int64_t row = 0;
+  for (int64_t c : chunks) row += c;
+  if (row == 0) return;
+  int64_t o = begin / row, at = begin % row;
+  for (int64_t pos = begin; pos < end; ++o, at = 0) {
+    int64_t start = 0;  // the chunk's first element in the row
+    for (size_t i = 0; i < chunks.size() && pos < end; start += chunks[i], ++i) {
+      if (at >= start + chunks[i]) continue;
+      const int64_t off = std::max(at, start) - start;
+      const int64_t count = std::min(chunks[i] - off, end - pos);
+      copy(i, o * chunks[i] + off, pos, count);
+      pos += count;
     }
   }
+}
+
+}  // namespace
+
+void concat_range(std::span<const void* const> ins, std::span<const int64_t> chunks,
+                  size_t elem_size, void* out, int64_t begin, int64_t end) {
+  auto* y = static_cast<unsigned char*>(out);
+  for_each_run(chunks, begin, end, [&](size_t i, int64_t from, int64_t to, int64_t n) {
+    std::memcpy(y + static_cast<size_t>(to) * elem_size,
+                static_cast<const unsigned char*>(ins[i]) + static_cast<size_t>(from) * elem_size,
+                static_cast<size_t>(n) * elem_size);
+  });
+}
+
+void split_range(const void* in, std::span<void* const> outs, std::span<const int64_t> chunks,
+                 size_t elem_size, int64_t begin, int64_t end) {
+  const auto* x = static_cast<const unsigned char*>(in);
+  for_each_run(chunks, begin, end, [&](size_t i, int64_t to, int64_t from, int64_t n) {
+    std::memcpy(static_cast<unsigned char*>(outs[i]) + static_cast<size_t>(to) * elem_size,
+                x + static_cast<size_t>(from) * elem_size, static_cast<size_t>(n) * elem_size);
+  });
 }
 
 }  // namespace kiln::kernels::cpu

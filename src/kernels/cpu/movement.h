@@ -35,9 +35,14 @@ void strided_copy(const CopyPlan& plan, size_t elem_size, const void* in, void* 
 int64_t outer_row_elements(const CopyPlan& plan);
 CopyPlan outer_slice(const CopyPlan& plan, int64_t begin, int64_t end);
 
-// Concat along an axis of [outer, axis, inner] views: input i contributes `chunks[i]` =
-// axis_i * inner elements per outer index.
-void concat(std::span<const void* const> ins, std::span<const int64_t> chunks, int64_t outer,
-            size_t elem_size, void* out);
+// Concat and Split along an axis of [outer, axis, inner] views: part i has `chunks[i]` =
+// axis_i * inner elements per outer index, and the whole (Concat's output, Split's input) is,
+// per outer index, the parts' chunks one after the other. Each copies the whole's elements
+// [begin, end), so that threads can take even shares of a copy whatever its parts' sizes
+// (YOLO's Split of 32 channels into 16 + 16, at batch 1, is one chunk per part).
+void concat_range(std::span<const void* const> ins, std::span<const int64_t> chunks,
+                  size_t elem_size, void* out, int64_t begin, int64_t end);
+void split_range(const void* in, std::span<void* const> outs, std::span<const int64_t> chunks,
+                 size_t elem_size, int64_t begin, int64_t end);
 
 }  // namespace kiln::kernels::cpu
