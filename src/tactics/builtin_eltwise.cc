@@ -25,14 +25,6 @@ struct UnaryAttrs {
   float beta_default = 0.0f;
 };
 
-// Clip's bound: the attribute before opset 11, the constant scalar input after; `fallback` when
-// absent.
-float clip_bound(const LayerSpec& spec, size_t input, const char* attr, float fallback) {
-  if (spec.since_version < 11) return spec.node->attrs.get_float(attr, fallback);
-  const Tensor* t = spec.constant(input);
-  return spec.has_input(input) && t != nullptr ? t->data<float>()[0] : fallback;
-}
-
 class UnaryKernel final : public LayerKernel {
  public:
   UnaryKernel(const ir::Node& node, cpu::UnaryParams p) : node_(node), p_(p) {}
@@ -50,9 +42,8 @@ class UnaryKernel final : public LayerKernel {
     const float* x = input_f32(in, 0);
     auto* y = static_cast<float*>(out[0].data);
     // Element-wise: any split is exact; chunks of at least 16K elements amortize the dispatch.
-    parallel::parallel_for(thread_pool(), n_, 16384, [&](int64_t b, int64_t e) {
-      cpu::unary(p_, x + b, y + b, e - b);
-    });
+    parallel::parallel_for(thread_pool(), n_, 16384,
+                           [&](int64_t b, int64_t e) { cpu::unary(p_, x + b, y + b, e - b); });
     return Status::ok();
   }
 

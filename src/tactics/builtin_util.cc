@@ -63,6 +63,12 @@ std::string require_rank(const LayerSpec& spec, size_t i, int min_rank, int max_
   return "";
 }
 
+float clip_bound(const LayerSpec& spec, size_t input, const char* attr, float fallback) {
+  if (spec.since_version < 11) return spec.node->attrs.get_float(attr, fallback);
+  const Tensor* t = spec.constant(input);
+  return spec.has_input(input) && t != nullptr ? t->data<float>()[0] : fallback;
+}
+
 std::string require_constant(const LayerSpec& spec, size_t i, std::string_view what) {
   if (!spec.has_input(i)) return "";
   if (spec.constant(i) == nullptr) return fmt::format("input {} ({}) is not a constant", i, what);

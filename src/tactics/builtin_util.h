@@ -38,6 +38,10 @@ std::string require_rank(const LayerSpec& spec, size_t i, int min_rank, int max_
 // "" when input i is absent or a known constant.
 std::string require_constant(const LayerSpec& spec, size_t i, std::string_view what);
 
+// Clip's bound: the attribute `attr` before opset 11, the constant scalar input `input` after;
+// `fallback` when absent.
+float clip_bound(const LayerSpec& spec, size_t input, const char* attr, float fallback);
+
 // True when the view's dims are exactly `dims`.
 inline bool same_dims(const TensorView& v, std::span<const int64_t> dims) {
   return std::equal(v.dims.begin(), v.dims.end(), dims.begin(), dims.end());

@@ -36,10 +36,4 @@ Result<kernels::cpu::SoftmaxShape> softmax_shape(const ir::Node& node, int since
   return s;
 }
 
-bool softmax_rows_are_contiguous(const ir::Node& node, int since_version, int64_t rank) {
-  if (flattens(since_version)) return true;
-  const int64_t axis = node.attrs.get_int("axis", default_axis(since_version));
-  return rank > 0 && (axis == -1 || axis == rank - 1);
-}
-
 }  // namespace kiln::tactics

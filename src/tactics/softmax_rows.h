@@ -14,8 +14,4 @@ namespace kiln::tactics {
 Result<kernels::cpu::SoftmaxShape> softmax_shape(const ir::Node& node, int since_version,
                                                  std::span<const int64_t> dims);
 
-// True when every input of this rank is normalised along contiguous rows (inner == 1): the
-// opset-11 coercion always, opset 13 when the axis is the last.
-bool softmax_rows_are_contiguous(const ir::Node& node, int since_version, int64_t rank);
-
 }  // namespace kiln::tactics

@@ -1,6 +1,6 @@
 // softmax.f32.avx512 / softmax.f32.avx2 against the reference Softmax: rows of every tail length,
 // large spreads of values, masked (-inf) entries, the opset-11 coercion to 2-D, rows split over
-// threads; axes that are not the innermost are refused.
+// threads; axes that are not the innermost (strided columns, with tails and over threads).
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -59,11 +59,27 @@ TEST(X86SoftmaxTactic, AttentionScoresOverThreads) {
   }
 }
 
-TEST(X86SoftmaxTactic, RefusesOtherAxesAndTypes) {
+// Positions of [outer, inner] cut into vectors with tails (inner 17, 37 * 4), several outer slices,
+// YOLOv8's bins [1, 16, 4, 2100] over 2 threads (shares that start inside a slice's vectors).
+TEST(X86SoftmaxTactic, StridedAxesMatchTheReference) {
   const auto isas = x86_isas();
   KILN_REQUIRE_X86_ISA(isas);
   for (const std::string& isa : isas) {
-    expect_rejected(sname(isa), softmax_case({2, 3, 5}, 13, 1, 1), "not the innermost");
+    expect_matches_reference(sname(isa), softmax_case({3, 5, 17}, 13, 1, 1), kSoftmaxTol);
+    expect_matches_reference(sname(isa), softmax_case({2, 16, 4, 37}, 13, 1, 2), kSoftmaxTol);
+    expect_matches_reference(sname(isa), softmax_case({7, 3, 2}, 13, 0, 3), kSoftmaxTol);
+    expect_matches_reference(sname(isa), softmax_case({2, 1, 9}, 13, -2, 4), kSoftmaxTol);
+    expect_matches_reference_prepacked(sname(isa), softmax_case({1, 16, 4, 2100}, 13, 1, 5),
+                                       kSoftmaxTol, 2);
+    expect_matches_reference_prepacked(sname(isa), softmax_case({3, 16, 1, 333}, 13, 1, 6),
+                                       kSoftmaxTol, 3);
+  }
+}
+
+TEST(X86SoftmaxTactic, RefusesOtherTypes) {
+  const auto isas = x86_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  for (const std::string& isa : isas) {
     OpCase d = softmax_case({2, 5}, 13, -1, 1);
     d.inputs = {in(Tensor(DType::kF64, {2, 5}))};
     expect_rejected(sname(isa), d, "float64");

@@ -17,9 +17,12 @@
   void gemm_run_f16(const GemmPlan& plan, const float* a, const uint16_t* packed_b,               \
                     const Epilogue& ep, float* c, float* scratch, int64_t begin, int64_t end);    \
   void softmax_rows(int64_t rows, int64_t n, const float* x, float* y);                           \
+  void softmax_columns(int64_t n, int64_t inner, int64_t begin, int64_t end, const float* x,      \
+                       float* y);                                                                 \
+  void activate(const Epilogue& ep, const float* x, float* y, int64_t n);                         \
   void layer_norm_rows(int64_t rows, int64_t n, const float* x, const float* scale,               \
-                       const float* bias, float epsilon, float* y, float* mean_out,              \
-                       float* inv_std_out);                                                      \
+                       const float* bias, float epsilon, float* y, float* mean_out,               \
+                       float* inv_std_out);                                                       \
   void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w,                       \
                         const Nchw16cConvIo& io, const Epilogue& ep, int64_t begin, int64_t end); \
   void winograd_run(const WinogradPlan& plan, const float* packed_w, const WinogradIo& io,        \

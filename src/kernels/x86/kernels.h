@@ -319,6 +319,15 @@ void gemm_run(const GemmPlan& plan, const float* a, const float* packed_b, const
 // y = softmax of each of `rows` contiguous rows of n floats (x and y may be the same buffer).
 // Within a few ulp of the reference (the vector exp); tiny probabilities flush to 0.
 void softmax_rows(Isa isa, int64_t rows, int64_t n, const float* x, float* y);
+// Softmax along a strided axis of x and y [outer, n, inner]: the n values inner apart at each of
+// the positions [begin, end) of the outer * inner ones (x and y may be the same buffer).
+void softmax_columns(Isa isa, int64_t n, int64_t inner, int64_t begin, int64_t end, const float* x,
+                     float* y);
+
+// --- element-wise activation -------------------------------------------------------------------
+// y = ep's activation of n floats of x (x and y may be the same buffer); ep: the activation fields
+// only. The same vector math as the fused epilogues (kernels_math.h's accuracy).
+void activate(Isa isa, const Epilogue& ep, const float* x, float* y, int64_t n);
 
 // --- layer normalization ---------------------------------------------------------------------
 // Each of `rows` contiguous rows of n floats normalised to mean 0 and variance 1 (epsilon added to

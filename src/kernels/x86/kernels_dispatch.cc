@@ -265,6 +265,17 @@ void softmax_rows(Isa isa, int64_t rows, int64_t n, const float* x, float* y) {
   return avx2::softmax_rows(rows, n, x, y);
 }
 
+void softmax_columns(Isa isa, int64_t n, int64_t inner, int64_t begin, int64_t end, const float* x,
+                     float* y) {
+  if (isa == Isa::kAvx512) return avx512::softmax_columns(n, inner, begin, end, x, y);
+  return avx2::softmax_columns(n, inner, begin, end, x, y);
+}
+
+void activate(Isa isa, const Epilogue& ep, const float* x, float* y, int64_t n) {
+  if (isa == Isa::kAvx512) return avx512::activate(ep, x, y, n);
+  return avx2::activate(ep, x, y, n);
+}
+
 void layer_norm_rows(Isa isa, int64_t rows, int64_t n, const float* x, const float* scale,
                      const float* bias, float epsilon, float* y, float* mean_out,
                      float* inv_std_out) {

@@ -269,3 +269,24 @@ inline __attribute__((always_inline)) void activate_n(const Epilogue& ep, typena
       }
   }
 }
+
+// y = the activation of x, n floats (x may be y): a standalone activation op (YOLOv8's Sigmoid of
+// its class scores), four vectors at a time so that their chains overlap.
+template <class T>
+void activate_array(const Epilogue& ep, const float* x, float* y, int64_t n) {
+  using V = typename T::V;
+  constexpr int64_t kL = T::kLanes;
+  int64_t i = 0;
+  for (; i + 4 * kL <= n; i += 4 * kL) {
+    V v[4];
+    for (int k = 0; k < 4; ++k) v[k] = T::loadu(x + i + k * kL);
+    activate_n<T, 4>(ep, v);
+    for (int k = 0; k < 4; ++k) T::storeu(y + i + k * kL, v[k]);
+  }
+  for (; i < n; i += kL) {
+    const int lanes = static_cast<int>(n - i < kL ? n - i : kL);
+    V v[1] = {T::load_n(x + i, lanes)};
+    activate_n<T, 1>(ep, v);
+    T::store_n(y + i, v[0], lanes);
+  }
+}

@@ -55,6 +55,7 @@ std::span<const Tactic* const> x86_tactics() {
     append_x86_conv_winograd_tactics(v);
     append_x86_gemm_tactics(v);
     append_x86_softmax_tactics(v);
+    append_x86_eltwise_tactics(v);
     append_x86_layernorm_tactics(v);
     append_x86_attention_tactics(v);
     append_x86_qconv_tactics(v);

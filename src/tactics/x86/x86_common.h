@@ -117,6 +117,7 @@ void append_x86_conv_nchw16c_tactics(std::vector<const Tactic*>& out);   // x86_
 void append_x86_conv_winograd_tactics(std::vector<const Tactic*>& out);  // x86_conv_winograd.cc
 void append_x86_gemm_tactics(std::vector<const Tactic*>& out);           // x86_gemm.cc
 void append_x86_softmax_tactics(std::vector<const Tactic*>& out);        // x86_softmax.cc
+void append_x86_eltwise_tactics(std::vector<const Tactic*>& out);        // x86_eltwise.cc
 void append_x86_layernorm_tactics(std::vector<const Tactic*>& out);      // x86_layernorm.cc
 void append_x86_attention_tactics(std::vector<const Tactic*>& out);      // x86_attention.cc
 

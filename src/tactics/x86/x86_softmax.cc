@@ -1,6 +1,6 @@
-// Softmax on kiln's x86 kernels (kernels/x86/kernels.h softmax_rows): rows normalised along the
-// contiguous axis (a transformer's attention scores), the rows split over the context's pool.
-// Other axes are the builtin softmax.f32's.
+// Softmax on kiln's x86 kernels (kernels/x86/kernels.h): rows normalised along the contiguous axis
+// (a transformer's attention scores), split over the context's pool by rows; along another axis
+// (YOLOv8's distribution bins), by positions of the [outer, inner] dims around it.
 #include <fmt/format.h>
 
 #include "tactics/builtin_util.h"
@@ -17,10 +17,9 @@ class X86SoftmaxKernel final : public LayerKernel {
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(shape_, softmax_shape(node_, since_version_, in[0].dims));
-    if (shape_.inner != 1 || !builtin::same_dims(out[0], in[0].dims)) {
-      return builtin::layer_error(node_, "input [{}] and output [{}] are not rows of {}",
-                                  dims_to_string(in[0].dims), dims_to_string(out[0].dims),
-                                  shape_.n);
+    if (!builtin::same_dims(out[0], in[0].dims)) {
+      return builtin::layer_error(node_, "output is [{}] but the input is [{}]",
+                                  dims_to_string(out[0].dims), dims_to_string(in[0].dims));
     }
     return Status::ok();
   }
@@ -29,7 +28,14 @@ class X86SoftmaxKernel final : public LayerKernel {
     const auto* x = static_cast<const float*>(in[0].data);
     auto* y = static_cast<float*>(out[0].data);
     const int64_t n = shape_.n;
-    // Rows are independent: split them, at least ~16K elements per chunk.
+    // Rows (and positions) are independent: split them, at least ~16K elements per chunk.
+    if (shape_.inner > 1) {
+      const int64_t grain = std::max<int64_t>(16, 16384 / std::max<int64_t>(n, 1));
+      parallel::parallel_for(
+          thread_pool(), shape_.outer * shape_.inner, grain,
+          [&](int64_t b, int64_t e) { kx::softmax_columns(isa_, n, shape_.inner, b, e, x, y); });
+      return Status::ok();
+    }
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(n, 1));
     parallel::parallel_for(thread_pool(), shape_.outer, grain, [&](int64_t b, int64_t e) {
       kx::softmax_rows(isa_, e - b, n, x + b * n, y + b * n);
@@ -52,10 +58,6 @@ class X86SoftmaxTactic final : public X86Tactic {
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);
     if (why.empty()) why = builtin::require_rank(spec, 0, 1, 64);
-    if (why.empty() &&
-        !softmax_rows_are_contiguous(*spec.node, spec.since_version, spec.inputs[0].rank())) {
-      why = "the axis is not the innermost: rows are not contiguous";
-    }
     return why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
