@@ -28,6 +28,10 @@ struct Blocking {
   // reordering a plain tensor for it costs more than the layer.
   bool follows_only = false;
   bool plain_x = false;  // a convolution reading X as NCHW (x_layout "nchw")
+  // Runs unchanged on blocked tensors (blockable_neutral): keeps its op, and is blocked only when
+  // all of its inputs come blocked, which then saves their reorders back to NCHW.
+  bool neutral = false;
+  std::vector<int64_t> more_outs;  // the channels of outputs 1, 2, ... (a Split's)
 
   bool reads_blocked(size_t input) const {
     return std::any_of(inputs.begin(), inputs.end(),
@@ -145,10 +149,65 @@ std::optional<Blocking> blockable_max_pool(const ir::Graph& g, const ir::Node& n
   return Blocking{ops::kMaxPoolNchw16c, {{0, c}}, c, false, true};
 }
 
+// Dims provably equal one by one (same_dim): an element-wise op of them broadcasts nothing.
+bool same_known_dims(const ir::TensorDesc& a, const ir::TensorDesc& b) {
+  if (!a.has_rank() || a.rank() != b.rank()) return false;
+  for (int i = 0; i < a.rank(); ++i) {
+    if (!ir::same_dim(a.dim(i), b.dim(i))) return false;
+  }
+  return true;
+}
+
+// The channel count of a float32 4-D value when it is a whole number of blocks, else -1.
+int64_t whole_blocks(const ir::Graph& g, ir::ValueId v) {
+  const int64_t c = channels_of(g.value(v).desc);
+  return c > 0 && c % kernels::ref::kChannelBlock == 0 ? c : -1;
+}
+
+// The axis attribute of a Concat or Split is the channels' (1, or -3 of rank 4).
+bool channel_axis(const ir::Node& n, int64_t fallback) {
+  const int64_t axis = n.attrs.get_int("axis", fallback);
+  return axis == 1 || axis == -3;
+}
+
+// Concat and Split along the channels, and Add, Sub, Mul or Div of two tensors of the same dims,
+// when every channel count is a whole number of blocks: nChw16c then holds each part as whole
+// blocks, contiguous per image as in NCHW, so these ops run unchanged on blocked tensors, with the
+// same kernels. YOLOv8's C2f blocks (a Split, shortcut Adds, a Concat between convolutions) had
+// put 45 reorders into its network.
+std::optional<Blocking> blockable_neutral(const ir::Graph& g, const ir::Node& n) {
+  const bool concat = is_onnx_op(n, "Concat") && channel_axis(n, 0);
+  const bool split = is_onnx_op(n, "Split") && channel_axis(n, 0) && !n.inputs.empty();
+  const bool arith = (is_onnx_op(n, "Add") || is_onnx_op(n, "Sub") || is_onnx_op(n, "Mul") ||
+                      is_onnx_op(n, "Div")) &&
+                     n.inputs.size() == 2;
+  if (!concat && !split && !arith) return {};
+  if (arith) {
+    const ir::TensorDesc &a = g.value(n.inputs[0]).desc, &b = g.value(n.inputs[1]).desc;
+    const ir::TensorDesc& y = g.value(n.outputs[0]).desc;
+    if (!same_known_dims(a, b) || !same_known_dims(a, y)) return {};
+  }
+  Blocking b{n.op_type, {}, whole_blocks(g, n.outputs[0])};
+  b.neutral = true;
+  const size_t data_inputs = split ? 1 : n.inputs.size();
+  for (size_t i = 0; i < data_inputs; ++i) {
+    const int64_t c = n.inputs[i] == ir::kNoValue ? -1 : whole_blocks(g, n.inputs[i]);
+    if (c < 0) return {};
+    b.inputs.emplace_back(i, c);
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const int64_t c = n.outputs[k] == ir::kNoValue ? -1 : whole_blocks(g, n.outputs[k]);
+    if (c < 0) return {};
+    if (k > 0) b.more_outs.push_back(c);
+  }
+  return b;
+}
+
 std::optional<Blocking> blockable(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
   std::optional<Blocking> b = blockable_conv(g, n, ctx);
   if (!b) b = blockable_se(g, n);
   if (!b) b = blockable_max_pool(g, n);
+  if (!b) b = blockable_neutral(g, n);
   if (!b || !worth_blocking(g.value(n.outputs[0]).desc, b->out)) return {};
   for (const auto& [input, channels] : b->inputs) {
     if (!worth_blocking(g.value(n.inputs[input]).desc, channels)) return {};
@@ -188,27 +247,37 @@ class Rewriter {
     return b;
   }
 
-  void convert(ir::Node node, const Blocking& b, bool plain_readers) {
-    const ir::ValueId y = node.outputs[0];
+  // plain_readers[k]: output k is read as NCHW too (by a plain node or as a graph output).
+  void convert(ir::Node node, const Blocking& b, const std::vector<bool>& plain_readers) {
+    const std::vector<ir::ValueId> ys = node.outputs;
     for (const auto& [input, channels] : b.inputs) {
       node.inputs[input] = blocked_of(node.inputs[input], channels, node.name);
     }
     if (b.swap_inputs) std::swap(node.inputs[0], node.inputs[1]);
-    node.outputs[0] = add_blocked_value(y, b.out);
+    std::vector<int64_t> channels = {b.out};
+    channels.insert(channels.end(), b.more_outs.begin(), b.more_outs.end());
+    for (size_t k = 0; k < ys.size(); ++k) node.outputs[k] = add_blocked_value(ys[k], channels[k]);
     const std::string name = node.name;
-    ir::Node blocked = as_blocked(node);
-    blocked.op_type = b.op;
-    if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.out);
-    if (b.plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
-    out_.push_back(std::move(blocked));
+    if (b.neutral) {
+      out_.push_back(std::move(node));
+    } else {
+      ir::Node blocked = as_blocked(node);
+      blocked.op_type = b.op;
+      if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.out);
+      if (b.plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
+      out_.push_back(std::move(blocked));
+    }
     ++converted_;
-    if (!plain_readers) return;
-    ir::Node r =
-        reorder(name + ".from_nchw16c", ops::kFromNchw16c, blocked_[static_cast<size_t>(y)], y);
-    r.attrs.set("channels", b.out);
-    out_.push_back(std::move(r));
-    log_.add(kName, fmt::format("reorder the output of '{}' back to NCHW", name));
-    ++from_blocked_;
+    for (size_t k = 0; k < ys.size(); ++k) {
+      if (!plain_readers[k]) continue;
+      ir::Node r = reorder(name + ".from_nchw16c", ops::kFromNchw16c,
+                           blocked_[static_cast<size_t>(ys[k])], ys[k]);
+      r.attrs.set("channels", channels[k]);
+      out_.push_back(std::move(r));
+      log_.add(kName, k == 0 ? fmt::format("reorder the output of '{}' back to NCHW", name)
+                             : fmt::format("reorder output {} of '{}' back to NCHW", k, name));
+      ++from_blocked_;
+    }
   }
 
   void keep(ir::Node node) { out_.push_back(std::move(node)); }
@@ -263,19 +332,22 @@ Status run(ir::Graph& g, PassContext& ctx) {
   for (size_t i = 0; i < count; ++i) {
     if (!cand[i]) continue;
     const ir::Node& n = g.nodes[i];
-    // A pooling or scale joins only a blocked convolution's output; a convolution any neighbor.
-    // A pooling or scale producer counts once it is blocked itself (producers come first, so
-    // keep[p] is settled): a lone convolution after an unblocked max pool stays NCHW, and max
-    // pools chain.
+    // A pooling or scale joins only a blocked convolution's output; a convolution any neighbor;
+    // a neutral op only when all of its inputs come blocked. A pooling, scale or neutral producer
+    // counts once it is blocked itself (producers come first, so keep[p] is settled): a lone
+    // convolution after an unblocked max pool stays NCHW, and max pools chain.
     const auto blocked_producer = [&](size_t k, bool conv_only) {
       const int p = index.producer(n.inputs[k]);
       if (p < 0 || !cand[static_cast<size_t>(p)]) return false;
       const Blocking& pb = *cand[static_cast<size_t>(p)];
-      if (pb.follows_only) return static_cast<bool>(keep[static_cast<size_t>(p)]);
+      if (pb.follows_only || pb.neutral) return static_cast<bool>(keep[static_cast<size_t>(p)]);
       return !conv_only || pb.op == ops::kConvNchw16c;
     };
     bool joined = false;
-    if (cand[i]->follows_only) {
+    if (cand[i]->neutral) {
+      joined = std::all_of(cand[i]->inputs.begin(), cand[i]->inputs.end(),
+                           [&](const auto& input) { return blocked_producer(input.first, false); });
+    } else if (cand[i]->follows_only) {
       joined = blocked_producer(cand[i]->inputs.front().first, true);
     } else {
       for (const auto& input : cand[i]->inputs) {
@@ -293,13 +365,16 @@ Status run(ir::Graph& g, PassContext& ctx) {
       rw.keep(g.nodes[i]);
       continue;
     }
-    const ir::ValueId y = g.nodes[i].outputs[0];
-    bool plain_readers = g.value(y).is_graph_output;
-    for (const ir::Use& u : index.uses(y)) {
-      const bool blocked_reader =
-          keep[static_cast<size_t>(u.node)] &&
-          cand[static_cast<size_t>(u.node)]->reads_blocked(static_cast<size_t>(u.input));
-      plain_readers = plain_readers || !blocked_reader;
+    std::vector<bool> plain_readers;
+    for (const ir::ValueId y : g.nodes[i].outputs) {
+      bool plain = g.value(y).is_graph_output;
+      for (const ir::Use& u : index.uses(y)) {
+        const bool blocked_reader =
+            keep[static_cast<size_t>(u.node)] &&
+            cand[static_cast<size_t>(u.node)]->reads_blocked(static_cast<size_t>(u.input));
+        plain = plain || !blocked_reader;
+      }
+      plain_readers.push_back(plain);
     }
     rw.convert(g.nodes[i], *cand[i], plain_readers);
   }

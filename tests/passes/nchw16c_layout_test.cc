@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "base/cpu_features.h"
 #include "fusion_test_util.h"
 #include "io/random_input.h"
@@ -253,6 +255,97 @@ TEST(Nchw16cLayout, AMaxPoolWithoutABlockedProducerOrWithIndicesStaysNchw) {
   const auto ri = testing::run_pass(indices, layout());
   const Ops ops = op_types(ri.after);
   EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.MaxPoolNchw16c"), 0) << ri.after.dump();
+}
+
+// YOLOv8's C2f block: x -> 1x1 "cv1" -> a; Split(a) -> s0, s1 (16 + 16 channels); s1 -> 1x1 "m1"
+// -> 1x1 "m2" -> Add(m2's, s1) -> c; Concat(s0, s1, c) -> 1x1 "cv2" -> y.
+OnnxBuilder c2f_model(int64_t split_at = 16) {
+  OnnxBuilder b;
+  b.input("x", 1, {2, 32, 6, 7});
+  pointwise(b, "cv1", "x", "a", 32, 32);
+  b.initializer_i64("sizes", {2}, {split_at, 32 - split_at});
+  set_attr_int(b.node("Split", {"a", "sizes"}, {"s0", "s1"}, "split"), "axis", 1);
+  pointwise(b, "m1", "s1", "b1", 32 - split_at, 16);
+  pointwise(b, "m2", "b1", "b2", 16, 32 - split_at);
+  b.node("Add", {"b2", "s1"}, {"c"}, "add");
+  set_attr_int(b.node("Concat", {"s0", "s1", "c"}, {"k"}, "concat"), "axis", 1);
+  pointwise(b, "cv2", "k", "y", 64 - split_at, 32);
+  b.output("y");
+  return b;
+}
+
+// Split, the shortcut Add and the Concat run on the blocked tensors their producers write: one
+// reorder in and one out for the whole block, as for a chain of convolutions.
+TEST(Nchw16cLayout, ChannelSplitsAddsAndConcatsOfWholeBlocksStayBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  const auto r = testing::run_pass(c2f_model(), layout());
+  EXPECT_EQ(op_types(r.after),
+            (Ops{"kiln.ToNchw16c", "kiln.ConvNchw16c", "Split", "kiln.ConvNchw16c",
+                 "kiln.ConvNchw16c", "Add", "Concat", "kiln.ConvNchw16c", "kiln.FromNchw16c"}))
+      << r.after.dump();
+  const ir::Node& split = r.after.nodes[2];
+  EXPECT_EQ(split.name, "split");
+  EXPECT_EQ(split.inputs[0], r.after.nodes[1].outputs[0]);  // cv1's blocked output
+  EXPECT_EQ(r.after.value(split.inputs[1]).name, "sizes");  // the sizes stay as they are
+  EXPECT_FALSE(split.attrs.has("channels"));                // an ONNX Split, unchanged
+  EXPECT_EQ(r.after.nodes[6].inputs[1], split.outputs[1]);  // Concat reads s1 blocked
+  EXPECT_EQ(r.log.entries().back().message,
+            "7 layers run on nChw16c tensors; 1 reorders in, 1 out");
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+// A Split output read as NCHW too gets its own reorder; the others stay blocked.
+TEST(Nchw16cLayout, APlainReaderOfOneSplitOutputGetsItsOwnReorder) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b = c2f_model();
+  b.node("Relu", {"s0"}, {"r"}, "relu");
+  b.output("r");
+  const auto r = testing::run_pass(b, layout());
+  const Ops ops = op_types(r.after);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.FromNchw16c"), 2) << r.after.dump();
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Split"), 1);
+  const ir::ValueId s0 = r.after.find_value("s0");
+  ASSERT_NE(s0, ir::kNoValue);
+  EXPECT_EQ(r.after.nodes[static_cast<size_t>(ir::GraphIndex(r.after).producer(s0))].op_type,
+            "FromNchw16c");
+  testing::expect_same_outputs(r.before, r.after);
+}
+
+// Channels that are not whole blocks (a Split 8 + 24), an input nobody blocked, a broadcasting Add
+// or a split along another axis keep those ops on NCHW tensors.
+TEST(Nchw16cLayout, PartsNotOfWholeBlocksOrNotAllBlockedStayNchw) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  const auto part = testing::run_pass(c2f_model(8), layout());
+  for (const char* op : {"Split", "Add", "Concat"}) {
+    const auto it = std::find_if(part.after.nodes.begin(), part.after.nodes.end(),
+                                 [&](const ir::Node& n) { return n.op_type == op; });
+    ASSERT_NE(it, part.after.nodes.end()) << op;
+    EXPECT_EQ(part.after.value(it->outputs[0]).name.find(".nchw16c"), std::string::npos) << op;
+  }
+  testing::expect_same_outputs(part.before, part.after);
+
+  OnnxBuilder plain;
+  plain.input("x", 1, {1, 16, 6, 5});
+  plain.input("z", 1, {1, 16, 6, 5});
+  plain.input("bias", 1, {1, 16, 1, 1});
+  pointwise(plain, "pw", "x", "p", 16, 16);
+  set_attr_int(plain.node("Concat", {"p", "z"}, {"k"}, "concat"), "axis", 1);
+  plain.node("Add", {"p", "bias"}, {"q"}, "broadcast");
+  set_attr_int(plain.node("Split", {"p"}, {"h0", "h1"}, "rows"), "axis", 2);
+  pointwise(plain, "pk", "k", "y", 32, 16);
+  pointwise(plain, "pq", "q", "y2", 16, 16);
+  for (const char* y : {"y", "y2", "h0", "h1"}) plain.output(y);
+  const auto r = testing::run_pass(plain, layout());
+  const Ops ops = op_types(r.after);
+  for (const char* op : {"Concat", "Add", "Split"}) {
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), op), 1) << op << "\n" << r.after.dump();
+  }
+  for (const ir::Node& n : r.after.nodes) {
+    if (n.op_type == "Concat" || n.op_type == "Add" || n.op_type == "Split") {
+      EXPECT_EQ(r.after.value(n.outputs[0]).name.find(".nchw16c"), std::string::npos) << n.name;
+    }
+  }
+  testing::expect_same_outputs(r.before, r.after);
 }
 
 }  // namespace nchw16c_layout_test
