@@ -2,6 +2,8 @@
 // builtin separable kernel; the interpolation taps come from the reference's own tables.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "kernels/cpu/resize.h"
 #include "kernels/ref/resize.h"
 #include "ops/resize_params.h"
@@ -123,13 +125,29 @@ class ResizeKernel final : public LayerKernel {
     }
     p_.rows = rows_.view();
     p_.cols = cols_.view();
+    p_.cols_gather = cpu::single_unit_taps(p_.cols, p_.out_w);
     p_.extrapolation_value = static_cast<float>(rp.extrapolation_value);
-    scratch_.resize(cpu::resize2d_scratch_floats(p_));
+    // Parts of at least ~16K output elements, one scratch row each.
+    const int64_t rows = p_.planes * p_.out_h;
+    const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(p_.out_w, 1));
+    const int threads = thread_pool() == nullptr ? 1 : thread_pool()->size();
+    parts_ = std::clamp<int64_t>(rows / grain, 1, threads);
+    scratch_.resize(cpu::resize2d_scratch_floats(p_) * static_cast<size_t>(parts_));
     return Status::ok();
   }
 
+  // Output rows split into parts_ contiguous parts, each with its own scratch row.
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    cpu::resize2d(p_, input_f32(in, 0), static_cast<float*>(out[0].data), scratch_.data());
+    const float* x = input_f32(in, 0);
+    auto* y = static_cast<float*>(out[0].data);
+    const int64_t rows = p_.planes * p_.out_h;
+    const size_t stride = cpu::resize2d_scratch_floats(p_);
+    parallel::parallel_for(thread_pool(), parts_, 1, [&](int64_t b, int64_t e) {
+      for (int64_t part = b; part < e; ++part) {
+        cpu::resize2d(p_, x, y, scratch_.data() + static_cast<size_t>(part) * stride,
+                      rows * part / parts_, rows * (part + 1) / parts_);
+      }
+    });
     return Status::ok();
   }
 
@@ -139,6 +157,7 @@ class ResizeKernel final : public LayerKernel {
   std::vector<Tensor> constant_values_;   // roi, scales, sizes: copies keep the storage alive
   std::vector<const Tensor*> constants_;  // into constant_values_, nullptr where not constant
   cpu::Resize2DParams p_;
+  int64_t parts_ = 1;
   TapTable rows_;
   TapTable cols_;
   FloatBuffer scratch_;

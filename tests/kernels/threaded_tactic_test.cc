@@ -80,6 +80,20 @@ TEST(ThreadedTactics, ConcatAndSplitShareTheWholeCopy) {
   }
 }
 
+// Nearest (the columns' gather) and linear (rows mixed in each part's own scratch row).
+TEST(ThreadedTactics, ResizeSplitsOutputRows) {
+  for (int threads : {2, 3}) {
+    for (const char* mode : {"nearest", "linear"}) {
+      OpCase c{.op_type = "Resize",
+               .opset = 13,
+               .attrs = attrs({{"mode", std::string(mode)}}),
+               .inputs = {in(random_f32({1, 37, 40, 41}, 10)), absent(),
+                          constant(Tensor::from_vector<float>({4}, {1, 1, 2, 2}))}};
+      expect_threaded_matches_reference("resize.separable.f32", c, threads);
+    }
+  }
+}
+
 TEST(ThreadedTactics, PoolingSplitsOutputRows) {
   // 47 planes of 17 output rows: 799, split mid-plane by 2 and 3 threads (grain 32768 / (18 * 9)).
   Tensor u8(DType::kU8, {1, 47, 33, 35});

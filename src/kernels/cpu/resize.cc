@@ -23,6 +23,10 @@ const float* source_row(const Resize2DParams& p, const float* plane, int64_t oy,
 
 void interpolate_columns(const Resize2DParams& p, const float* src, float* dst) {
   const ResizeAxisTaps& c = p.cols;
+  if (p.cols_gather) {
+    for (int64_t ox = 0; ox < p.out_w; ++ox) dst[ox] = src[c.index[ox]];
+    return;
+  }
   for (int64_t ox = 0; ox < p.out_w; ++ox) {
     const int64_t t0 = c.start[ox];
     const int64_t t1 = c.start[ox + 1];
@@ -34,20 +38,25 @@ void interpolate_columns(const Resize2DParams& p, const float* src, float* dst) 
 
 }  // namespace
 
+bool single_unit_taps(const ResizeAxisTaps& taps, int64_t out) {
+  for (int64_t o = 0; o < out; ++o) {
+    if (taps.start[o + 1] - taps.start[o] != 1 || taps.weight[taps.start[o]] != 1.0f) return false;
+  }
+  return true;
+}
+
 size_t resize2d_scratch_floats(const Resize2DParams& p) { return static_cast<size_t>(p.in_w); }
 
-void resize2d(const Resize2DParams& p, const float* x, float* y, float* scratch) {
-  for (int64_t plane = 0; plane < p.planes; ++plane) {
-    const float* xp = x + plane * p.in_h * p.in_w;
-    float* yp = y + plane * p.out_h * p.out_w;
-    for (int64_t oy = 0; oy < p.out_h; ++oy) {
-      float* yr = yp + oy * p.out_w;
-      const float* src = source_row(p, xp, oy, scratch);
-      if (src == nullptr) {
-        std::fill(yr, yr + p.out_w, p.extrapolation_value);
-      } else {
-        interpolate_columns(p, src, yr);
-      }
+void resize2d(const Resize2DParams& p, const float* x, float* y, float* scratch, int64_t row_begin,
+              int64_t row_end) {
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const int64_t plane = row / p.out_h, oy = row % p.out_h;
+    const float* src = source_row(p, x + plane * p.in_h * p.in_w, oy, scratch);
+    float* yr = y + row * p.out_w;
+    if (src == nullptr) {
+      std::fill(yr, yr + p.out_w, p.extrapolation_value);
+    } else {
+      interpolate_columns(p, src, yr);
     }
   }
 }
