@@ -2,8 +2,6 @@
 // and Add/Sub/Mul/Div with numpy broadcasting planned in reshape().
 #include <fmt/format.h>
 
-#include <limits>
-
 #include "kernels/cpu/elementwise.h"
 #include "tactics/builtin.h"
 #include "tactics/builtin_util.h"
@@ -16,14 +14,6 @@ using cpu::BinaryKind;
 using cpu::UnaryKind;
 
 // --- unary ---------------------------------------------------------------------------------------
-
-// The float attributes a unary op reads, with the op's defaults.
-struct UnaryAttrs {
-  const char* alpha = nullptr;
-  float alpha_default = 0.0f;
-  const char* beta = nullptr;
-  float beta_default = 0.0f;
-};
 
 class UnaryKernel final : public LayerKernel {
  public:
@@ -55,13 +45,13 @@ class UnaryKernel final : public LayerKernel {
 
 class UnaryTactic final : public BuiltinTactic {
  public:
-  UnaryTactic(std::string_view name, std::string_view op, UnaryKind kind, UnaryAttrs attrs = {})
+  UnaryTactic(std::string_view name, std::string_view op, UnaryKind kind,
+              ActivationAttrs attrs = {})
       : BuiltinTactic(name, op), kind_(kind), attrs_(attrs) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = require_f32(spec);
-    if (why.empty() && kind_ == UnaryKind::kClip) why = require_constant(spec, 1, "min");
-    if (why.empty() && kind_ == UnaryKind::kClip) why = require_constant(spec, 2, "max");
+    if (why.empty() && kind_ == UnaryKind::kClip) why = clip_bounds_why_not(spec);
     return why;
   }
 
@@ -71,19 +61,12 @@ class UnaryTactic final : public BuiltinTactic {
 
  private:
   cpu::UnaryParams params(const LayerSpec& spec) const {
-    cpu::UnaryParams p{kind_, attrs_.alpha_default, attrs_.beta_default};
-    if (kind_ == UnaryKind::kClip) {
-      p.alpha = clip_bound(spec, 1, "min", std::numeric_limits<float>::lowest());
-      p.beta = clip_bound(spec, 2, "max", std::numeric_limits<float>::max());
-      return p;
-    }
-    if (attrs_.alpha != nullptr) p.alpha = spec.node->attrs.get_float(attrs_.alpha, p.alpha);
-    if (attrs_.beta != nullptr) p.beta = spec.node->attrs.get_float(attrs_.beta, p.beta);
-    return p;
+    const auto [alpha, beta] = activation_params(spec, attrs_, kind_ == UnaryKind::kClip);
+    return cpu::UnaryParams{kind_, alpha, beta};
   }
 
   UnaryKind kind_;
-  UnaryAttrs attrs_;
+  ActivationAttrs attrs_;
 };
 
 // --- binary --------------------------------------------------------------------------------------

@@ -436,17 +436,35 @@ void parallel_copy(parallel::ThreadPool* pool, int64_t total, F copy) {
   parallel::parallel_for(pool, total, part_grain(1), [&](int64_t b, int64_t e) { copy(b, e); });
 }
 
-class ConcatKernel final : public LayerKernel {
+// What Concat's and Split's kernels share: the node, the axis, and the plan of the copy between
+// the whole and its parts (the parts' chunks, the whole's element count, the element size).
+class PartsKernel : public LayerKernel {
  public:
-  ConcatKernel(const ir::Node& node, int since_version)
+  PartsKernel(const ir::Node& node, int since_version)
       : node_(node), since_version_(since_version) {}
 
-  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
-    const int rank = in[0].rank();
+ protected:
+  Result<size_t> axis(int rank) const {
     KILN_ASSIGN_OR_RETURN(const int64_t axis,
                           ops::normalize_axis(ops::NodeContext(node_, since_version_),
                                               node_.attrs.get_int("axis", 0), rank));
-    const auto a = static_cast<size_t>(axis);
+    return static_cast<size_t>(axis);
+  }
+
+  const ir::Node& node_;
+  int since_version_;
+  std::vector<int64_t> chunks_;
+  int64_t total_ = 0;
+  size_t elem_size_ = 0;
+};
+
+class ConcatKernel final : public PartsKernel {
+ public:
+  using PartsKernel::PartsKernel;
+
+  Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
+    const int rank = in[0].rank();
+    KILN_ASSIGN_OR_RETURN(const size_t a, axis(rank));
     Dims want = dims_of(in[0]);
     want[a] = 0;
     chunks_.clear();
@@ -473,12 +491,7 @@ class ConcatKernel final : public LayerKernel {
   }
 
  private:
-  const ir::Node& node_;
-  int since_version_;
   std::vector<const void*> ins_;  // sized in reshape(), filled per run
-  std::vector<int64_t> chunks_;
-  int64_t total_ = 0;
-  size_t elem_size_ = 0;
 };
 
 class ConcatTactic final : public BuiltinTactic {
@@ -492,17 +505,13 @@ class ConcatTactic final : public BuiltinTactic {
 
 // Split's outputs come from the engine's shape inference, which checked them against `split` (or
 // num_outputs): the kernel checks only that they tile the input along the axis.
-class SplitKernel final : public LayerKernel {
+class SplitKernel final : public PartsKernel {
  public:
-  SplitKernel(const ir::Node& node, int since_version)
-      : node_(node), since_version_(since_version) {}
+  using PartsKernel::PartsKernel;
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const int rank = in[0].rank();
-    KILN_ASSIGN_OR_RETURN(const int64_t axis,
-                          ops::normalize_axis(ops::NodeContext(node_, since_version_),
-                                              node_.attrs.get_int("axis", 0), rank));
-    const auto a = static_cast<size_t>(axis);
+    KILN_ASSIGN_OR_RETURN(const size_t a, axis(rank));
     chunks_.clear();
     int64_t along = 0;
     for (const TensorView& v : out) {
@@ -510,14 +519,14 @@ class SplitKernel final : public LayerKernel {
       want[a] = v.rank() == rank ? v.dims[a] : -1;
       if (!same_dims(v, want)) {
         return layer_error(node_, "output [{}] is not a part of the input [{}] along axis {}",
-                           dims_to_string(v.dims), dims_to_string(in[0].dims), axis);
+                           dims_to_string(v.dims), dims_to_string(in[0].dims), a);
       }
       chunks_.push_back(chunk_of(v, a));
       along += v.dims[a];
     }
     if (along != in[0].dims[a]) {
       return layer_error(node_, "the outputs take {} of the input [{}]'s {} along axis {}", along,
-                         dims_to_string(in[0].dims), in[0].dims[a], axis);
+                         dims_to_string(in[0].dims), in[0].dims[a], a);
     }
     total_ = in[0].numel();
     outs_.assign(out.size(), nullptr);
@@ -534,12 +543,7 @@ class SplitKernel final : public LayerKernel {
   }
 
  private:
-  const ir::Node& node_;
-  int since_version_;
   std::vector<void*> outs_;  // sized in reshape(), filled per run
-  std::vector<int64_t> chunks_;
-  int64_t total_ = 0;
-  size_t elem_size_ = 0;
 };
 
 class SplitTactic final : public BuiltinTactic {

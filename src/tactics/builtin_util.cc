@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <vector>
 
 namespace kiln::tactics::builtin {
@@ -10,6 +11,14 @@ namespace {
 std::string check_f32(const ir::TensorDesc& d, std::string_view kind, size_t i) {
   if (d.dtype == DType::kUndefined || d.dtype == DType::kF32) return "";
   return fmt::format("{} {} is {}; this tactic runs float32 only", kind, i, dtype_name(d.dtype));
+}
+
+// Clip's bound: the attribute `attr` before opset 11, the constant scalar input `input` after;
+// `fallback` when absent.
+float clip_bound(const LayerSpec& spec, size_t input, const char* attr, float fallback) {
+  if (spec.since_version < 11) return spec.node->attrs.get_float(attr, fallback);
+  const Tensor* t = spec.constant(input);
+  return spec.has_input(input) && t != nullptr ? t->data<float>()[0] : fallback;
 }
 
 }  // namespace
@@ -63,16 +72,26 @@ std::string require_rank(const LayerSpec& spec, size_t i, int min_rank, int max_
   return "";
 }
 
-float clip_bound(const LayerSpec& spec, size_t input, const char* attr, float fallback) {
-  if (spec.since_version < 11) return spec.node->attrs.get_float(attr, fallback);
-  const Tensor* t = spec.constant(input);
-  return spec.has_input(input) && t != nullptr ? t->data<float>()[0] : fallback;
-}
-
 std::string require_constant(const LayerSpec& spec, size_t i, std::string_view what) {
   if (!spec.has_input(i)) return "";
   if (spec.constant(i) == nullptr) return fmt::format("input {} ({}) is not a constant", i, what);
   return "";
+}
+
+std::pair<float, float> activation_params(const LayerSpec& spec, const ActivationAttrs& attrs,
+                                          bool clip) {
+  if (clip) {
+    return {clip_bound(spec, 1, "min", std::numeric_limits<float>::lowest()),
+            clip_bound(spec, 2, "max", std::numeric_limits<float>::max())};
+  }
+  const ir::Attributes& a = spec.node->attrs;
+  return {attrs.alpha ? a.get_float(attrs.alpha, attrs.alpha_default) : attrs.alpha_default,
+          attrs.beta ? a.get_float(attrs.beta, attrs.beta_default) : attrs.beta_default};
+}
+
+std::string clip_bounds_why_not(const LayerSpec& spec) {
+  std::string why = require_constant(spec, 1, "min");
+  return why.empty() ? require_constant(spec, 2, "max") : why;
 }
 
 }  // namespace kiln::tactics::builtin

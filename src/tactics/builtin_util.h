@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -38,9 +39,19 @@ std::string require_rank(const LayerSpec& spec, size_t i, int min_rank, int max_
 // "" when input i is absent or a known constant.
 std::string require_constant(const LayerSpec& spec, size_t i, std::string_view what);
 
-// Clip's bound: the attribute `attr` before opset 11, the constant scalar input `input` after;
-// `fallback` when absent.
-float clip_bound(const LayerSpec& spec, size_t input, const char* attr, float fallback);
+// The float parameters an activation op reads: attributes, with the op's defaults.
+struct ActivationAttrs {
+  const char* alpha = nullptr;
+  float alpha_default = 0.0f;
+  const char* beta = nullptr;
+  float beta_default = 0.0f;
+};
+// {alpha, beta} of spec's node as `attrs` names them; for Clip (`clip`), its bounds {min, max}:
+// attributes before opset 11, constant scalar inputs 1 and 2 after, unbounded when absent.
+std::pair<float, float> activation_params(const LayerSpec& spec, const ActivationAttrs& attrs,
+                                          bool clip);
+// "" when Clip's bounds are known constants (or absent), else why not.
+std::string clip_bounds_why_not(const LayerSpec& spec);
 
 // True when the view's dims are exactly `dims`.
 inline bool same_dims(const TensorView& v, std::span<const int64_t> dims) {

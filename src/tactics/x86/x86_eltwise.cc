@@ -4,8 +4,8 @@
 // of its class scores, a gate's Tanh). The builtin eltwise.*.f32 kernels are the portable path.
 #include <fmt/format.h>
 
-#include <limits>
 #include <memory>
+#include <tuple>
 
 #include "tactics/builtin_util.h"
 #include "tactics/x86/x86_common.h"
@@ -44,15 +44,12 @@ class X86ActivationKernel final : public LayerKernel {
   int64_t n_ = 0;
 };
 
-// The op's activation and the float attributes it reads, with the op's defaults.
+// The op's activation and the float attributes it reads.
 struct ActivationOp {
   const char* op;
   const char* name;  // in the tactic's name: eltwise.<name>.f32.<isa>
   kx::Act act;
-  const char* alpha = nullptr;
-  float alpha_default = 0.0f;
-  const char* beta = nullptr;
-  float beta_default = 0.0f;
+  builtin::ActivationAttrs attrs = {};
 };
 
 class X86ActivationTactic final : public X86Tactic {
@@ -63,9 +60,7 @@ class X86ActivationTactic final : public X86Tactic {
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);
-    const bool clip = a_.act == kx::Act::kClip;
-    if (why.empty() && clip) why = builtin::require_constant(spec, 1, "min");
-    if (why.empty() && clip) why = builtin::require_constant(spec, 2, "max");
+    if (why.empty() && a_.act == kx::Act::kClip) why = builtin::clip_bounds_why_not(spec);
     return why;
   }
 
@@ -77,14 +72,8 @@ class X86ActivationTactic final : public X86Tactic {
   kx::Epilogue epilogue(const LayerSpec& spec) const {
     kx::Epilogue ep;
     ep.act = a_.act;
-    if (a_.act == kx::Act::kClip) {
-      ep.act_alpha = builtin::clip_bound(spec, 1, "min", std::numeric_limits<float>::lowest());
-      ep.act_beta = builtin::clip_bound(spec, 2, "max", std::numeric_limits<float>::max());
-      return ep;
-    }
-    const ir::Attributes& attrs = spec.node->attrs;
-    ep.act_alpha = a_.alpha ? attrs.get_float(a_.alpha, a_.alpha_default) : a_.alpha_default;
-    ep.act_beta = a_.beta ? attrs.get_float(a_.beta, a_.beta_default) : a_.beta_default;
+    std::tie(ep.act_alpha, ep.act_beta) =
+        builtin::activation_params(spec, a_.attrs, a_.act == kx::Act::kClip);
     return ep;
   }
 
@@ -95,9 +84,9 @@ constexpr ActivationOp kOps[] = {
     {"Relu", "relu", kx::Act::kRelu},
     {"Sigmoid", "sigmoid", kx::Act::kSigmoid},
     {"Tanh", "tanh", kx::Act::kTanh},
-    {"HardSigmoid", "hard_sigmoid", kx::Act::kHardSigmoid, "alpha", 0.2f, "beta", 0.5f},
+    {"HardSigmoid", "hard_sigmoid", kx::Act::kHardSigmoid, {"alpha", 0.2f, "beta", 0.5f}},
     {"HardSwish", "hard_swish", kx::Act::kHardSwish},
-    {"LeakyRelu", "leaky_relu", kx::Act::kLeakyRelu, "alpha", 0.01f},
+    {"LeakyRelu", "leaky_relu", kx::Act::kLeakyRelu, {"alpha", 0.01f}},
     {"Clip", "clip", kx::Act::kClip},
 };
 
