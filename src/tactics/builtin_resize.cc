@@ -126,6 +126,7 @@ class ResizeKernel final : public LayerKernel {
     p_.rows = rows_.view();
     p_.cols = cols_.view();
     p_.cols_gather = cpu::single_unit_taps(p_.cols, p_.out_w);
+    p_.columns_first = cpu::resize2d_columns_first(p_);
     p_.extrapolation_value = static_cast<float>(rp.extrapolation_value);
     // Parts of at least ~16K output elements, one scratch row each.
     const int64_t rows = p_.planes * p_.out_h;

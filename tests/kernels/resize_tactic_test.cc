@@ -92,6 +92,22 @@ TEST(ResizeTactic, OtherVersionsRanksAndCropAndResize) {
   expect_matches_reference(kResize, crop, kPointTol);
 }
 
+// Upsampled rows take the columns first (resize2d_columns_first): DeepLabV3's 16x bilinear
+// upsampling of 21 class planes, and a crop whose outside columns keep the rows-first path.
+TEST(ResizeTactic, UpsamplingColumnsFirstMatchesReference) {
+  expect_matches_reference(
+      kResize,
+      resize_case({1, 21, 16, 16}, {}, {1, 21, 256, 256},
+                  {{"mode", "linear"}, {"coordinate_transformation_mode", "half_pixel"}}),
+      kPointTol);
+  OpCase crop = resize_case(
+      {1, 2, 6, 6}, {}, {1, 2, 11, 9},
+      {{"mode", "linear"}, {"coordinate_transformation_mode", "tf_crop_and_resize"}}, 11);
+  crop.attrs.set("extrapolation_value", -3.0f);
+  crop.inputs[1] = constant(floats({0, 0, 0.1f, -0.3f, 1, 1, 0.8f, 1.3f}));
+  expect_matches_reference(kResize, crop, kPointTol);
+}
+
 TEST(ResizeTactic, RefusesLeadingAxesAndRuntimeScales) {
   expect_rejected(kResize, resize_case({2, 3, 4, 4}, {1, 2, 2, 2}, {}, {{"mode", "nearest"}}),
                   "axis 1");

@@ -36,7 +36,48 @@ void interpolate_columns(const Resize2DParams& p, const float* src, float* dst) 
   }
 }
 
+// Output rows [row_begin, row_end) the columns first: each plane's input rows interpolated
+// across columns into scratch once (in_h x out_w), then every output row is the weighted sum of
+// its taps' scratch rows, whole contiguous rows that vectorize. DeepLabV3's 16x bilinear upsampling
+// interpolated 16 times as many columns the other way round (1.75 ms on one thread).
+void resize_columns_first(const Resize2DParams& p, const float* x, float* y, float* scratch,
+                          int64_t row_begin, int64_t row_end) {
+  int64_t ready = -1;  // the plane whose columns scratch holds
+  for (int64_t row = row_begin; row < row_end; ++row) {
+    const int64_t plane = row / p.out_h, oy = row % p.out_h;
+    if (plane != ready) {
+      for (int64_t iy = 0; iy < p.in_h; ++iy) {
+        interpolate_columns(p, x + (plane * p.in_h + iy) * p.in_w, scratch + iy * p.out_w);
+      }
+      ready = plane;
+    }
+    float* yr = y + row * p.out_w;
+    const int64_t t0 = p.rows.start[oy], t1 = p.rows.start[oy + 1];
+    if (t1 == t0) {
+      std::fill(yr, yr + p.out_w, p.extrapolation_value);
+      continue;
+    }
+    const float w0 = p.rows.weight[t0];
+    const float* s0 = scratch + p.rows.index[t0] * p.out_w;
+    for (int64_t i = 0; i < p.out_w; ++i) yr[i] = w0 * s0[i];
+    for (int64_t t = t0 + 1; t < t1; ++t) {
+      const float w = p.rows.weight[t];
+      const float* st = scratch + p.rows.index[t] * p.out_w;
+      for (int64_t i = 0; i < p.out_w; ++i) yr[i] += w * st[i];
+    }
+  }
+}
+
 }  // namespace
+
+bool resize2d_columns_first(const Resize2DParams& p) {
+  constexpr int64_t kMaxScratchFloats = 256 * 1024;
+  if (p.out_h <= p.in_h || p.in_h * p.out_w > kMaxScratchFloats) return false;
+  for (int64_t o = 0; o < p.out_w; ++o) {
+    if (p.cols.start[o + 1] == p.cols.start[o]) return false;
+  }
+  return true;
+}
 
 bool single_unit_taps(const ResizeAxisTaps& taps, int64_t out) {
   for (int64_t o = 0; o < out; ++o) {
@@ -45,10 +86,13 @@ bool single_unit_taps(const ResizeAxisTaps& taps, int64_t out) {
   return true;
 }
 
-size_t resize2d_scratch_floats(const Resize2DParams& p) { return static_cast<size_t>(p.in_w); }
+size_t resize2d_scratch_floats(const Resize2DParams& p) {
+  return static_cast<size_t>(p.columns_first ? p.in_h * p.out_w : p.in_w);
+}
 
 void resize2d(const Resize2DParams& p, const float* x, float* y, float* scratch, int64_t row_begin,
               int64_t row_end) {
+  if (p.columns_first) return resize_columns_first(p, x, y, scratch, row_begin, row_end);
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int64_t plane = row / p.out_h, oy = row % p.out_h;
     const float* src = source_row(p, x + plane * p.in_h * p.in_w, oy, scratch);

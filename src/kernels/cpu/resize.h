@@ -30,13 +30,22 @@ struct Resize2DParams {
   // Every output column reads one input column with weight 1 (nearest modes): a gather, without
   // the taps' loop (YOLOv8's 2x upsampling ran 1.5 ns an element through it).
   bool cols_gather = false;
+  // Upsampling rows of a small plane: the columns first, on each input row of a plane into the
+  // scratch, then each output row a weighted sum of whole scratch rows (resize2d_columns_first).
+  bool columns_first = false;
   float extrapolation_value = 0.0f;
 };
+
+// Whether columns_first suits p: more output rows than input rows, an in_h x out_w scratch of at
+// most 1 MiB, and every output column inside the input (so that no extrapolated column is
+// re-weighted by the rows' taps).
+bool resize2d_columns_first(const Resize2DParams& p);
 
 // Whether `taps` of `out` coordinates each read one input coordinate with weight 1.
 bool single_unit_taps(const ResizeAxisTaps& taps, int64_t out);
 
-// Scratch for one resize2d call (one thread's).
+// Scratch for one resize2d call (one thread's): an input row, or with columns_first a plane of
+// in_h rows of out_w.
 size_t resize2d_scratch_floats(const Resize2DParams& p);
 // Output rows [row_begin, row_end) of the planes * out_h ones.
 void resize2d(const Resize2DParams& p, const float* x, float* y, float* scratch, int64_t row_begin,
