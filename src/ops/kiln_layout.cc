@@ -4,10 +4,12 @@
 
 #include "kernels/ref/layout.h"
 #include "kernels/ref/pool.h"
+#include "kernels/ref/resize.h"
 #include "ops/families.h"
 #include "ops/kiln_fused.h"
 #include "ops/nn_conv.h"
 #include "ops/nn_window.h"
+#include "ops/resize_params.h"
 #include "ops/shape_util.h"
 
 namespace kiln::ops {
@@ -330,6 +332,66 @@ Status run_max_pool_nchw16c(RunContext& ctx) {
   return Status::ok();
 }
 
+// --- ResizeNchw16c
+// ----------------------------------------------------------------------------------
+
+// The ONNX Resize version whose inputs and attributes the node keeps.
+int resize_version(const NodeContext& ctx) {
+  return static_cast<int>(ctx.attrs().get_int("resize_version", 13));
+}
+
+// Resize's own shape function at resize_version, on the blocked dims; N and C must stay.
+Status infer_resize_nchw16c(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(blocked_input_channels(ctx).status());
+  std::vector<const ir::TensorDesc*> descs;
+  std::vector<const Tensor*> values;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    descs.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+    values.push_back(ctx.has_input(i) ? ctx.input_value(i) : nullptr);
+  }
+  const OpDef* def = op_registry().find("", "Resize");
+  if (def == nullptr || resolve_since_version(*def, resize_version(ctx)) != resize_version(ctx)) {
+    return ctx.error("resize_version {} is not a version of Resize", resize_version(ctx));
+  }
+  InferContext resize(ctx.node(), resize_version(ctx), std::move(descs), std::move(values));
+  KILN_RETURN_IF_ERROR(def->infer(resize));
+  const ir::TensorDesc& x = ctx.input(0);
+  const ir::TensorDesc& y = resize.outputs()[0];
+  if (!y.has_rank() || y.rank() != 4 || !ir::same_dim(y.dim(0), x.dim(0)) ||
+      !ir::same_dim(y.dim(1), x.dim(1))) {
+    return ctx.error("resizes the blocked input {} to {}: only H and W may change", x.to_string(),
+                     y.to_string());
+  }
+  ctx.set_output(0, y);
+  return Status::ok();
+}
+
+// Unblocked to NCHW (all Cp lanes), the reference Resize, blocked back.
+Status run_resize_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Dims& d = x.dims();
+  std::vector<const Tensor*> values;
+  for (size_t i = 0; i < ctx.num_inputs(); ++i) {
+    values.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
+  }
+  KILN_ASSIGN_OR_RETURN(const ref::ResizeParams p,
+                        resize_params(NodeContext(ctx.node(), resize_version(ctx)), d, values));
+  KILN_ASSIGN_OR_RETURN(const Tensor xd, as_dtype(unblocked(x, d[1]), DType::kF64));
+  Tensor yd(DType::kF64, p.out_dims);
+  ref::resize(p, xd.data<double>(), yd.data<double>());
+  KILN_ASSIGN_OR_RETURN(const Tensor yp, as_dtype(yd, DType::kF32));
+  Tensor& y = ctx.allocate_output(0);
+  const Dims& yd_dims = y.dims();
+  if (yd_dims != p.out_dims) {
+    return ctx.error("output is {} but the resize gives {}",
+                     ir::TensorDesc::of_dims(DType::kF32, yd_dims).to_string(),
+                     ir::TensorDesc::of_dims(DType::kF32, p.out_dims).to_string());
+  }
+  ref::to_nchw16c(yp.data<float>(), yd_dims[0], yd_dims[1], yd_dims[2] * yd_dims[3],
+                  y.data<float>());
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_kiln_layout_ops(OpRegistry& r) {
@@ -381,6 +443,24 @@ void register_kiln_layout_ops(OpRegistry& r) {
                    {"channels", AttrType::kInt}},
          .infer = infer_max_pool_nchw16c,
          .run = run_max_pool_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kResizeNchw16c,
+         .since_versions = {1},
+         .min_inputs = 1,
+         .max_inputs = 4,
+         .attrs = {{"antialias", AttrType::kInt},
+                   {"axes", AttrType::kInts},
+                   {"coordinate_transformation_mode", AttrType::kString},
+                   {"cubic_coeff_a", AttrType::kFloat},
+                   {"exclude_outside", AttrType::kInt},
+                   {"extrapolation_value", AttrType::kFloat},
+                   {"keep_aspect_ratio_policy", AttrType::kString},
+                   {"mode", AttrType::kString},
+                   {"nearest_mode", AttrType::kString},
+                   {"resize_version", AttrType::kInt},
+                   {"channels", AttrType::kInt}},
+         .infer = infer_resize_nchw16c,
+         .run = run_resize_nchw16c,
          .domain = kKilnDomain});
   r.add({.op_type = kMulNchw16c,
          .since_versions = {1},

@@ -18,7 +18,10 @@
 //     X times S's value of the same image and lane (a squeeze-and-excitation's channel scale)
 //   kiln.MaxPoolNchw16c(X) -> Y          ONNX MaxPool (opset 12 attributes, 2-D window, no Indices)
 //     on blocked X [N, Cp, H, W], every lane pooled alone (padding lanes too)
-// The last three carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
+//   kiln.ResizeNchw16c(X, roi?, scales?, sizes?) -> Y   ONNX Resize at version `resize_version`
+//     (an attribute; the others are Resize's) on blocked X [N, Cp, H, W], every lane resized alone
+//     (padding lanes too); its scales or sizes keep N and C
+// The last four carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
 // tensor has the bytes of an NCHW one with Cp channels.
 
 #include <cstddef>
@@ -34,6 +37,7 @@ inline constexpr std::string_view kConvNchw16c = "ConvNchw16c";
 inline constexpr std::string_view kGlobalAveragePoolNchw16c = "GlobalAveragePoolNchw16c";
 inline constexpr std::string_view kMulNchw16c = "MulNchw16c";
 inline constexpr std::string_view kMaxPoolNchw16c = "MaxPoolNchw16c";
+inline constexpr std::string_view kResizeNchw16c = "ResizeNchw16c";
 // ConvNchw16c's input S, X's channel scale.
 inline constexpr size_t kConvNchw16cScaleInput = 4;
 

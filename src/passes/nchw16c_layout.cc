@@ -8,6 +8,7 @@
 #include "kernels/ref/layout.h"
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
+#include "ops/op_def.h"
 #include "passes/fusion_util.h"
 #include "passes/nchw16c_rule.h"
 
@@ -32,6 +33,7 @@ struct Blocking {
   // all of its inputs come blocked, which then saves their reorders back to NCHW.
   bool neutral = false;
   std::vector<int64_t> more_outs;  // the channels of outputs 1, 2, ... (a Split's)
+  int resize_version = 0;          // kiln.ResizeNchw16c: the Resize version it keeps
 
   bool reads_blocked(size_t input) const {
     return std::any_of(inputs.begin(), inputs.end(),
@@ -149,6 +151,33 @@ std::optional<Blocking> blockable_max_pool(const ir::Graph& g, const ir::Node& n
   return Blocking{ops::kMaxPoolNchw16c, {{0, c}}, c, false, true};
 }
 
+// Resize of a float32 4-D tensor by constant scales or sizes that keep N and C, after a blocked
+// layer (YOLO's nearest upsampling between its C2f blocks, DeepLab's pooled branch): kiln's
+// separable kernel runs it on blocked tensors. Sizes give the real channel count, which the
+// blocked tensor's padded one must equal.
+std::optional<Blocking> blockable_resize(const ir::Graph& g, const ir::Node& n) {
+  if (!is_onnx_op(n, "Resize") || n.inputs.empty() || n.outputs.size() != 1) return {};
+  const ir::TensorDesc& x = g.value(n.inputs[0]).desc;
+  const int64_t c = channels_of(x);
+  if (c < 0 || channels_of(g.value(n.outputs[0]).desc) != c) return {};
+  if (!ir::same_dim(x.dim(0), g.value(n.outputs[0]).desc.dim(0))) return {};
+  if (n.attrs.has("axes") ||
+      n.attrs.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    return {};
+  }
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] != ir::kNoValue && g.value(n.inputs[i]).constant() == nullptr) return {};
+  }
+  const ops::OpDef* resize = ops::op_registry().find("", "Resize");
+  const int version = resize ? ops::resolve_since_version(*resize, n.opset) : 0;
+  if (version <= 0) return {};
+  const bool sizes = version >= 11 && n.inputs.size() > 3 && n.inputs[3] != ir::kNoValue;
+  if (sizes && c % kernels::ref::kChannelBlock != 0) return {};
+  Blocking b{ops::kResizeNchw16c, {{0, c}}, c, false, true};
+  b.resize_version = version;
+  return b;
+}
+
 // Dims provably equal one by one (same_dim): an element-wise op of them broadcasts nothing.
 bool same_known_dims(const ir::TensorDesc& a, const ir::TensorDesc& b) {
   if (!a.has_rank() || a.rank() != b.rank()) return false;
@@ -207,6 +236,7 @@ std::optional<Blocking> blockable(const ir::Graph& g, const ir::Node& n, const P
   std::optional<Blocking> b = blockable_conv(g, n, ctx);
   if (!b) b = blockable_se(g, n);
   if (!b) b = blockable_max_pool(g, n);
+  if (!b) b = blockable_resize(g, n);
   if (!b) b = blockable_neutral(g, n);
   if (!b || !worth_blocking(g.value(n.outputs[0]).desc, b->out)) return {};
   for (const auto& [input, channels] : b->inputs) {
@@ -265,6 +295,7 @@ class Rewriter {
       blocked.op_type = b.op;
       if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.out);
       if (b.plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
+      if (b.resize_version > 0) blocked.attrs.set("resize_version", int64_t{b.resize_version});
       out_.push_back(std::move(blocked));
     }
     ++converted_;

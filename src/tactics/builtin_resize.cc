@@ -1,11 +1,14 @@
 // Resize of the two innermost axes (YOLO's nearest upsampling, DeepLab's bilinear one) with the
-// builtin separable kernel; the interpolation taps come from the reference's own tables.
+// builtin separable kernel, on NCHW or (kiln.ResizeNchw16c) blocked tensors; the interpolation
+// taps come from the reference's own tables.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "kernels/cpu/resize.h"
+#include "kernels/ref/layout.h"
 #include "kernels/ref/resize.h"
+#include "ops/kiln_layout.h"
 #include "ops/resize_params.h"
 #include "tactics/builtin.h"
 #include "tactics/builtin_util.h"
@@ -23,15 +26,21 @@ struct Slots {
 };
 Slots slots(int since_version) { return since_version < 11 ? Slots{1, -1} : Slots{2, 3}; }
 
+// The Resize version whose inputs and attributes the node follows: its own, or for
+// kiln.ResizeNchw16c the one it keeps as attribute resize_version.
+int resize_version(const ir::Node& node, int since_version, bool blocked) {
+  return blocked ? static_cast<int>(node.attrs.get_int("resize_version", 13)) : since_version;
+}
+
 // Whether the spec's constant scales or sizes leave every axis before the last two as it is.
-std::string leading_axes_why_not(const LayerSpec& spec) {
+std::string leading_axes_why_not(const LayerSpec& spec, int version) {
   const ir::TensorDesc& x = spec.inputs[0];
   const int rank = x.rank();
   std::vector<int64_t> axes = spec.node->attrs.get_ints("axes");
   if (axes.empty()) {
     for (int d = 0; d < rank; ++d) axes.push_back(d);
   }
-  const Slots s = slots(spec.since_version);
+  const Slots s = slots(version);
   const Tensor* scales = s.scales >= 0 ? spec.constant(static_cast<size_t>(s.scales)) : nullptr;
   const Tensor* sizes = s.sizes >= 0 ? spec.constant(static_cast<size_t>(s.sizes)) : nullptr;
   if (scales != nullptr && scales->numel() == 0) scales = nullptr;
@@ -73,6 +82,25 @@ struct TapTable {
     }
   }
   cpu::ResizeAxisTaps view() const { return {start.data(), index.data(), weight.data()}; }
+
+  // The taps of `lanes` interleaved copies of the axis (an nChw16c row: pixels of 16 floats):
+  // coordinate o's lane l reads lane l of o's input coordinates.
+  void interleave(int64_t lanes) {
+    const std::vector<int64_t> s = start, idx = index;
+    const std::vector<float> w = weight;
+    start.assign(1, 0);
+    index.clear();
+    weight.clear();
+    for (size_t o = 0; o + 1 < s.size(); ++o) {
+      for (int64_t l = 0; l < lanes; ++l) {
+        for (int64_t t = s[o]; t < s[o + 1]; ++t) {
+          index.push_back(idx[static_cast<size_t>(t)] * lanes + l);
+          weight.push_back(w[static_cast<size_t>(t)]);
+        }
+        start.push_back(static_cast<int64_t>(index.size()));
+      }
+    }
+  }
 };
 
 // Every output coordinate reads the input coordinate of the same index, unweighted.
@@ -88,10 +116,14 @@ bool is_identity(const std::vector<ref::ResizeCoord>& coords, int64_t in) {
   return true;
 }
 
+// Resize, or (blocked) kiln.ResizeNchw16c: its planes are [H, W] of 16-float pixels, so the
+// columns' taps are interleaved 16 times over and each plane holds 16 channels.
 class ResizeKernel final : public LayerKernel {
  public:
-  explicit ResizeKernel(const LayerSpec& spec)
-      : node_(*spec.node), since_version_(spec.since_version) {
+  ResizeKernel(const LayerSpec& spec, bool blocked)
+      : node_(*spec.node),
+        version_(resize_version(*spec.node, spec.since_version, blocked)),
+        blocked_(blocked) {
     for (const Tensor* t : spec.constants) constant_values_.push_back(t ? *t : Tensor());
     for (const Tensor& t : constant_values_) constants_.push_back(t.defined() ? &t : nullptr);
   }
@@ -99,7 +131,7 @@ class ResizeKernel final : public LayerKernel {
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(
         const ref::ResizeParams rp,
-        ops::resize_params(ops::NodeContext(node_, since_version_), dims_of(in[0]), constants_));
+        ops::resize_params(ops::NodeContext(node_, version_), dims_of(in[0]), constants_));
     if (!same_dims(out[0], rp.out_dims)) {
       return layer_error(node_, "output is [{}] but the resize gives [{}]",
                          dims_to_string(out[0].dims), dims_to_string(rp.out_dims));
@@ -122,6 +154,16 @@ class ResizeKernel final : public LayerKernel {
       rows_.build(ref::resize_axis_taps(rp, w - 1));
     } else {
       rows_.build({ref::ResizeCoord{{{0, 1.0}}, false}});
+    }
+    if (blocked_) {
+      if (rank != 4 || rp.in_dims[1] % kLanes != 0) {
+        return layer_error(node_, "X [{}] is not a blocked [N, Cp, H, W] tensor",
+                           dims_to_string(in[0].dims));
+      }
+      p_.planes /= kLanes;
+      p_.in_w *= kLanes;
+      p_.out_w *= kLanes;
+      cols_.interleave(kLanes);
     }
     p_.rows = rows_.view();
     p_.cols = cols_.view();
@@ -153,8 +195,11 @@ class ResizeKernel final : public LayerKernel {
   }
 
  private:
+  static constexpr int64_t kLanes = ref::kChannelBlock;
+
   const ir::Node& node_;
-  int since_version_;
+  int version_;  // the Resize version whose inputs and attributes apply
+  bool blocked_;
   std::vector<Tensor> constant_values_;   // roi, scales, sizes: copies keep the storage alive
   std::vector<const Tensor*> constants_;  // into constant_values_, nullptr where not constant
   cpu::Resize2DParams p_;
@@ -166,31 +211,38 @@ class ResizeKernel final : public LayerKernel {
 
 class ResizeTactic final : public BuiltinTactic {
  public:
-  ResizeTactic() : BuiltinTactic("resize.separable.f32", "Resize") {}
+  ResizeTactic(std::string_view name, std::string_view op, bool blocked)
+      : BuiltinTactic(name, op), blocked_(blocked) {}
+  std::string_view domain() const override { return blocked_ ? ops::kKilnDomain : ""; }
   std::string why_not(const LayerSpec& spec) const override {
+    const int version = resize_version(*spec.node, spec.since_version, blocked_);
     std::string why = require_f32(spec, std::array<size_t, 1>{0});
-    if (why.empty()) why = require_rank(spec, 0, 1, 64);
+    if (why.empty()) why = blocked_ ? require_rank(spec, 0, 4, 4) : require_rank(spec, 0, 1, 64);
     const char* names[] = {"", "roi", "scales", "sizes"};
     for (size_t i = 1; why.empty() && i < spec.inputs.size() && i < 4; ++i) {
-      why = require_constant(spec, i, spec.since_version < 11 ? "scales" : names[i]);
+      why = require_constant(spec, i, version < 11 ? "scales" : names[i]);
     }
     if (why.empty() &&
         spec.node->attrs.get_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
       why = "keep_aspect_ratio_policy is not 'stretch'";
     }
-    if (why.empty()) why = leading_axes_why_not(spec);
+    if (why.empty()) why = leading_axes_why_not(spec, version);
     return why;
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new ResizeKernel(spec));
+    return std::unique_ptr<LayerKernel>(new ResizeKernel(spec, blocked_));
   }
+
+ private:
+  bool blocked_;
 };
 
 }  // namespace
 
 void append_resize_tactics(std::vector<const Tactic*>& out) {
-  static const ResizeTactic resize;
-  out.push_back(&resize);
+  static const ResizeTactic resize("resize.separable.f32", "Resize", false);
+  static const ResizeTactic blocked("resize.separable_nchw16c.f32", ops::kResizeNchw16c, true);
+  out.insert(out.end(), {&resize, &blocked});
 }
 
 }  // namespace kiln::tactics::builtin

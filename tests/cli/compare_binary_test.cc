@@ -97,6 +97,37 @@ TEST_F(KilnCompare, RandomInputsAllLayersPassAndListLayers) {
   EXPECT_FALSE(e["accuracy"]["layers"].empty());
 }
 
+// A Split, an Add and a Concat between convolutions run on blocked tensors (nchw16c_layout keeps
+// them there): --all-layers still compares their outputs, unblocked, with the reference's.
+TEST_F(KilnCompare, AllLayersComparesSplitAddAndConcatOnBlockedTensors) {
+  OnnxBuilder b;
+  b.input("x", kCompareFloat, {1, 16, 6, 6}).output("y");
+  const auto weights = [&](const std::string& name, int64_t out, int64_t in) {
+    std::vector<float> w(static_cast<size_t>(out * in));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = 0.2f * std::sin(0.7f * static_cast<float>(i));
+    b.initializer(name, {out, in, 1, 1}, w);
+  };
+  weights("w1", 32, 16);
+  weights("w2", 16, 16);
+  weights("w3", 16, 48);
+  b.node("Conv", {"x", "w1"}, {"a"}, "conv1");
+  b.initializer_i64("sizes", {2}, {16, 16});
+  testing::set_attr_int(b.node("Split", {"a", "sizes"}, {"s0", "s1"}, "split"), "axis", 1);
+  b.node("Conv", {"s1", "w2"}, {"c"}, "conv2");
+  b.node("Add", {"c", "s0"}, {"d"}, "add");
+  testing::set_attr_int(b.node("Concat", {"d", "s1", "c"}, {"k"}, "concat"), "axis", 1);
+  b.node("Conv", {"k", "w3"}, {"y"}, "conv3");
+  const std::string onnx = b.write(dir_.path(), "split.onnx").string();
+  const std::string plan = build(onnx, "split.plan", "");
+  const auto r = testing::run_kiln("compare --onnx=" + onnx + " --engines=" + plan +
+                                   " --samples=2 --all-layers --json=" + path("s.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const json j = read_compare_json(path("s.json"));
+  std::set<std::string> compared;
+  for (const json& l : j["engines"][0]["layers_ranked"]) compared.insert(l["tensor"]);
+  for (const char* t : {"s0", "s1", "d", "k"}) EXPECT_TRUE(compared.count(t)) << t << "\n" << r.out;
+}
+
 TEST_F(KilnCompare, ToleranceFailuresExitTwoNamingEngineOutputMetricAndBound) {
   // An engine of the same interface but other weights: far from the reference.
   const std::string wrong = build(other_, "other.plan", "--shapes=x:4x3x8x8");

@@ -1,7 +1,7 @@
 // The nChw16c layout's portable tactics against their references: the reorders both ways
 // (channel counts with and without padding lanes, batches), the blocked global average pool and
-// the blocked channel scale (a scale per image or one for all) and the blocked max pool, on 1 to 3
-// threads.
+// the blocked channel scale (a scale per image or one for all), the blocked max pool and the
+// blocked resize, on 1 to 3 threads.
 #include <gtest/gtest.h>
 
 #include "kernels/ref/layout.h"
@@ -89,6 +89,45 @@ TEST(LayoutTactics, BlockedMaxPool) {
                                           << c << " threads " << threads);
         expect_matches_reference_prepacked("pool.max_nchw16c.f32", op, kPointTol, threads);
       }
+    }
+  }
+}
+
+// kiln.ResizeNchw16c against its reference (the ONNX Resize of the unblocked lanes): YOLO's
+// nearest 2x upsampling, bilinear by sizes and scales, 1 to 3 threads (rows split inside planes).
+TEST(LayoutTactics, BlockedResize) {
+  const auto floats = [](std::vector<float> v) {
+    return Tensor::from_vector<float>({static_cast<int64_t>(v.size())}, v);
+  };
+  struct Case {
+    const char* mode;
+    const char* coord;
+    Dims x;
+    std::vector<float> scales;
+    std::vector<int64_t> sizes;
+  };
+  const Case cases[] = {
+      {"nearest", "asymmetric", {1, 32, 10, 10}, {1, 1, 2, 2}, {}},
+      {"nearest", "half_pixel", {2, 16, 5, 7}, {1, 1, 3, 1.5f}, {}},
+      {"linear", "half_pixel", {1, 48, 9, 11}, {}, {1, 48, 20, 33}},
+      {"linear", "align_corners", {1, 16, 40, 41}, {1, 1, 0.5f, 2}, {}},
+  };
+  for (const Case& k : cases) {
+    for (int threads : {1, 2, 3}) {
+      OpCase op =
+          layout_case("ResizeNchw16c", {in(random_f32(k.x, 5)), constant(floats({}))}, k.x[1] - 3);
+      op.attrs.set("resize_version", int64_t{13});
+      op.attrs.set("mode", std::string(k.mode));
+      op.attrs.set("coordinate_transformation_mode", std::string(k.coord));
+      if (k.sizes.empty()) {
+        op.inputs.push_back(constant(floats(k.scales)));
+      } else {
+        op.inputs.push_back(constant(floats({})));
+        op.inputs.push_back(constant(
+            Tensor::from_vector<int64_t>({static_cast<int64_t>(k.sizes.size())}, k.sizes)));
+      }
+      SCOPED_TRACE(std::string(k.mode) + " " + k.coord + " threads " + std::to_string(threads));
+      expect_matches_reference_prepacked("resize.separable_nchw16c.f32", op, kPointTol, threads);
     }
   }
 }

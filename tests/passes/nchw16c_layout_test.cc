@@ -348,5 +348,43 @@ TEST(Nchw16cLayout, PartsNotOfWholeBlocksOrNotAllBlockedStayNchw) {
   testing::expect_same_outputs(r.before, r.after);
 }
 
+// YOLO's upsampling between blocked convolutions: kiln.ResizeNchw16c keeps the layout. A resize by
+// sizes of channels that are not whole blocks (sizes name the real count) stays NCHW.
+TEST(Nchw16cLayout, AResizeBetweenBlockedConvolutionsStaysBlocked) {
+  KILN_REQUIRE_BLOCKED_KERNELS();
+  OnnxBuilder b;
+  b.input("x", 1, {1, 16, 5, 6});
+  pointwise(b, "pw1", "x", "a", 16, 24);
+  b.initializer("roi", {0}, {});
+  b.initializer("scales", {4}, {1, 1, 2, 2});
+  testing::set_attr_string(b.node("Resize", {"a", "roi", "scales"}, {"u"}, "up"), "mode",
+                           "nearest");
+  pointwise(b, "pw2", "u", "y", 24, 16);
+  b.output("y");
+  const auto r = testing::run_pass(b, layout());
+  EXPECT_EQ(op_types(r.after), (Ops{"kiln.ToNchw16c", "kiln.ConvNchw16c", "kiln.ResizeNchw16c",
+                                    "kiln.ConvNchw16c", "kiln.FromNchw16c"}))
+      << r.after.dump();
+  EXPECT_EQ(r.after.nodes[2].name, "up");
+  EXPECT_EQ(r.after.nodes[2].attrs.get_int("resize_version", 0), 13);
+  EXPECT_EQ(r.after.nodes[2].attrs.get_int("channels", 0), 24);
+  EXPECT_EQ(r.after.value(r.after.nodes[2].outputs[0]).desc.to_string(), "float32[1,32,10,12]");
+  testing::expect_same_outputs(r.before, r.after);
+
+  OnnxBuilder by_sizes;
+  by_sizes.input("x", 1, {1, 16, 5, 6});
+  pointwise(by_sizes, "pw1", "x", "a", 16, 20);
+  by_sizes.initializer("roi", {0}, {});
+  by_sizes.initializer("scales", {0}, {});
+  by_sizes.initializer_i64("sizes", {4}, {1, 20, 9, 9});
+  by_sizes.node("Resize", {"a", "roi", "scales", "sizes"}, {"u"}, "up");
+  pointwise(by_sizes, "pw2", "u", "y", 20, 16);
+  by_sizes.output("y");
+  const auto rs = testing::run_pass(by_sizes, layout());
+  const Ops ops = op_types(rs.after);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "Resize"), 1) << rs.after.dump();
+  testing::expect_same_outputs(rs.before, rs.after);
+}
+
 }  // namespace nchw16c_layout_test
 }  // namespace kiln

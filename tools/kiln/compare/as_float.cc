@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <utility>
@@ -15,21 +16,28 @@ namespace {
 
 const ir::Node* producer(const runtime::Engine& e, ir::ValueId v) {
   for (const ir::Node& n : e.graph().nodes) {
-    if (!n.outputs.empty() && n.outputs[0] == v) return &n;
+    if (std::find(n.outputs.begin(), n.outputs.end(), v) != n.outputs.end()) return &n;
   }
   return nullptr;
 }
 
 // The channels a blocked tensor holds (the kiln layer that wrote it: ConvNchw16c's output
-// channels, ToNchw16c's input's, the others' `channels`), or none for a tensor in NCHW.
+// channels, ToNchw16c's input's, the others' `channels`; a layout-neutral ONNX op the layout pass
+// left on blocked tensors holds whole blocks, its dim 1), or none for a tensor in NCHW.
 std::optional<int64_t> nchw16c_channels(const runtime::Engine& e, ir::ValueId v) {
   const ir::Node* n = producer(e, v);
-  if (n == nullptr || n->domain != ops::kKilnDomain || n->inputs.empty()) return std::nullopt;
+  if (n == nullptr || n->inputs.empty()) return std::nullopt;
   const ir::Graph& g = e.graph();
+  if (n->domain != ops::kKilnDomain) {
+    const ir::Value& value = g.value(v);
+    const bool blocked =
+        value.name.ends_with(".nchw16c") && value.desc.rank() == 4 && value.desc.dim(1).is_known();
+    return blocked ? std::optional<int64_t>(value.desc.dim(1).value) : std::nullopt;
+  }
   const ir::TensorDesc* plain = nullptr;
   if (n->op_type == ops::kConvNchw16c && n->inputs.size() > 1) plain = &g.value(n->inputs[1]).desc;
   if (n->op_type == ops::kToNchw16c) plain = &g.value(n->inputs[0]).desc;
-  if (n->op_type == ops::kGlobalAveragePoolNchw16c || n->op_type == ops::kMulNchw16c) {
+  if (n->op_type != ops::kFromNchw16c && n->attrs.has("channels")) {
     const int64_t c = n->attrs.get_int("channels", 0);
     return c > 0 ? std::optional<int64_t>(c) : std::nullopt;
   }
