@@ -444,21 +444,14 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .infer = infer_max_pool_nchw16c,
          .run = run_max_pool_nchw16c,
          .domain = kKilnDomain});
+  std::vector<AttrSpec> resize_nchw16c_attrs = resize_attrs();
+  resize_nchw16c_attrs.push_back({"resize_version", AttrType::kInt});
+  resize_nchw16c_attrs.push_back({"channels", AttrType::kInt});
   r.add({.op_type = kResizeNchw16c,
          .since_versions = {1},
          .min_inputs = 1,
          .max_inputs = 4,
-         .attrs = {{"antialias", AttrType::kInt},
-                   {"axes", AttrType::kInts},
-                   {"coordinate_transformation_mode", AttrType::kString},
-                   {"cubic_coeff_a", AttrType::kFloat},
-                   {"exclude_outside", AttrType::kInt},
-                   {"extrapolation_value", AttrType::kFloat},
-                   {"keep_aspect_ratio_policy", AttrType::kString},
-                   {"mode", AttrType::kString},
-                   {"nearest_mode", AttrType::kString},
-                   {"resize_version", AttrType::kInt},
-                   {"channels", AttrType::kInt}},
+         .attrs = std::move(resize_nchw16c_attrs),
          .infer = infer_resize_nchw16c,
          .run = run_resize_nchw16c,
          .domain = kKilnDomain});

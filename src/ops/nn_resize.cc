@@ -378,21 +378,26 @@ Result<ResizeParams> resize_params(const NodeContext& ctx, const Dims& x,
   return p;
 }
 
+std::vector<AttrSpec> resize_attrs() {
+  using ir::AttrType;
+  return {{"antialias", AttrType::kInt},
+          {"axes", AttrType::kInts},
+          {"coordinate_transformation_mode", AttrType::kString},
+          {"cubic_coeff_a", AttrType::kFloat},
+          {"exclude_outside", AttrType::kInt},
+          {"extrapolation_value", AttrType::kFloat},
+          {"keep_aspect_ratio_policy", AttrType::kString},
+          {"mode", AttrType::kString},
+          {"nearest_mode", AttrType::kString}};
+}
+
 void register_resize_ops(OpRegistry& r) {
   using ir::AttrType;
   r.add({.op_type = "Resize",
          .since_versions = {10, 11, 13, 18, 19},
          .min_inputs = 1,
          .max_inputs = 4,
-         .attrs = {{"antialias", AttrType::kInt},
-                   {"axes", AttrType::kInts},
-                   {"coordinate_transformation_mode", AttrType::kString},
-                   {"cubic_coeff_a", AttrType::kFloat},
-                   {"exclude_outside", AttrType::kInt},
-                   {"extrapolation_value", AttrType::kFloat},
-                   {"keep_aspect_ratio_policy", AttrType::kString},
-                   {"mode", AttrType::kString},
-                   {"nearest_mode", AttrType::kString}},
+         .attrs = resize_attrs(),
          .infer = infer_resize,
          .run = run_resize});
   r.add({.op_type = "Upsample",

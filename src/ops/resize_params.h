@@ -4,6 +4,7 @@
 // and reference kernel (ops/nn_resize.cc).
 
 #include <span>
+#include <vector>
 
 #include "base/status.h"
 #include "base/tensor.h"
@@ -17,5 +18,8 @@ namespace kiln::ops {
 // scales/sizes/roi among them must be given. Errors name the node.
 Result<kernels::ref::ResizeParams> resize_params(const NodeContext& ctx, const Dims& x,
                                                  std::span<const Tensor* const> values);
+
+// Resize's attributes (kiln.ResizeNchw16c declares them too).
+std::vector<AttrSpec> resize_attrs();
 
 }  // namespace kiln::ops
