@@ -19,11 +19,11 @@ constexpr std::string_view kName = "nchw16c_layout";
 constexpr size_t kResidualInput = 3;
 
 // How a node runs blocked: the op it becomes, the inputs it then reads blocked (index and real
-// channel count; a Mul's are put in the order X, S), and its output's channel count.
+// channel count; a Mul's are put in the order X, S), and each output's channel count.
 struct Blocking {
   std::string_view op;
   std::vector<std::pair<size_t, int64_t>> inputs;
-  int64_t out = 0;
+  std::vector<int64_t> outs;
   bool swap_inputs = false;  // MulNchw16c(X, S) from Mul(S, X)
   // Blocked only when its first blocked input (a pooling's or scale's big tensor) comes blocked:
   // reordering a plain tensor for it costs more than the layer.
@@ -32,8 +32,7 @@ struct Blocking {
   // Runs unchanged on blocked tensors (blockable_neutral): keeps its op, and is blocked only when
   // all of its inputs come blocked, which then saves their reorders back to NCHW.
   bool neutral = false;
-  std::vector<int64_t> more_outs;  // the channels of outputs 1, 2, ... (a Split's)
-  int resize_version = 0;          // kiln.ResizeNchw16c: the Resize version it keeps
+  int resize_version = 0;  // kiln.ResizeNchw16c: the Resize version it keeps
 
   bool reads_blocked(size_t input) const {
     return std::any_of(inputs.begin(), inputs.end(),
@@ -111,7 +110,7 @@ std::optional<Blocking> blockable_conv(const ir::Graph& g, const ir::Node& n,
   const bool runs =
       ctx.runs_blocked ? ctx.runs_blocked(g, blocked) : kiln_kernels_run(n, c, plain_x);
   if (!runs) return {};
-  Blocking b{ops::kConvNchw16c, {}, c.out};
+  Blocking b{ops::kConvNchw16c, {}, {c.out}};
   b.plain_x = plain_x;
   if (!plain_x) b.inputs.emplace_back(0, c.in);
   if (residual) b.inputs.emplace_back(kResidualInput, c.out);
@@ -125,7 +124,7 @@ std::optional<Blocking> blockable_se(const ir::Graph& g, const ir::Node& n) {
   if (is_onnx_op(n, "GlobalAveragePool") && n.inputs.size() == 1) {
     const int64_t c = channels_of(g.value(n.inputs[0]).desc);
     if (c < 0) return {};
-    return Blocking{ops::kGlobalAveragePoolNchw16c, {{0, c}}, c, false, true};
+    return Blocking{ops::kGlobalAveragePoolNchw16c, {{0, c}}, {c}, false, true};
   }
   if (!is_onnx_op(n, "Mul") || n.inputs.size() != 2) return {};
   for (size_t x : {size_t{0}, size_t{1}}) {
@@ -135,7 +134,7 @@ std::optional<Blocking> blockable_se(const ir::Graph& g, const ir::Node& n) {
     if (c < 0 || channels_of(sd) != c || !is_one(sd.dim(2)) || !is_one(sd.dim(3))) continue;
     if (!is_one(sd.dim(0)) && !same_dim(sd.dim(0), xd.dim(0))) continue;
     if (is_one(xd.dim(2)) && is_one(xd.dim(3))) continue;  // both scales: nothing to gain
-    return Blocking{ops::kMulNchw16c, {{x, c}, {1 - x, c}}, c, x == 1, true};
+    return Blocking{ops::kMulNchw16c, {{x, c}, {1 - x, c}}, {c}, x == 1, true};
   }
   return {};
 }
@@ -148,7 +147,7 @@ std::optional<Blocking> blockable_max_pool(const ir::Graph& g, const ir::Node& n
   if (n.opset < 10 && n.attrs.has("ceil_mode")) return {};
   const int64_t c = channels_of(g.value(n.inputs[0]).desc);
   if (c < 0 || channels_of(g.value(n.outputs[0]).desc) != c) return {};
-  return Blocking{ops::kMaxPoolNchw16c, {{0, c}}, c, false, true};
+  return Blocking{ops::kMaxPoolNchw16c, {{0, c}}, {c}, false, true};
 }
 
 // Resize of a float32 4-D tensor by constant scales or sizes that keep N and C, after a blocked
@@ -173,7 +172,7 @@ std::optional<Blocking> blockable_resize(const ir::Graph& g, const ir::Node& n) 
   if (version <= 0) return {};
   const bool sizes = version >= 11 && n.inputs.size() > 3 && n.inputs[3] != ir::kNoValue;
   if (sizes && c % kernels::ref::kChannelBlock != 0) return {};
-  Blocking b{ops::kResizeNchw16c, {{0, c}}, c, false, true};
+  Blocking b{ops::kResizeNchw16c, {{0, c}}, {c}, false, true};
   b.resize_version = version;
   return b;
 }
@@ -216,7 +215,7 @@ std::optional<Blocking> blockable_neutral(const ir::Graph& g, const ir::Node& n)
     const ir::TensorDesc& y = g.value(n.outputs[0]).desc;
     if (!same_known_dims(a, b) || !same_known_dims(a, y)) return {};
   }
-  Blocking b{n.op_type, {}, whole_blocks(g, n.outputs[0])};
+  Blocking b{n.op_type, {}, {}};
   b.neutral = true;
   const size_t data_inputs = split ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
@@ -227,7 +226,7 @@ std::optional<Blocking> blockable_neutral(const ir::Graph& g, const ir::Node& n)
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const int64_t c = n.outputs[k] == ir::kNoValue ? -1 : whole_blocks(g, n.outputs[k]);
     if (c < 0) return {};
-    if (k > 0) b.more_outs.push_back(c);
+    b.outs.push_back(c);
   }
   return b;
 }
@@ -238,7 +237,7 @@ std::optional<Blocking> blockable(const ir::Graph& g, const ir::Node& n, const P
   if (!b) b = blockable_max_pool(g, n);
   if (!b) b = blockable_resize(g, n);
   if (!b) b = blockable_neutral(g, n);
-  if (!b || !worth_blocking(g.value(n.outputs[0]).desc, b->out)) return {};
+  if (!b || !worth_blocking(g.value(n.outputs[0]).desc, b->outs[0])) return {};
   for (const auto& [input, channels] : b->inputs) {
     if (!worth_blocking(g.value(n.inputs[input]).desc, channels)) return {};
   }
@@ -284,8 +283,7 @@ class Rewriter {
       node.inputs[input] = blocked_of(node.inputs[input], channels, node.name);
     }
     if (b.swap_inputs) std::swap(node.inputs[0], node.inputs[1]);
-    std::vector<int64_t> channels = {b.out};
-    channels.insert(channels.end(), b.more_outs.begin(), b.more_outs.end());
+    const std::vector<int64_t>& channels = b.outs;
     for (size_t k = 0; k < ys.size(); ++k) node.outputs[k] = add_blocked_value(ys[k], channels[k]);
     const std::string name = node.name;
     if (b.neutral) {
@@ -293,7 +291,7 @@ class Rewriter {
     } else {
       ir::Node blocked = as_blocked(node);
       blocked.op_type = b.op;
-      if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.out);
+      if (b.op != ops::kConvNchw16c) blocked.attrs.set("channels", b.outs[0]);
       if (b.plain_x) blocked.attrs.set("x_layout", std::string("nchw"));
       if (b.resize_version > 0) blocked.attrs.set("resize_version", int64_t{b.resize_version});
       out_.push_back(std::move(blocked));

@@ -429,13 +429,6 @@ int64_t chunk_of(const TensorView& v, size_t axis) {
   return chunk;
 }
 
-// Runs copy(begin, end) over the whole's `total` elements, in shares of at least 64 KiB of floats
-// (part_grain) a thread.
-template <typename F>
-void parallel_copy(parallel::ThreadPool* pool, int64_t total, F copy) {
-  parallel::parallel_for(pool, total, part_grain(1), [&](int64_t b, int64_t e) { copy(b, e); });
-}
-
 // What Concat's and Split's kernels share: the node, the axis, and the plan of the copy between
 // the whole and its parts (the parts' chunks, the whole's element count, the element size).
 class PartsKernel : public LayerKernel {
@@ -484,7 +477,8 @@ class ConcatKernel final : public PartsKernel {
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     for (size_t i = 0; i < in.size(); ++i) ins_[i] = in[i].data;
-    parallel_copy(thread_pool(), total_, [&](int64_t b, int64_t e) {
+    // Even shares of the whole, at least 64 KiB of floats (part_grain) a thread.
+    parallel::parallel_for(thread_pool(), total_, part_grain(1), [&](int64_t b, int64_t e) {
       cpu::concat_range(ins_, chunks_, elem_size_, out[0].data, b, e);
     });
     return Status::ok();
@@ -536,7 +530,8 @@ class SplitKernel final : public PartsKernel {
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     for (size_t i = 0; i < out.size(); ++i) outs_[i] = out[i].data;
-    parallel_copy(thread_pool(), total_, [&](int64_t b, int64_t e) {
+    // Even shares of the whole, at least 64 KiB of floats (part_grain) a thread.
+    parallel::parallel_for(thread_pool(), total_, part_grain(1), [&](int64_t b, int64_t e) {
       cpu::split_range(in[0].data, outs_, chunks_, elem_size_, b, e);
     });
     return Status::ok();

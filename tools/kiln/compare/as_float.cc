@@ -23,16 +23,20 @@ const ir::Node* producer(const runtime::Engine& e, ir::ValueId v) {
 
 // The channels a blocked tensor holds (the kiln layer that wrote it: ConvNchw16c's output
 // channels, ToNchw16c's input's, the others' `channels`; a layout-neutral ONNX op the layout pass
-// left on blocked tensors holds whole blocks, its dim 1), or none for a tensor in NCHW.
+// left on blocked tensors, known by its blocked input, holds whole blocks: its dim 1), or none
+// for a tensor in NCHW.
 std::optional<int64_t> nchw16c_channels(const runtime::Engine& e, ir::ValueId v) {
   const ir::Node* n = producer(e, v);
   if (n == nullptr || n->inputs.empty()) return std::nullopt;
   const ir::Graph& g = e.graph();
   if (n->domain != ops::kKilnDomain) {
-    const ir::Value& value = g.value(v);
-    const bool blocked =
-        value.name.ends_with(".nchw16c") && value.desc.rank() == 4 && value.desc.dim(1).is_known();
-    return blocked ? std::optional<int64_t>(value.desc.dim(1).value) : std::nullopt;
+    // Only a layout-neutral op reads a blocked input (nchw16c_layout reorders it for any other),
+    // and it writes blocked tensors of whole blocks.
+    const ir::TensorDesc& d = g.value(v).desc;
+    const bool whole =
+        d.rank() == 4 && d.dim(1).is_known() && d.dim(1).value % kernels::ref::kChannelBlock == 0;
+    return whole && nchw16c_channels(e, n->inputs[0]) ? std::optional<int64_t>(d.dim(1).value)
+                                                      : std::nullopt;
   }
   const ir::TensorDesc* plain = nullptr;
   if (n->op_type == ops::kConvNchw16c && n->inputs.size() > 1) plain = &g.value(n->inputs[1]).desc;
