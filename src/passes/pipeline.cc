@@ -11,6 +11,7 @@
 #include "passes/constant_folding.h"
 #include "passes/conv_activation_fusion.h"
 #include "passes/conv_residual_fusion.h"
+#include "passes/conv_tap_pruning.h"
 #include "passes/dead_node_elimination.h"
 #include "passes/gemm_activation_fusion.h"
 #include "passes/gemm_residual_fusion.h"
@@ -35,6 +36,7 @@ const std::vector<PassDef>& ordered_passes() {
       constant_folding_pass(),               // folding
       qdq_extraction_pass(),                 // a QDQ model's scales, before weights change
       batchnorm_folding_pass(),              // folding into weights
+      conv_tap_pruning_pass(),               // taps that read only padding
       patch_embedding_pass(),                // a ViT's Conv -> Reshape -> Transpose as a GEMM
       transpose_reshape_elimination_pass(),  // data movement
       matmul_add_fusion_pass(),              // fusion
