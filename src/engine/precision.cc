@@ -5,8 +5,10 @@
 #include "engine/fp16_weights.h"
 #include "ir/graph_edit.h"
 #include "ops/infer_graph.h"
+#include "quant/concat_hoist.h"
 #include "quant/maxpool_hoist.h"
 #include "quant/quantize_layers.h"
+#include "quant/quantize_merge.h"
 #include "quant/requantize_fusion.h"
 #include "quant/scale_quantize_fusion.h"
 
@@ -67,7 +69,16 @@ Result<std::map<std::string, std::string>> lower_int8(ir::Graph& graph, const Bu
   }
   KILN_ASSIGN_OR_RETURN(quant::QuantizeReport report, quant::quantize_layers(graph, q));
   for (std::string& line : report.log) log.push_back(std::move(line));
-  const int pools = quant::hoist_quantize_over_maxpool(graph, log);
+  // Each hoist can open the other's (a Concat of pooled parts, a pooling of a Concat), and a merge
+  // of two quantizations of one tensor either's.
+  int pools = 0, concats = 0;
+  for (int more = 1; more > 0;) {
+    const int c = quant::hoist_quantize_over_concat(graph, log);
+    const int p = quant::hoist_quantize_over_maxpool(graph, log);
+    concats += c;
+    pools += p;
+    more = c + p + quant::merge_duplicate_quantizes(graph);
+  }
   const int requantized = quant::fuse_requantize(graph, ranges, log);
   const int scaled = quant::fuse_scale_quantize(graph, log);
   ir::remove_dead_nodes(graph);
@@ -76,6 +87,7 @@ Result<std::map<std::string, std::string>> lower_int8(ir::Graph& graph, const Bu
   KILN_RETURN_IF_ERROR(ops::infer_graph_shapes(graph).with_context("after the requantize fusion"));
   log.push_back(fmt::format("int8: {} layers write uint8 for the next INT8 layers", requantized));
   if (pools > 0) log.push_back(fmt::format("int8: {} MaxPool layers pool uint8", pools));
+  if (concats > 0) log.push_back(fmt::format("int8: Concats joining uint8 tensors: {}", concats));
   if (scaled > 0) {
     log.push_back(
         fmt::format("int8: {} channel scalings quantize their product in one pass", scaled));
@@ -107,6 +119,11 @@ void label_precisions(Plan& plan, const PrecisionDecisions& decisions) {
         plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8) {
       layer.precision = "int8";
       layer.precision_note = "pools the uint8 tensor (the max commutes with the quantization)";
+    }
+    if (node.domain.empty() && node.op_type == "Concat" &&
+        plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8) {
+      layer.precision = "int8";
+      layer.precision_note = "joins uint8 tensors quantized with its output's encoding";
     }
     if (decisions.fp16_layers.count(node.name) > 0) layer.precision = kFp16Precision;
     if (quantize) {

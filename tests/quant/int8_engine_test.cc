@@ -15,7 +15,9 @@
 #include "ops/infer_graph.h"
 #include "passes/fusion_test_util.h"
 #include "passes/pass_harness.h"
+#include "quant/concat_hoist.h"
 #include "quant/maxpool_hoist.h"
+#include "quant/quantize_merge.h"
 #include "runtime/reference_executor.h"
 #include "testing/onnx_builder.h"
 #include "testing/qdq_models.h"
@@ -248,6 +250,111 @@ TEST(Int8Engine, QuantizeBeforeMaxPoolIsExact) {
   ASSERT_EQ((*got)[0].dtype(), DType::kU8);
   EXPECT_EQ(std::memcmp((*got)[0].raw_data(), want[0].raw_data(), want[0].nbytes()), 0);
   EXPECT_EQ(quant::hoist_quantize_over_maxpool(g, log), 0);  // already uint8
+}
+
+// Two INT8 branches joined by a Concat that an INT8 layer reads: the Concat joins uint8 (each
+// branch writes it with the Concat's encoding); and YOLOv8's SPPF (a convolution, three MaxPools
+// in a row, a Concat of all four) runs on uint8 from the convolution to the last one: the hoists
+// over the Concat and the MaxPools meet, and the tensors quantized twice keep one QuantizeLinear.
+TEST(Int8Engine, ConcatAndSppfJoinUint8) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {2, 3, 9, 9}).output("y");
+  b.initializer("w1", {8, 3, 3, 3}, testing::test_wave(216, 0.3f, 0.7f))
+      .initializer("w2", {8, 3, 1, 1}, testing::test_wave(24, 0.6f, 1.1f))
+      .initializer("w3", {8, 16, 1, 1}, testing::test_wave(128, 0.5f, 1.3f))
+      .initializer("w4", {4, 32, 1, 1}, testing::test_wave(128, 0.4f, 0.8f));
+  testing::set_attr_ints(b.node("Conv", {"x", "w1"}, {"c1"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "relu1");
+  b.node("Conv", {"x", "w2"}, {"c2"}, "conv2");
+  testing::set_attr_int(b.node("Concat", {"r1", "c2"}, {"cat"}, "cat"), "axis", 1);
+  b.node("Conv", {"cat", "w3"}, {"c3"}, "conv3");
+  std::vector<std::string> parts = {"c3"};
+  for (int i = 0; i < 3; ++i) {
+    const std::string p = "p" + std::to_string(i);
+    auto& pool = b.node("MaxPool", {parts.back()}, {p}, "pool" + std::to_string(i));
+    testing::set_attr_ints(pool, "kernel_shape", {5, 5});
+    testing::set_attr_ints(pool, "pads", {2, 2, 2, 2});
+    parts.push_back(p);
+  }
+  testing::set_attr_int(b.node("Concat", parts, {"sppf"}, "sppf"), "axis", 1);
+  b.node("Conv", {"sppf", "w4"}, {"y"}, "conv4");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({2, 3, 9, 9}, 11)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  const engine::Plan& plan = engine->plan();
+  EXPECT_EQ(layer_ops(plan), (std::vector<std::string>{"QuantizeLinear", "kiln.QConv", "kiln.QConv",
+                                                       "Concat", "kiln.QConv", "MaxPool", "MaxPool",
+                                                       "MaxPool", "Concat", "kiln.QConv"}));
+  for (const std::string name : {"conv1", "conv2", "conv3"}) {
+    EXPECT_EQ(node_named(plan, name).attrs.get_int("output_type", 0), 2) << name;
+  }
+  for (const std::string name : {"cat", "sppf", "pool2"}) {
+    EXPECT_EQ(plan.graph.value(node_named(plan, name).outputs[0]).desc.dtype, DType::kU8) << name;
+    EXPECT_EQ(plan.layers[layer_index(plan, name)].precision, "int8") << name;
+  }
+  const std::vector<Tensor> got = run_engine(*engine, in);
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+}
+
+// Quantizing a Concat's inputs with its output's encoding changes no value (one input twice, parts
+// of other ranges than the whole's); a second QuantizeLinear of a tensor with the same encoding
+// merges into the first.
+TEST(Int8Engine, QuantizeBeforeConcatIsExactAndDuplicatesMerge) {
+  OnnxBuilder b;
+  b.input("a", onnx::TensorProto::FLOAT, {2, 3, 4}).input("c", onnx::TensorProto::FLOAT, {2, 5, 4});
+  b.output("y").output("z");
+  b.initializer("s", {}, {0.021f});
+  auto* zp = b.model().mutable_graph()->add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(onnx::TensorProto::UINT8);
+  zp->add_int32_data(100);
+  testing::set_attr_int(b.node("Concat", {"a", "c", "a"}, {"cat"}, "cat"), "axis", 1);
+  b.node("QuantizeLinear", {"cat", "s", "zp"}, {"y"}, "q");
+  b.node("QuantizeLinear", {"c", "s", "zp"}, {"z"}, "qc");  // a graph output: stays
+  runtime::NamedTensors in = {{"a", testing::random_f32({2, 3, 4}, 3)},
+                              {"c", testing::random_f32({2, 5, 4}, 4)}};
+  for (float& v : in["c"].span<float>()) v *= 3.0f;  // past the encoding's range: clamps
+  const std::vector<Tensor> want = testing::reference_outputs(b, in);
+
+  ir::Graph g = testing::import_model(b);
+  std::vector<std::string> log;
+  ASSERT_EQ(quant::hoist_quantize_over_concat(g, log), 1);
+  ASSERT_TRUE(g.verify().is_ok()) << g.verify().to_string();
+  ASSERT_TRUE(ops::infer_graph_shapes(g).is_ok());
+  // One QuantizeLinear per distinct input (a twice), before the Concat, which writes y.
+  EXPECT_EQ(testing::op_types(g), (std::vector<std::string>{"QuantizeLinear", "QuantizeLinear",
+                                                            "Concat", "QuantizeLinear"}));
+  EXPECT_EQ(quant::hoist_quantize_over_concat(g, log), 0);  // already uint8
+  EXPECT_EQ(quant::merge_duplicate_quantizes(g), 0);        // qc writes a graph output
+  auto exec = runtime::ReferenceExecutor::create(g);
+  ASSERT_TRUE(exec.is_ok()) << exec.status().to_string();
+  auto got = exec->run(in);
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    ASSERT_EQ((*got)[i].dtype(), DType::kU8);
+    EXPECT_EQ(std::memcmp((*got)[i].raw_data(), want[i].raw_data(), want[i].nbytes()), 0) << i;
+  }
+}
+
+TEST(Int8Engine, DuplicateQuantizesOfATensorMerge) {
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {6}).output("y");
+  b.initializer("s", {}, {0.05f});
+  auto* zp = b.model().mutable_graph()->add_initializer();
+  zp->set_name("zp");
+  zp->set_data_type(onnx::TensorProto::UINT8);
+  zp->add_int32_data(128);
+  b.node("QuantizeLinear", {"x", "s", "zp"}, {"q1"}, "q1");
+  b.node("QuantizeLinear", {"x", "s", "zp"}, {"q2"}, "q2");
+  testing::set_attr_int(b.node("Concat", {"q1", "q2"}, {"y"}, "cat"), "axis", 0);
+  ir::Graph g = testing::import_model(b);
+  EXPECT_EQ(quant::merge_duplicate_quantizes(g), 1);
+  ASSERT_TRUE(g.verify().is_ok()) << g.verify().to_string();
+  EXPECT_EQ(testing::op_types(g), (std::vector<std::string>{"QuantizeLinear", "Concat"}));
+  EXPECT_EQ(g.nodes[1].inputs[0], g.nodes[0].outputs[0]);
+  EXPECT_EQ(g.nodes[1].inputs[1], g.nodes[0].outputs[0]);
 }
 
 // ResNet's downsampling block: two convolutions of one input, added, then ReLU. The Add fuses
