@@ -335,10 +335,7 @@ Status run_max_pool_nchw16c(RunContext& ctx) {
 // --- ResizeNchw16c
 // ----------------------------------------------------------------------------------
 
-// The ONNX Resize version whose inputs and attributes the node keeps.
-int resize_version(const NodeContext& ctx) {
-  return static_cast<int>(ctx.attrs().get_int("resize_version", 13));
-}
+int resize_version(const NodeContext& ctx) { return resize_nchw16c_version(ctx.attrs()); }
 
 // Resize's own shape function at resize_version, on the blocked dims; N and C must stay.
 Status infer_resize_nchw16c(InferContext& ctx) {
@@ -393,6 +390,10 @@ Status run_resize_nchw16c(RunContext& ctx) {
 }
 
 }  // namespace
+
+int resize_nchw16c_version(const ir::Attributes& attrs) {
+  return static_cast<int>(attrs.get_int("resize_version", 13));
+}
 
 void register_kiln_layout_ops(OpRegistry& r) {
   using ir::AttrType;

@@ -41,6 +41,10 @@ inline constexpr std::string_view kResizeNchw16c = "ResizeNchw16c";
 // ConvNchw16c's input S, X's channel scale.
 inline constexpr size_t kConvNchw16cScaleInput = 4;
 
+// The ONNX Resize version whose inputs and attributes a kiln.ResizeNchw16c keeps (its attribute
+// resize_version; the layout pass always sets it).
+int resize_nchw16c_version(const ir::Attributes& attrs);
+
 void register_kiln_layout_ops(OpRegistry& r);
 
 }  // namespace kiln::ops

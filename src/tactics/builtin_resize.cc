@@ -29,7 +29,7 @@ Slots slots(int since_version) { return since_version < 11 ? Slots{1, -1} : Slot
 // The Resize version whose inputs and attributes the node follows: its own, or for
 // kiln.ResizeNchw16c the one it keeps as attribute resize_version.
 int resize_version(const ir::Node& node, int since_version, bool blocked) {
-  return blocked ? static_cast<int>(node.attrs.get_int("resize_version", 13)) : since_version;
+  return blocked ? ops::resize_nchw16c_version(node.attrs) : since_version;
 }
 
 // Whether the spec's constant scales or sizes leave every axis before the last two as it is.
@@ -170,7 +170,8 @@ class ResizeKernel final : public LayerKernel {
     p_.cols_gather = cpu::single_unit_taps(p_.cols, p_.out_w);
     p_.columns_first = cpu::resize2d_columns_first(p_);
     p_.extrapolation_value = static_cast<float>(rp.extrapolation_value);
-    // Parts of at least ~16K output elements, one scratch row each.
+    // Parts of at least ~16K output elements, each with its own scratch (rows, or with the columns
+    // first a plane of in_h x out_w: resize2d_scratch_floats).
     const int64_t rows = p_.planes * p_.out_h;
     const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(p_.out_w, 1));
     const int threads = thread_pool() == nullptr ? 1 : thread_pool()->size();
@@ -179,7 +180,7 @@ class ResizeKernel final : public LayerKernel {
     return Status::ok();
   }
 
-  // Output rows split into parts_ contiguous parts, each with its own scratch row.
+  // Output rows split into parts_ contiguous parts, each with its own scratch.
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const float* x = input_f32(in, 0);
     auto* y = static_cast<float*>(out[0].data);
