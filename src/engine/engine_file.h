@@ -22,7 +22,7 @@ namespace kiln::engine {
 // 2: a fused convolution's output may share its residual's arena bytes (docs/memory_planning.md),
 // which kernels of format 1 do not expect. 3: constants that their layers packed are stored as
 // dims only (`weight_dims`), which kilns of format 2 would report as a graph without weights.
-inline constexpr uint32_t kEngineFormatVersion = 3;
+inline constexpr uint32_t kEngineFormatVersion = 4;
 inline constexpr std::string_view kEngineMagic = "KILNPLAN";
 inline constexpr size_t kEngineHeaderSize = 128;
 inline constexpr size_t kSectionEntrySize = 48;

@@ -84,13 +84,13 @@ TEST(EngineFileErrors, EveryFlippedByteIsCorrupt) {
 }
 
 TEST(EngineFileErrors, OtherFormatVersionIsUnsupported) {
-  for (uint32_t version : {0u, 1u, 2u, 4u, 77u}) {
+  for (uint32_t version : {0u, 1u, 2u, 3u, 5u, 77u}) {
     std::string f = sample();
     put_le(f, 8, version, 4);
     reseal(f);
     const Result<EngineFile> e = parse(f);
     expect_error(e, StatusCode::kUnsupported, fmt::format("format version {}", version));
-    expect_error(e, StatusCode::kUnsupported, "reads format version 3");
+    expect_error(e, StatusCode::kUnsupported, "reads format version 4");
     expect_error(e, StatusCode::kUnsupported, "built by kiln " + current_kiln_version());
   }
 }

@@ -43,7 +43,7 @@ TEST(EngineFile, ByteLayoutFollowsTheSpec) {
   // Header 128 + one 48-byte entry = 176, padded to 192 for the section; 3 bytes of data.
   ASSERT_EQ(f.size(), 195u);
   EXPECT_EQ(f.substr(0, 8), "KILNPLAN");
-  EXPECT_EQ(get_le(f, 8, 4), 3u);     // format version
+  EXPECT_EQ(get_le(f, 8, 4), 4u);     // format version
   EXPECT_EQ(get_le(f, 12, 4), 128u);  // header size
   EXPECT_EQ(get_le(f, 16, 8), 195u);  // file size
   EXPECT_EQ(get_le(f, 24, 8), 0x0123456789abcdefu);

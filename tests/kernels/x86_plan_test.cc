@@ -124,8 +124,10 @@ TEST(X86QConvPlan, AmxPadsTheDepthToWholeTileSteps) {
   EXPECT_EQ(amx.kqp, 64);
   EXPECT_EQ(vnni.kqp, vnni.kq);
   EXPECT_EQ(amx.mc % 32, 0);
-  // 2 row panels of 32 x 64 quads x 4 bytes, then a weight sum per channel.
-  EXPECT_EQ(kx::qconv_packed_weights_bytes(kx::QIsa::kAmxInt8, p), 2u * 64 * 32 * 4 + 40 * 4);
+  // 2 row panels of 32 x 64 quads x 4 bytes, then a weight sum per channel and one per channel
+  // and kernel row.
+  EXPECT_EQ(kx::qconv_packed_weights_bytes(kx::QIsa::kAmxInt8, p),
+            2u * 64 * 32 * 4 + 40 * 4 + 40 * 7 * 4);
   EXPECT_GE(kx::qconv_scratch_bytes(amx), static_cast<size_t>(amx.kqp * amx.bl.nr * 4));
 }
 

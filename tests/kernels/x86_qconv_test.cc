@@ -100,6 +100,30 @@ TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
   }
 }
 
+// Kernel rows that read only padding for a whole panel of output rows are left out of its depth
+// (qconv_live_rows), their zero points out of its start: dilations past the map (DeepLabV3's ASPP
+// at rate 12 on 16x16: the middle rows read one kernel row, the outer ones two), a panel over rows
+// of different live sets, a stride, and zero points that make the start matter.
+TEST(X86QConvTactic, KernelRowsThatReadOnlyPaddingAreSkipped) {
+  const auto isas = x86_qconv_isas();
+  KILN_REQUIRE_X86_ISA(isas);
+  const ConvGeom cases[] = {
+      {.cin = 20, .cout = 12, .h = 16, .w = 16, .pad = 12, .dil = 12},
+      {.batch = 2, .cin = 9, .cout = 17, .h = 9, .w = 30, .pad = 5, .dil = 5},
+      {.cin = 8, .cout = 9, .h = 12, .w = 7, .stride = 2, .pad = 6, .dil = 6},
+      {.cin = 5, .cout = 8, .h = 6, .w = 40, .kh = 5, .kw = 3, .pad = 4, .dil = 2},
+  };
+  for (const std::string& isa : isas) {
+    for (const ConvGeom& g : cases) {
+      for (int x_zero : {0, 37, 128}) {
+        expect_quant_matches(gemm_name(isa), qconv_case(g, {.x_zero = x_zero}));
+        expect_quant_matches(gemm_name(isa),
+                             qconv_case(g, {.x_zero = x_zero, .out_u8 = true, .y_zero = 90}));
+      }
+    }
+  }
+}
+
 TEST(X86QConvTactic, EveryActivationToFloatAndUint8) {
   const auto isas = x86_qconv_isas();
   KILN_REQUIRE_X86_ISA(isas);

@@ -45,7 +45,7 @@ constexpr int64_t weight_quad_offset(int64_t q, int64_t r) {
 
 // W [out_c, cg, kh, kw] into, per group, MR-row panels of kqp quads ((kh, kw, channel quad), the
 // channel quad fastest; missing channels, quads and rows zero), then int32 sum W per output
-// channel.
+// channel, then per output channel and kernel row (qconv_live_rows).
 template <class Q>
 void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
   const int64_t mg = p.out_c / p.group, cg = p.in_c / p.group, khw = p.k_h * p.k_w;
@@ -69,11 +69,40 @@ void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
     }
   }
   auto* sums = reinterpret_cast<int32_t*>(packed + qround64(d - packed));
+  int32_t* row_sums = sums + p.out_c;
   for (int64_t m = 0; m < p.out_c; ++m) {
     int32_t s = 0;
     for (int64_t i = 0; i < cg * khw; ++i) s += w[m * cg * khw + i];
     sums[m] = s;
+    for (int64_t kh = 0; kh < p.k_h; ++kh) {
+      int32_t r = 0;
+      for (int64_t c = 0; c < cg; ++c) {
+        for (int64_t kw = 0; kw < p.k_w; ++kw) r += w[(m * cg + c) * khw + kh * p.k_w + kw];
+      }
+      row_sums[m * p.k_h + kh] = r;
+    }
   }
+}
+
+// The kernel rows [first, last] that output rows [oh0, oh1] read inside the image: the others read
+// only padding for all of them (a dilated convolution's outer rows near the image's top and
+// bottom: DeepLabV3's ASPP at rate 12 on a 16x16 map), and a panel of those output rows can leave
+// their depth out.
+struct QLiveRows {
+  int64_t first = 0, last = -1;
+};
+inline QLiveRows qconv_live_rows(const cpu::Conv2DParams& p, int64_t oh0, int64_t oh1) {
+  QLiveRows live;
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    for (int64_t oh = oh0; oh <= oh1; ++oh) {
+      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+      if (ih < 0 || ih >= p.in_h) continue;
+      if (live.last < 0) live.first = kh;
+      live.last = kh;
+      break;
+    }
+  }
+  return live;
 }
 
 // --- quad planes -----------------------------------------------------------------------------
@@ -225,13 +254,15 @@ inline void copy_run(uint8_t* dst, const uint8_t* src, int64_t bytes) {
 }
 
 // The patch panel of a panel's runs: per quad (kh, kw, channel quad), `row` bytes a quad, each
-// run's lanes copied from the quad planes, in order.
+// run's lanes copied from the quad planes, in order; only kernel rows [kh0, kh1] (the others' quads
+// are left as they are: the panel's depth loop skips them, panel_depth).
 template <class Q>
 void pack_x4_panel(const QConvPlan& pl, const uint8_t* x4, int64_t rph, const PanelRun* runs,
-                   int nruns, int64_t row, uint8_t* dst) {
+                   int nruns, int64_t row, int64_t kh0, int64_t kh1, uint8_t* dst) {
   const cpu::Conv2DParams& p = pl.p;
   const int64_t plane = rph * pl.wps * 4;
-  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+  dst += kh0 * p.k_w * pl.cq * row;
+  for (int64_t kh = kh0; kh <= kh1; ++kh) {
     const int64_t py = (kh * p.dil_h) % p.stride_h, ry = (kh * p.dil_h) / p.stride_h;
     for (int64_t kw = 0; kw < p.k_w; ++kw) {
       const int64_t px = (kw * p.dil_w) % p.stride_w, rx = (kw * p.dil_w) / p.stride_w;
@@ -493,6 +524,27 @@ auto tile_scope() {
   }
 }
 
+// The depth a panel of output rows [oh0, oh1] runs: all kqp quads (kernel rows first .. last: all),
+// or (vector ISAs: a tile's depth steps are whole tiles) only its live kernel rows' quads q0 .. q0
+// + quads.
+struct QPanelDepth {
+  bool full = true;
+  int64_t first = 0, last = 0, q0 = 0, quads = 0;
+};
+template <class Q>
+QPanelDepth panel_depth(const QConvPlan& pl, int64_t oh0, int64_t oh1) {
+  QPanelDepth d{true, 0, pl.p.k_h - 1, 0, pl.kqp};
+  if constexpr (!kTileQ<Q>) {
+    const QLiveRows live = qconv_live_rows(pl.p, oh0, oh1);
+    if (live.last >= live.first && (live.first > 0 || live.last < pl.p.k_h - 1)) {
+      const int64_t row_quads = pl.p.k_w * pl.cq;
+      d = {false, live.first, live.last, live.first * row_quads,
+           (live.last - live.first + 1) * row_quads};
+    }
+  }
+  return d;
+}
+
 // A task is (image, group, pixel block, channel block). Its quad planes are built once (and
 // kept for the next task of the same image, group and block: channel blocks vary fastest); per
 // pl.panels_at_once panels of NR output pixels the patches are copied into the thread's scratch
@@ -547,6 +599,7 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
       int np = 0;
       int64_t row[kMaxPanels], nv[kMaxPanels];
       QPanelSegs<Q> segs[kMaxPanels];
+      QPanelDepth live[kMaxPanels];
       for (int64_t j = j0; j < p1 && np < panels_at_once; j += kNr, ++np) {
         uint8_t* const panel = panels + np * slot;
         const int64_t n = min64(kNr, p1 - j);
@@ -554,12 +607,13 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         // A short tail panel (run by pixel_dots) keeps its pixels' quads together: its depth
         // loop then reads one cache line per 16 / n quads, not one per quad.
         row[np] = qconv_pixel_panel<Q>(n) ? n * 4 : kNr * 4;
+        live[np] = panel_depth<Q>(pl, j / p.out_w, (j + n - 1) / p.out_w);
         if (pl.flat) {
           pack_flat_panel<Q>(pl, xg, j, p1, static_cast<uint8_t>(ep.in_zero), row[np], panel);
         } else {
           PanelRun runs[kNr];
           const int nruns = panel_runs(pl, j, j + n, oh0, runs);
-          pack_x4_panel<Q>(pl, x4, rph, runs, nruns, row[np], panel);
+          pack_x4_panel<Q>(pl, x4, rph, runs, nruns, row[np], live[np].first, live[np].last, panel);
         }
         segs[np] = panel_segs<Q>(j, p1);
       }
@@ -571,8 +625,24 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         rs.bias += i;
         rs.base += i * plane;
         for (int k = 0; k < np; ++k) {
-          kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv[k] - 1)](
-              pl.kqp, wp + (i / kMr) * w_panel, panels + k * slot, row[k], rs, segs[k], o);
+          const auto ukernel = kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv[k] - 1)];
+          const uint8_t* a = wp + (i / kMr) * w_panel;
+          if (!live[k].full) {
+            // Only the live kernel rows' depth; the start leaves out the dead rows' zero points.
+            int32_t start[kMr];
+            for (int64_t rr = 0; rr < r; ++rr) {
+              const int32_t* rsum = wsum + p.out_c + (m + i + rr) * p.k_h;
+              int32_t s = 0;
+              for (int64_t kh = live[k].first; kh <= live[k].last; ++kh) s += rsum[kh];
+              start[rr] = zero_point_start(ep.in_zero, s);
+            }
+            QRows part = rs;
+            part.start = start;
+            ukernel(live[k].quads, a + live[k].q0 * kMr * Q::kWq,
+                    panels + k * slot + live[k].q0 * row[k], row[k], part, segs[k], o);
+            continue;
+          }
+          ukernel(pl.kqp, a, panels + k * slot, row[k], rs, segs[k], o);
         }
       }
     }

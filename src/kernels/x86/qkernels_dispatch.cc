@@ -162,8 +162,9 @@ size_t qconv_packed_weights_bytes(QIsa isa, const cpu::Conv2DParams& p) {
   const QBlocking bl = qblocking(isa);
   const int64_t mg = p.out_c / p.group;
   const int64_t kq = round_up(p.k_h * p.k_w * ceil_div(p.in_c / p.group, 4), bl.kq_step);
+  // The panels, then int32 sums of W per output channel and per output channel and kernel row.
   return round64(p.group * ceil_div(mg, bl.mr) * kq * bl.mr * bl.wq) +
-         static_cast<size_t>(p.out_c) * 4;
+         static_cast<size_t>(p.out_c * (1 + p.k_h)) * 4;
 }
 
 void qconv_pack_weights(QIsa isa, const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
