@@ -112,6 +112,10 @@ TEST(X86QConvTactic, KernelRowsThatReadOnlyPaddingAreSkipped) {
       {.batch = 2, .cin = 9, .cout = 17, .h = 9, .w = 30, .pad = 5, .dil = 5},
       {.cin = 8, .cout = 9, .h = 12, .w = 7, .stride = 2, .pad = 6, .dil = 6},
       {.cin = 5, .cout = 8, .h = 6, .w = 40, .kh = 5, .kw = 3, .pad = 4, .dil = 2},
+      // tail panels of 2 pixels (VNNI runs them by pixel_dots): in the last row (its bottom
+      // kernel row dead), and in a one-row image (only the middle kernel row live)
+      {.cin = 9, .cout = 11, .h = 10, .w = 29, .pad = 4, .dil = 4},
+      {.cin = 9, .cout = 11, .h = 1, .w = 50, .pad = 4, .dil = 4},
   };
   for (const std::string& isa : isas) {
     for (const ConvGeom& g : cases) {
