@@ -21,19 +21,13 @@ bool float_concat(const ir::Graph& g, const ir::Node& n) {
   return g.value(n.outputs[0]).desc.dtype == DType::kF32;
 }
 
-std::string unique_node_name(const ir::Graph& g, const std::string& hint) {
-  std::set<std::string_view> names;
-  for (const ir::Node& n : g.nodes) names.insert(n.name);
-  std::string name = hint;
-  for (int k = 1; names.count(name); ++k) name = fmt::format("{}_{}", hint, k);
-  return name;
-}
-
 // The QuantizeLinear nodes `concat`'s inputs need with quantize node q's encoding; its inputs
 // become their outputs (merge_duplicate_quantizes then drops any an input had already).
 std::vector<ir::Node> quantize_inputs(ir::Graph& graph, size_t concat, const ir::Node& q) {
   std::vector<ir::Node> added;
   std::map<ir::ValueId, ir::ValueId> done;
+  std::set<std::string> names;  // the nodes' names, the added ones' too
+  for (const ir::Node& n : graph.nodes) names.insert(n.name);
   std::vector<ir::ValueId> inputs = graph.nodes[concat].inputs;
   for (ir::ValueId& x : inputs) {
     if (auto it = done.find(x); it != done.end()) {
@@ -45,8 +39,11 @@ std::vector<ir::Node> quantize_inputs(ir::Graph& graph, size_t concat, const ir:
     const ir::ValueId xq =
         graph.add_value(ir::unique_value_name(graph, graph.value(x).name + "_u8"), desc);
     ir::Node n;
-    n.name = unique_node_name(
-        graph, fmt::format("{}/QuantizeLinear_{}", graph.nodes[concat].name, added.size()));
+    const std::string hint =
+        fmt::format("{}/QuantizeLinear_{}", graph.nodes[concat].name, added.size());
+    n.name = hint;
+    for (int k = 1; names.count(n.name); ++k) n.name = fmt::format("{}_{}", hint, k);
+    names.insert(n.name);
     n.op_type = "QuantizeLinear";
     n.opset = q.opset;
     n.inputs = {x, q.inputs[1], q.inputs[2]};

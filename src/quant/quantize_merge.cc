@@ -1,6 +1,7 @@
 #include "quant/quantize_merge.h"
 
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "ir/graph_edit.h"
