@@ -77,17 +77,20 @@ Tensor crop_taps(const Tensor& w, const std::vector<TapRange>& keep) {
 std::optional<std::vector<Axis>> conv_axes(const ir::Graph& graph, const ir::Node& conv,
                                            const Tensor& w) {
   const ir::TensorDesc& x = graph.value(conv.inputs[0]).desc;
-  if (!x.is_static() || x.rank() != w.rank() || w.rank() < 3) return std::nullopt;
+  if (!x.has_rank() || x.rank() != w.rank() || w.rank() < 3) return std::nullopt;
+  for (int d = 2; d < x.rank(); ++d) {
+    if (!x.dim(d).is_known()) return std::nullopt;  // the batch and channels may be symbolic
+  }
   if (conv.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;
   const auto n = static_cast<size_t>(w.rank() - 2);
   const std::vector<int64_t> dil = conv.attrs.get_ints("dilations", std::vector<int64_t>(n, 1));
   const std::vector<int64_t> str = conv.attrs.get_ints("strides", std::vector<int64_t>(n, 1));
   const std::vector<int64_t> pads = conv.attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
   if (dil.size() != n || str.size() != n || pads.size() != 2 * n) return std::nullopt;
-  const Dims xd = x.static_dims();
   std::vector<Axis> axes(n);
   for (size_t j = 0; j < n; ++j) {
-    axes[j] = Axis{xd[2 + j], w.dim(static_cast<int>(2 + j)), dil[j], str[j], pads[j], pads[n + j]};
+    const int d = static_cast<int>(2 + j);
+    axes[j] = Axis{x.dim(d).value, w.dim(d), dil[j], str[j], pads[j], pads[n + j]};
   }
   return axes;
 }

@@ -11,7 +11,7 @@
 // (b - first * d, e - (K - 1 - last) * d, the output size unchanged), and an axis left with one tap
 // takes dilation 1, so the 1x1 kernels apply. Exact: the dropped products were all with zeros.
 //
-// Needs the input's spatial dims as numbers (a static profile), constant weights, and explicit
+// Needs the input's spatial dims as numbers (the batch may vary), constant weights, and explicit
 // pads (auto_pad NOTSET); an axis whose pads would turn negative, or whose every tap is dead, is
 // left as it is. The cropped weights are a new constant; a QDQ model's per-channel weight scales
 // carry over to it.

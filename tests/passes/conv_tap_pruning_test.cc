@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "engine/engine_test_util.h"
 #include "passes/fold_test_util.h"
 #include "passes/pass_harness.h"
 
@@ -105,6 +106,21 @@ TEST(ConvTapPruning, LeavesLiveTapsNegativePadsAndUnknownDims) {
   OnnxBuilder b = conv_model({1, 3, -1, 5}, {4, 3, 3, 3}, {6, 6}, {6, 6, 6, 6});
   testing::PassResult dynamic = testing::run_pass(b, pass());
   EXPECT_EQ(weight_dims(dynamic.after), (Ints{4, 3, 3, 3}));
+}
+
+TEST(ConvTapPruning, ASymbolicBatchDoesNotMatter) {
+  OnnxBuilder b = conv_model({1, 3, 5, 5}, {4, 3, 3, 3}, {6, 6}, {6, 6, 6, 6});
+  b.model()
+      .mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_param("batch");
+  testing::PassResult r = testing::run_pass(b, pass());
+  EXPECT_EQ(weight_dims(r.after), (Ints{4, 3, 1, 1}));
+  testing::expect_same_outputs(r.before, r.after, {{"x", testing::random_f32({3, 3, 5, 5}, 2)}});
 }
 
 TEST(ConvTapPruning, CarriesQdqWeightScalesToTheCroppedWeights) {
