@@ -106,6 +106,24 @@ Result<PrecisionDecisions> lower_precision(ir::Graph& graph, const BuildOptions&
   return d;
 }
 
+namespace {
+
+// Why an ONNX op the INT8 hoists left on uint8 tensors (a MaxPool, a Concat) computes what its
+// float original did; nullptr for any other node.
+const char* uint8_movement_note(const ir::Graph& g, const ir::Node& node) {
+  if (!node.domain.empty() || node.outputs.empty() ||
+      g.value(node.outputs[0]).desc.dtype != DType::kU8) {
+    return nullptr;
+  }
+  if (node.op_type == "MaxPool") {
+    return "pools the uint8 tensor (the max commutes with the quantization)";
+  }
+  if (node.op_type == "Concat") return "joins uint8 tensors quantized with its output's encoding";
+  return nullptr;
+}
+
+}  // namespace
+
 void label_precisions(Plan& plan, const PrecisionDecisions& decisions) {
   const std::map<std::string, std::string>& notes = decisions.notes;
   for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
@@ -115,15 +133,9 @@ void label_precisions(Plan& plan, const PrecisionDecisions& decisions) {
     const bool quantize = node.domain.empty() && node.op_type == "QuantizeLinear" &&
                           plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8;
     if (int8) layer.precision = "int8";
-    if (node.domain.empty() && node.op_type == "MaxPool" &&
-        plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8) {
+    if (const char* note = uint8_movement_note(plan.graph, node)) {
       layer.precision = "int8";
-      layer.precision_note = "pools the uint8 tensor (the max commutes with the quantization)";
-    }
-    if (node.domain.empty() && node.op_type == "Concat" &&
-        plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8) {
-      layer.precision = "int8";
-      layer.precision_note = "joins uint8 tensors quantized with its output's encoding";
+      layer.precision_note = note;
     }
     if (decisions.fp16_layers.count(node.name) > 0) layer.precision = kFp16Precision;
     if (quantize) {

@@ -378,14 +378,13 @@ Status run_resize_nchw16c(RunContext& ctx) {
   ref::resize(p, xd.data<double>(), yd.data<double>());
   KILN_ASSIGN_OR_RETURN(const Tensor yp, as_dtype(yd, DType::kF32));
   Tensor& y = ctx.allocate_output(0);
-  const Dims& yd_dims = y.dims();
-  if (yd_dims != p.out_dims) {
+  const Dims& y_dims = y.dims();
+  if (y_dims != p.out_dims) {
     return ctx.error("output is {} but the resize gives {}",
-                     ir::TensorDesc::of_dims(DType::kF32, yd_dims).to_string(),
+                     ir::TensorDesc::of_dims(DType::kF32, y_dims).to_string(),
                      ir::TensorDesc::of_dims(DType::kF32, p.out_dims).to_string());
   }
-  ref::to_nchw16c(yp.data<float>(), yd_dims[0], yd_dims[1], yd_dims[2] * yd_dims[3],
-                  y.data<float>());
+  ref::to_nchw16c(yp.data<float>(), y_dims[0], y_dims[1], y_dims[2] * y_dims[3], y.data<float>());
   return Status::ok();
 }
 

@@ -133,16 +133,17 @@ bool prune(ir::Graph& graph, size_t n, PassContext& ctx) {
 
   ir::Node& c = graph.nodes[n];
   const size_t rank = axes->size();
-  std::vector<int64_t> pads(2 * rank), dil(rank), kernel(rank);
+  std::vector<int64_t> pads(2 * rank), dil(rank), kernel(rank), old_pads(2 * rank), old_dil(rank);
   for (size_t j = 0; j < rank; ++j) {
     const Axis& a = (*axes)[j];
+    old_pads[j] = a.pad_begin;
+    old_pads[rank + j] = a.pad_end;
+    old_dil[j] = a.dilation;
     pads[j] = a.pad_begin - keep[j].first * a.dilation;
     pads[rank + j] = a.pad_end - (a.taps - 1 - keep[j].last) * a.dilation;
     kernel[j] = keep[j].last - keep[j].first + 1;
     dil[j] = kernel[j] == 1 ? 1 : a.dilation;
   }
-  const std::vector<int64_t> old_pads = c.attrs.get_ints("pads", std::vector<int64_t>(2 * rank));
-  const std::vector<int64_t> old_dil = c.attrs.get_ints("dilations", std::vector<int64_t>(rank, 1));
   c.inputs[1] = weights;
   c.attrs.set("pads", pads);
   c.attrs.set("dilations", dil);

@@ -101,7 +101,7 @@ TEST(X86QConvTactic, ZeroPointsOutputsAndResiduals) {
 }
 
 // Kernel rows that read only padding for a whole panel of output rows are left out of its depth
-// (qconv_live_rows), their zero points out of its start: dilations past the map (DeepLabV3's ASPP
+// (panel_depth), their zero points out of its start: dilations past the map (DeepLabV3's ASPP
 // at rate 12 on 16x16: the middle rows read one kernel row, the outer ones two), a panel over rows
 // of different live sets, a stride, and zero points that make the start matter.
 TEST(X86QConvTactic, KernelRowsThatReadOnlyPaddingAreSkipped) {

@@ -5,6 +5,20 @@
 namespace kiln::kernels::cpu {
 namespace {
 
+// dst[0, width) = the weighted sum of the rows (`width` floats apart from `rows`) that output row
+// oy's taps [t0, t1) read, t1 > t0.
+void sum_tap_rows(const Resize2DParams& p, int64_t t0, int64_t t1, const float* rows, int64_t width,
+                  float* dst) {
+  const float w0 = p.rows.weight[t0];
+  const float* s0 = rows + p.rows.index[t0] * width;
+  for (int64_t i = 0; i < width; ++i) dst[i] = w0 * s0[i];
+  for (int64_t t = t0 + 1; t < t1; ++t) {
+    const float w = p.rows.weight[t];
+    const float* st = rows + p.rows.index[t] * width;
+    for (int64_t i = 0; i < width; ++i) dst[i] += w * st[i];
+  }
+}
+
 // The input row output row `oy` reads: one input row in place, or the weighted sum of several in
 // `scratch`. nullptr when the row has no taps.
 const float* source_row(const Resize2DParams& p, const float* plane, int64_t oy, float* scratch) {
@@ -12,12 +26,7 @@ const float* source_row(const Resize2DParams& p, const float* plane, int64_t oy,
   const int64_t t1 = p.rows.start[oy + 1];
   if (t1 == t0) return nullptr;
   if (t1 - t0 == 1 && p.rows.weight[t0] == 1.0f) return plane + p.rows.index[t0] * p.in_w;
-  std::fill(scratch, scratch + p.in_w, 0.0f);
-  for (int64_t t = t0; t < t1; ++t) {
-    const float w = p.rows.weight[t];
-    const float* src = plane + p.rows.index[t] * p.in_w;
-    for (int64_t i = 0; i < p.in_w; ++i) scratch[i] += w * src[i];
-  }
+  sum_tap_rows(p, t0, t1, plane, p.in_w, scratch);
   return scratch;
 }
 
@@ -57,14 +66,7 @@ void resize_columns_first(const Resize2DParams& p, const float* x, float* y, flo
       std::fill(yr, yr + p.out_w, p.extrapolation_value);
       continue;
     }
-    const float w0 = p.rows.weight[t0];
-    const float* s0 = scratch + p.rows.index[t0] * p.out_w;
-    for (int64_t i = 0; i < p.out_w; ++i) yr[i] = w0 * s0[i];
-    for (int64_t t = t0 + 1; t < t1; ++t) {
-      const float w = p.rows.weight[t];
-      const float* st = scratch + p.rows.index[t] * p.out_w;
-      for (int64_t i = 0; i < p.out_w; ++i) yr[i] += w * st[i];
-    }
+    sum_tap_rows(p, t0, t1, scratch, p.out_w, yr);
   }
 }
 

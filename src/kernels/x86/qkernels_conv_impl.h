@@ -45,7 +45,7 @@ constexpr int64_t weight_quad_offset(int64_t q, int64_t r) {
 
 // W [out_c, cg, kh, kw] into, per group, MR-row panels of kqp quads ((kh, kw, channel quad), the
 // channel quad fastest; missing channels, quads and rows zero), then int32 sum W per output
-// channel, then per output channel and kernel row (qconv_live_rows).
+// channel, then per output channel and kernel row (panel_depth).
 template <class Q>
 void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
   const int64_t mg = p.out_c / p.group, cg = p.in_c / p.group, khw = p.k_h * p.k_w;
@@ -82,27 +82,6 @@ void qconv_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
       row_sums[m * p.k_h + kh] = r;
     }
   }
-}
-
-// The kernel rows [first, last] that output rows [oh0, oh1] read inside the image: the others read
-// only padding for all of them (a dilated convolution's outer rows near the image's top and
-// bottom: DeepLabV3's ASPP at rate 12 on a 16x16 map), and a panel of those output rows can leave
-// their depth out.
-struct QLiveRows {
-  int64_t first = 0, last = -1;
-};
-inline QLiveRows qconv_live_rows(const cpu::Conv2DParams& p, int64_t oh0, int64_t oh1) {
-  QLiveRows live;
-  for (int64_t kh = 0; kh < p.k_h; ++kh) {
-    for (int64_t oh = oh0; oh <= oh1; ++oh) {
-      const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
-      if (ih < 0 || ih >= p.in_h) continue;
-      if (live.last < 0) live.first = kh;
-      live.last = kh;
-      break;
-    }
-  }
-  return live;
 }
 
 // --- quad planes -----------------------------------------------------------------------------
@@ -525,21 +504,32 @@ auto tile_scope() {
 }
 
 // The depth a panel of output rows [oh0, oh1] runs: all kqp quads (kernel rows first .. last: all),
-// or (vector ISAs: a tile's depth steps are whole tiles) only its live kernel rows' quads q0 .. q0
-// + quads.
+// or (vector ISAs: a tile's depth steps are whole tiles) only the quads q0 .. q0 + quads of the
+// kernel rows [first, last] that read inside the image: the others read only padding for all of
+// the panel's rows (a dilated convolution's outer rows near the image's top and bottom:
+// DeepLabV3's ASPP at rate 12 on a 16x16 map). Every row dead: all of them (the bias).
 struct QPanelDepth {
   bool full = true;
   int64_t first = 0, last = 0, q0 = 0, quads = 0;
 };
 template <class Q>
 QPanelDepth panel_depth(const QConvPlan& pl, int64_t oh0, int64_t oh1) {
-  QPanelDepth d{true, 0, pl.p.k_h - 1, 0, pl.kqp};
+  const cpu::Conv2DParams& p = pl.p;
+  QPanelDepth d{true, 0, p.k_h - 1, 0, pl.kqp};
   if constexpr (!kTileQ<Q>) {
-    const QLiveRows live = qconv_live_rows(pl.p, oh0, oh1);
-    if (live.last >= live.first && (live.first > 0 || live.last < pl.p.k_h - 1)) {
-      const int64_t row_quads = pl.p.k_w * pl.cq;
-      d = {false, live.first, live.last, live.first * row_quads,
-           (live.last - live.first + 1) * row_quads};
+    const auto reads_image = [&](int64_t kh) {
+      for (int64_t oh = oh0; oh <= oh1; ++oh) {
+        const int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dil_h;
+        if (ih >= 0 && ih < p.in_h) return true;
+      }
+      return false;
+    };
+    int64_t first = 0, last = p.k_h - 1;
+    while (first <= last && !reads_image(first)) ++first;
+    while (last > first && !reads_image(last)) --last;
+    if (first <= last && (first > 0 || last < p.k_h - 1)) {
+      const int64_t row_quads = p.k_w * pl.cq;
+      d = {false, first, last, first * row_quads, (last - first + 1) * row_quads};
     }
   }
   return d;
