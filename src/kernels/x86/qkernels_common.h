@@ -43,11 +43,16 @@ struct QOut {
   // layers: ReLU6 is MobileNet's): the callers fold 1 / y_scale into the scale and bias (see
   // scaled() and bias()), no NaN can arise, and the activation narrows the requantization's clamp
   // (ReLU: floor 0; Clip(a, b): [a / y_scale, b / y_scale]). A uint8 residual z adds
-  // z * z_scale / y_scale, its zero point folded into the bias. Within the one step of
-  // kernels/ref's result the tests allow.
+  // z * z_scale / y_scale. The output's zero point is in the bias (and in the clamp's bounds), as
+  // is the residual's: an integer added before rounding, so no integer add after it. Within the
+  // one step of kernels/ref's result the tests allow.
   bool direct_u8 = false;
+  // The direct path's floor is above 0 (a ReLU whose output zero point is not 0, a Clip above
+  // it): a saturating store (Q::store_u8_saturated) alone does not clamp it.
+  bool direct_floor = false;
   float inv = 1.0f;
-  float bias_shift = 0.0f;  // -z_zero * z_scale / y_scale with a uint8 residual, else 0
+  // Direct path: y_zero - z_zero * z_scale / y_scale (the latter with a uint8 residual); else 0.
+  float bias_shift = 0.0f;
   V direct_lo, direct_hi, direct_z_scale;
 
   explicit QOut(const QEpilogue& ep, void* out) : e(&ep), y(out) {
@@ -73,11 +78,14 @@ struct QOut {
       act_is_clamp = clamp_lo <= clamp_hi;
     }
     direct_u8 = ep.out_u8 && ep.z_f32 == nullptr && act_is_clamp;
-    direct_lo = Q::F::set1(clamp_lo);
-    direct_hi = Q::F::set1(clamp_hi);
+    const auto y_zero_f = static_cast<float>(ep.y_zero);
+    direct_lo = Q::F::set1(clamp_lo + y_zero_f);
+    direct_hi = Q::F::set1(clamp_hi + y_zero_f);
+    direct_floor = clamp_lo + y_zero_f > 0.0f;
     direct_z_scale = Q::F::set1(ep.z_scale * inv);
-    if (direct_u8 && ep.z_u8 != nullptr) {
-      bias_shift = -static_cast<float>(ep.z_zero) * ep.z_scale * inv;
+    if (direct_u8) {
+      bias_shift = y_zero_f;
+      if (ep.z_u8 != nullptr) bias_shift -= static_cast<float>(ep.z_zero) * ep.z_scale * inv;
     }
   }
   // A channel's scale as q_finish takes it.
@@ -95,13 +103,22 @@ inline int32_t zero_point_start(int32_t x_zero, int32_t wsum) {
   return static_cast<int32_t>(0u - static_cast<uint32_t>(x_zero) * static_cast<uint32_t>(wsum));
 }
 
-// The direct path's (QOut::direct_u8) last step: q = v / y_scale clamped, rounded, plus the zero
-// point.
+// The direct path's (QOut::direct_u8) last step: q = v / y_scale + y_zero clamped and rounded.
 template <class Q>
 inline __attribute__((always_inline)) typename Q::I direct_u8_quantize(const QOut<Q>& o,
                                                                        typename Q::F::V q) {
   using F = typename Q::F;
-  return Q::add(Q::round(F::min(F::max(q, o.direct_lo), o.direct_hi)), o.y_zero);
+  return Q::round(F::min(F::max(q, o.direct_lo), o.direct_hi));
+}
+
+// The same for Q::store_u8_saturated, whose saturation is the floor at 0: only a floor above it
+// is applied. The ceiling stays (a value past 2^31 would convert to INT_MIN, and saturate to 0).
+template <class Q>
+inline __attribute__((always_inline)) typename Q::I direct_u8_round(const QOut<Q>& o,
+                                                                    typename Q::F::V q) {
+  using F = typename Q::F;
+  q = F::min(q, o.direct_hi);
+  return Q::round(o.direct_floor ? F::max(q, o.direct_lo) : q);
 }
 
 // The general path's value of one accumulator vector before the activation: float(acc) * scale +

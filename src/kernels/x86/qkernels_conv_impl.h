@@ -389,17 +389,16 @@ void qconv_depth_pixels(int64_t kq, const uint8_t* a, const uint8_t* b, int64_t 
 }
 
 // The direct uint8 epilogue (QOut::direct_u8) of a contiguous panel (QPanelSegs::contiguous): whole
-// vectors loaded and stored at one offset, no lane runs to walk (kAddStart: the accumulators
-// still lack rows.start[r], added first). With a shallow depth (a 1x1 convolution of 64 channels:
-// 16 quads) the general epilogue, about 28 instructions an accumulator, took as long as the depth
-// loop.
+// vectors loaded, a row's NV vectors stored together by one saturating pack, no lane runs to walk
+// (kAddStart: the accumulators still lack rows.start[r], added first). With a shallow depth (a 1x1
+// convolution of 64 channels: 16 quads) the general epilogue, about 28 instructions an
+// accumulator, took as long as the depth loop.
 template <class Q, int R, int NV, bool kAddStart = false>
 void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, const QRows& rows,
                                int64_t off) {
   using F = typename Q::F;
   using I = typename Q::I;
   const typename F::V z_scale = o.direct_z_scale;
-  const I y_zero = o.y_zero;
   const uint8_t* z = o.e->z_u8;
   auto* const y = static_cast<uint8_t*>(o.y);
   for (int r = 0; r < R; ++r) {
@@ -407,16 +406,16 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
     const typename F::V bias = F::set1(rows.bias[r]);
     const int64_t at = rows.base + r * rows.plane + off;
     const I s = Q::set1(kAddStart ? rows.start[r] : 0);
+    I out[NV];
     for (int v = 0; v < NV; ++v) {
       const I acc = kAddStart ? Q::add(done[r * NV + v], s) : done[r * NV + v];
       typename F::V q = F::fmadd(Q::to_float(acc), scale, bias);
       if (z != nullptr) {
-        q = F::fmadd(Q::to_float(Q::load_u8(z + at + v * Q::kLanes, 0, Q::kLanes, y_zero)), z_scale,
-                     q);
+        q = F::fmadd(Q::to_float(Q::load_u8(z + at + v * Q::kLanes, 0, Q::kLanes, s)), z_scale, q);
       }
-      const I out = direct_u8_quantize(o, q);
-      Q::store_u8(y + at + v * Q::kLanes, out, 0, Q::kLanes);
+      out[v] = direct_u8_round(o, q);
     }
+    Q::template store_u8_saturated<NV>(y + at, out);
   }
 }
 

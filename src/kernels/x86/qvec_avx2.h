@@ -121,6 +121,26 @@ struct QVecAvx2 {
     const __m128i w = _mm_packus_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     store_lane_bytes(p, _mm_packus_epi16(w, w), lo, hi);
   }
+  // N (1..4) vectors of int32 lanes as N * 8 consecutive bytes, each lane saturated to 0..255
+  // (signed packs first: vpackusdw's words past 32767 would read as negative to vpackuswb).
+  template <int N>
+  static void store_u8_saturated(uint8_t* p, const I* v) {
+    static_assert(N >= 1 && N <= 4);
+    const I a = _mm256_packs_epi32(v[0], v[N > 1 ? 1 : 0]);  // per 128-bit lane: v0, v1 words
+    const I b = N > 2 ? _mm256_packs_epi32(v[2], v[N > 3 ? 3 : 2]) : a;
+    const I bytes = _mm256_packus_epi16(a, b);  // dword 4k + i: vector i's lanes 4k .. 4k + 3
+    const I out = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    if constexpr (N == 4) {
+      store(p, out);
+    } else if constexpr (N == 3) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(out));
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(p + 16), _mm256_extracti128_si256(out, 1));
+    } else if constexpr (N == 2) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(out));
+    } else {
+      _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(out));
+    }
+  }
   static I requantize(F::V v, F::V inv, F::V lo, F::V hi, I zero) {
     const F::V q = _mm256_mul_ps(v, inv);
     const F::V ordered = _mm256_cmp_ps(q, q, _CMP_ORD_Q);
