@@ -6,9 +6,14 @@
 // quartiles of those ratios as the spread. A benchmark tool, never a test.
 //
 //   kiln_ab A.plan B.plan [--threads 2] [--rounds 30] [--runs 15] [--env-b VAR=VALUE]
+//           [--evict-b MB]
 //
 // --env-b sets an environment variable after A's execution context is created and before B's:
 // the same engine file twice then compares a plan-time switch (read when a context is created).
+// --evict-b reads MB megabytes of other memory before each of B's runs (untimed), so that B runs
+// with its weights and activations out of the caches: the same engine twice then shows what the
+// caches are worth to it (a layer that writes tensors larger than L2 pays, in the network, for
+// reading each line from memory before writing it).
 
 #include <fmt/format.h>
 
@@ -40,6 +45,7 @@ struct Options {
   std::vector<std::string> engines;
   int threads = 2, rounds = 30, runs = 15;
   std::string env_b;
+  int evict_b_mb = 0;
 };
 
 Options parse(int argc, char** argv) {
@@ -58,13 +64,16 @@ Options parse(int argc, char** argv) {
       o.runs = std::atoi(value().c_str());
     else if (a == "--env-b")
       o.env_b = value();
+    else if (a == "--evict-b")
+      o.evict_b_mb = std::atoi(value().c_str());
     else if (a.starts_with("--"))
       die("unknown option " + a);
     else
       o.engines.push_back(a);
   }
-  if (o.engines.size() != 2 || o.threads < 1 || o.rounds < 1 || o.runs < 1)
-    die("usage: kiln_ab A.plan B.plan [--threads N] [--rounds R] [--runs N] [--env-b VAR=VALUE]");
+  if (o.engines.size() != 2 || o.threads < 1 || o.rounds < 1 || o.runs < 1 || o.evict_b_mb < 0)
+    die("usage: kiln_ab A.plan B.plan [--threads N] [--rounds R] [--runs N] [--env-b VAR=VALUE] "
+        "[--evict-b MB]");
   if (!o.env_b.empty() && o.env_b.find('=') == std::string::npos)
     die("--env-b wants VAR=VALUE, got " + o.env_b);
   return o;
@@ -77,6 +86,8 @@ struct Runner {
   kiln::Engine engine;
   kiln::ExecutionContext ctx;
   std::vector<std::vector<float>> buffers;
+  // Read before each run (untimed) to push the engine's memory out of the caches; empty: none.
+  std::vector<char> evict;
 };
 
 Runner make_runner(const std::string& path, int threads) {
@@ -104,10 +115,20 @@ Runner make_runner(const std::string& path, int threads) {
 
 double median(std::vector<double> v) { return peers::percentile(std::move(v), 50); }
 
+// Reads one byte a cache line of `mem`: reads, so that the lines it brings in are clean and
+// their eviction writes nothing back during the timed run.
+void walk(const std::vector<char>& mem) {
+  unsigned sum = 0;
+  for (size_t i = 0; i < mem.size(); i += 64) sum += static_cast<unsigned char>(mem[i]);
+  volatile unsigned sink = sum;
+  (void)sink;
+}
+
 // The median time of `runs` executions, in ms.
 double time_round(Runner& r, int runs) {
   std::vector<double> ms;
   for (int i = 0; i < runs; ++i) {
+    if (!r.evict.empty()) walk(r.evict);
     const auto t0 = std::chrono::steady_clock::now();
     check(r.ctx.execute(), "execute");
     ms.push_back(
@@ -127,6 +148,8 @@ int main(int argc, char** argv) {
     setenv(o.env_b.substr(0, eq).c_str(), o.env_b.substr(eq + 1).c_str(), 1);
   }
   Runner b = make_runner(o.engines[1], o.threads);
+  // Written once, so that its pages are real memory (untouched ones would all read the zero page).
+  b.evict.assign(static_cast<size_t>(o.evict_b_mb) << 20, 1);
   for (int i = 0; i < 3; ++i) time_round(a, o.runs), time_round(b, o.runs);
   std::vector<double> ma, mb, ratio;
   for (int round = 0; round < o.rounds; ++round) {
@@ -139,8 +162,10 @@ int main(int argc, char** argv) {
   }
   fmt::print("A {}: median of round medians {:.4f} ms (best round {:.4f})\n", o.engines[0],
              median(ma), *std::min_element(ma.begin(), ma.end()));
-  fmt::print("B {}{}: median of round medians {:.4f} ms (best round {:.4f})\n", o.engines[1],
-             o.env_b.empty() ? "" : " with " + o.env_b, median(mb),
+  const std::string evicted =
+      o.evict_b_mb > 0 ? fmt::format(" after reading {} MB", o.evict_b_mb) : "";
+  fmt::print("B {}{}{}: median of round medians {:.4f} ms (best round {:.4f})\n", o.engines[1],
+             o.env_b.empty() ? "" : " with " + o.env_b, evicted, median(mb),
              *std::min_element(mb.begin(), mb.end()));
   fmt::print("B/A: median {:.4f} over {} rounds of {} runs, quartiles {:.4f}-{:.4f}\n",
              median(ratio), o.rounds, o.runs, peers::percentile(ratio, 25),
