@@ -411,7 +411,8 @@ void qconv_epilogue_contiguous(const QOut<Q>& o, const typename Q::I* done, cons
       const I acc = kAddStart ? Q::add(done[r * NV + v], s) : done[r * NV + v];
       typename F::V q = F::fmadd(Q::to_float(acc), scale, bias);
       if (z != nullptr) {
-        q = F::fmadd(Q::to_float(Q::load_u8(z + at + v * Q::kLanes, 0, Q::kLanes, s)), z_scale, q);
+        const I zv = Q::load_u8(z + at + v * Q::kLanes, 0, Q::kLanes, Q::set1(0));  // all lanes
+        q = F::fmadd(Q::to_float(zv), z_scale, q);
       }
       out[v] = direct_u8_round(o, q);
     }
