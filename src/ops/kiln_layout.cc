@@ -335,8 +335,6 @@ Status run_max_pool_nchw16c(RunContext& ctx) {
 // --- ResizeNchw16c
 // ----------------------------------------------------------------------------------
 
-int resize_version(const NodeContext& ctx) { return resize_nchw16c_version(ctx.attrs()); }
-
 // Resize's own shape function at resize_version, on the blocked dims; N and C must stay.
 Status infer_resize_nchw16c(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(blocked_input_channels(ctx).status());
@@ -347,10 +345,11 @@ Status infer_resize_nchw16c(InferContext& ctx) {
     values.push_back(ctx.has_input(i) ? ctx.input_value(i) : nullptr);
   }
   const OpDef* def = op_registry().find("", "Resize");
-  if (def == nullptr || resolve_since_version(*def, resize_version(ctx)) != resize_version(ctx)) {
-    return ctx.error("resize_version {} is not a version of Resize", resize_version(ctx));
+  const int version = resize_nchw16c_version(ctx.attrs());
+  if (def == nullptr || resolve_since_version(*def, version) != version) {
+    return ctx.error("resize_version {} is not a version of Resize", version);
   }
-  InferContext resize(ctx.node(), resize_version(ctx), std::move(descs), std::move(values));
+  InferContext resize(ctx.node(), version, std::move(descs), std::move(values));
   KILN_RETURN_IF_ERROR(def->infer(resize));
   const ir::TensorDesc& x = ctx.input(0);
   const ir::TensorDesc& y = resize.outputs()[0];
@@ -371,8 +370,9 @@ Status run_resize_nchw16c(RunContext& ctx) {
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     values.push_back(ctx.has_input(i) ? &ctx.input(i) : nullptr);
   }
-  KILN_ASSIGN_OR_RETURN(const ref::ResizeParams p,
-                        resize_params(NodeContext(ctx.node(), resize_version(ctx)), d, values));
+  KILN_ASSIGN_OR_RETURN(
+      const ref::ResizeParams p,
+      resize_params(NodeContext(ctx.node(), resize_nchw16c_version(ctx.attrs())), d, values));
   KILN_ASSIGN_OR_RETURN(const Tensor xd, as_dtype(unblocked(x, d[1]), DType::kF64));
   Tensor yd(DType::kF64, p.out_dims);
   ref::resize(p, xd.data<double>(), yd.data<double>());

@@ -7,6 +7,7 @@
 
 #include "ir/graph_edit.h"
 #include "quant/requantize_fusion.h"
+#include "quant/value_sign.h"
 
 namespace kiln::quant {
 namespace {
@@ -34,10 +35,7 @@ std::vector<ir::Node> quantize_inputs(ir::Graph& graph, size_t concat, const ir:
       x = it->second;
       continue;
     }
-    ir::TensorDesc desc = graph.value(x).desc;
-    desc.dtype = DType::kU8;
-    const ir::ValueId xq =
-        graph.add_value(ir::unique_value_name(graph, graph.value(x).name + "_u8"), desc);
+    const ir::ValueId xq = add_uint8_value(graph, x);
     ir::Node n;
     const std::string hint =
         fmt::format("{}/QuantizeLinear_{}", graph.nodes[concat].name, added.size());

@@ -203,12 +203,10 @@ std::pair<ir::ValueId, Uint8Encoding> InputQuantizer::quantized(ir::ValueId v, i
   const std::string name = graph_.value(v).name;
   const TensorRange& r = *range(v);
   const Uint8Encoding enc = value_encoding(graph_, index_, v, r);
-  ir::TensorDesc desc = graph_.value(v).desc;
-  desc.dtype = DType::kU8;
   const ir::ValueId scale = ir::add_constant(graph_, name + "_qscale", Tensor::scalar(enc.scale));
   const ir::ValueId zero = ir::add_constant(graph_, name + "_qzero",
                                             Tensor::scalar(static_cast<uint8_t>(enc.zero_point)));
-  const ir::ValueId out = graph_.add_value(ir::unique_value_name(graph_, name + "_u8"), desc);
+  const ir::ValueId out = add_uint8_value(graph_, v);
   ir::Node q;
   q.name = name + "/QuantizeLinear";
   for (int k = 1; node_names_.count(q.name); ++k)

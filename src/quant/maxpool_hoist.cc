@@ -7,6 +7,7 @@
 #include "ir/graph_edit.h"
 #include "ops/infer_graph.h"
 #include "quant/requantize_fusion.h"
+#include "quant/value_sign.h"
 
 namespace kiln::quant {
 namespace {
@@ -31,10 +32,7 @@ bool hoist_one(ir::Graph& graph, std::vector<std::string>& log) {
     const int qi = readers->quantize;
     const ir::ValueId x = pool.inputs[0];
     // x -> Q -> xq -> MaxPool -> (Q's old output): readers of the uint8 tensor are unchanged.
-    ir::TensorDesc desc = graph.value(x).desc;
-    desc.dtype = DType::kU8;
-    const ir::ValueId xq =
-        graph.add_value(ir::unique_value_name(graph, graph.value(x).name + "_u8"), desc);
+    const ir::ValueId xq = add_uint8_value(graph, x);
     ir::Node& q = graph.nodes[static_cast<size_t>(qi)];
     const ir::ValueId pooled_u8 = q.outputs[0];
     q.inputs[0] = x;

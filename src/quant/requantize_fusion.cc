@@ -54,10 +54,8 @@ bool fuse_residual_only(ir::Graph& graph, const ir::GraphIndex& index, const Ran
                              : ranges.find(v.name, v.is_graph_input);
   if (r == nullptr) return false;
   const Uint8Encoding e = value_encoding(graph, index, y, *r);
-  ir::TensorDesc desc = v.desc;
-  desc.dtype = DType::kU8;
   const std::string name = v.name;
-  const ir::ValueId yq = graph.add_value(ir::unique_value_name(graph, name + "_u8"), desc);
+  const ir::ValueId yq = add_uint8_value(graph, y);
   ir::Node& p = graph.nodes[node];
   write_uint8(p, yq, e.scale, e.zero_point);
   read_residual_as_uint8(graph, readers, yq, e.scale, e.zero_point);

@@ -65,4 +65,10 @@ Uint8Encoding value_encoding(const ir::Graph& graph, const ir::GraphIndex& index
   return r.encoding ? *r.encoding : uint8_encoding(r.amax, range_nonnegative(graph, index, v, r));
 }
 
+ir::ValueId add_uint8_value(ir::Graph& g, ir::ValueId v) {
+  ir::TensorDesc desc = g.value(v).desc;
+  desc.dtype = DType::kU8;
+  return g.add_value(ir::unique_value_name(g, g.value(v).name + "_u8"), desc);
+}
+
 }  // namespace kiln::quant

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,12 @@ inline void int64_initializer(OnnxBuilder& b, const std::string& name, std::vect
                               const std::vector<int64_t>& values) {
   onnx::TensorProto& t = typed_initializer(b, name, onnx::TensorProto::INT64, dims);
   for (int64_t v : values) t.add_int64_data(v);
+}
+
+inline void uint8_initializer(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims,
+                              const std::vector<uint8_t>& values) {
+  onnx::TensorProto& t = typed_initializer(b, name, onnx::TensorProto::UINT8, dims);
+  for (uint8_t v : values) t.add_int32_data(v);
 }
 
 inline void bool_initializer(OnnxBuilder& b, const std::string& name, std::vector<int64_t> dims,

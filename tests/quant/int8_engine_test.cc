@@ -13,6 +13,7 @@
 #include "engine/engine_test_util.h"
 #include "engine/serialize.h"
 #include "ops/infer_graph.h"
+#include "passes/fold_test_util.h"
 #include "passes/fusion_test_util.h"
 #include "passes/pass_harness.h"
 #include "quant/concat_hoist.h"
@@ -224,10 +225,7 @@ TEST(Int8Engine, QuantizeBeforeMaxPoolIsExact) {
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2, 3, 9, 10}).output("y");
   b.initializer("s", {}, {0.013f});
-  auto* zp = b.model().mutable_graph()->add_initializer();
-  zp->set_name("zp");
-  zp->set_data_type(onnx::TensorProto::UINT8);
-  zp->add_int32_data(128);
+  testing::uint8_initializer(b, "zp", {}, {128});
   auto& pool = b.node("MaxPool", {"x"}, {"p"}, "pool");
   testing::set_attr_ints(pool, "kernel_shape", {2, 3});
   testing::set_attr_ints(pool, "strides", {3, 2});
@@ -305,10 +303,7 @@ TEST(Int8Engine, QuantizeBeforeConcatIsExactAndDuplicatesMerge) {
   b.input("a", onnx::TensorProto::FLOAT, {2, 3, 4}).input("c", onnx::TensorProto::FLOAT, {2, 5, 4});
   b.output("y").output("z");
   b.initializer("s", {}, {0.021f});
-  auto* zp = b.model().mutable_graph()->add_initializer();
-  zp->set_name("zp");
-  zp->set_data_type(onnx::TensorProto::UINT8);
-  zp->add_int32_data(100);
+  testing::uint8_initializer(b, "zp", {}, {100});
   testing::set_attr_int(b.node("Concat", {"a", "c", "a"}, {"cat"}, "cat"), "axis", 1);
   b.node("QuantizeLinear", {"cat", "s", "zp"}, {"y"}, "q");
   b.node("QuantizeLinear", {"c", "s", "zp"}, {"z"}, "qc");  // a graph output: stays
@@ -342,10 +337,7 @@ TEST(Int8Engine, DuplicateQuantizesOfATensorMerge) {
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {6}).output("y");
   b.initializer("s", {}, {0.05f});
-  auto* zp = b.model().mutable_graph()->add_initializer();
-  zp->set_name("zp");
-  zp->set_data_type(onnx::TensorProto::UINT8);
-  zp->add_int32_data(128);
+  testing::uint8_initializer(b, "zp", {}, {128});
   b.node("QuantizeLinear", {"x", "s", "zp"}, {"q1"}, "q1");
   b.node("QuantizeLinear", {"x", "s", "zp"}, {"q2"}, "q2");
   testing::set_attr_int(b.node("Concat", {"q1", "q2"}, {"y"}, "cat"), "axis", 0);

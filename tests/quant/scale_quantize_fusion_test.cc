@@ -11,6 +11,7 @@
 
 #include "engine/engine_test_util.h"
 #include "ops/infer_graph.h"
+#include "passes/fold_test_util.h"
 #include "passes/pass_harness.h"
 #include "runtime/reference_executor.h"
 #include "testing/onnx_builder.h"
@@ -32,10 +33,8 @@ OnnxBuilder se_model(const SeCase& c) {
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {2, 5, 6, 7}).output("y");
   b.initializer("qs", {}, {0.02f});
-  auto* zp = b.model().mutable_graph()->add_initializer();
-  zp->set_name("zp");
-  zp->set_data_type(c.q_type);
-  zp->add_int32_data(c.q_type == onnx::TensorProto::UINT8 ? 131 : -3);
+  testing::typed_initializer(b, "zp", c.q_type, {})
+      .add_int32_data(c.q_type == onnx::TensorProto::UINT8 ? 131 : -3);
   if (c.batch_scale) {
     b.node("GlobalAveragePool", {"x"}, {"g"}, "gap");
     b.node("Sigmoid", {"g"}, {"s"}, "sig");
@@ -96,10 +95,7 @@ TEST(ScaleQuantizeFusion, LeavesOtherProductsAndQuantizationsAlone) {
     b.input("x", onnx::TensorProto::FLOAT, {1, 4, 3, 3}).output("y").output("y2");
     b.initializer("qs", {}, {0.1f});
     b.initializer("r", {1, 4, 3, 1}, std::vector<float>(12, 0.5f));
-    auto* zp = b.model().mutable_graph()->add_initializer();
-    zp->set_name("zp");
-    zp->set_data_type(onnx::TensorProto::UINT8);
-    zp->add_int32_data(128);
+    testing::uint8_initializer(b, "zp", {}, {128});
     b.node("Mul", {"x", "x"}, {"p"}, "square");
     b.node("QuantizeLinear", {"p", "qs", "zp"}, {"y"}, "q");
     b.node("Mul", {"x", "r"}, {"p2"}, "rows");

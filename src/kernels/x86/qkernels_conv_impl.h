@@ -615,24 +615,23 @@ void qconv_tasks(const QConvPlan& pl, const uint8_t* x, const uint8_t* packed, c
         rs.bias += i;
         rs.base += i * plane;
         for (int k = 0; k < np; ++k) {
-          const auto ukernel = kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv[k] - 1)];
-          const uint8_t* a = wp + (i / kMr) * w_panel;
-          if (!live[k].full) {
-            // Only the live kernel rows' depth; the start leaves out the dead rows' zero points.
-            int32_t start[kMr];
+          // The live kernel rows' depth (all of it for most panels); the start of a panel with
+          // dead rows leaves out their zero points.
+          const QPanelDepth& d = live[k];
+          QRows part = rs;
+          int32_t start[kMr];
+          if (!d.full) {
             for (int64_t rr = 0; rr < r; ++rr) {
               const int32_t* rsum = wsum + p.out_c + (m + i + rr) * p.k_h;
               int32_t s = 0;
-              for (int64_t kh = live[k].first; kh <= live[k].last; ++kh) s += rsum[kh];
+              for (int64_t kh = d.first; kh <= d.last; ++kh) s += rsum[kh];
               start[rr] = zero_point_start(ep.in_zero, s);
             }
-            QRows part = rs;
             part.start = start;
-            ukernel(live[k].quads, a + live[k].q0 * kMr * Q::kWq,
-                    panels + k * slot + live[k].q0 * row[k], row[k], part, segs[k], o);
-            continue;
           }
-          ukernel(pl.kqp, a, panels + k * slot, row[k], rs, segs[k], o);
+          kQConvUkernels<Q>[(r - 1) * Q::kNv + (nv[k] - 1)](
+              d.quads, wp + (i / kMr) * w_panel + d.q0 * kMr * Q::kWq,
+              panels + k * slot + d.q0 * row[k], row[k], part, segs[k], o);
         }
       }
     }
