@@ -51,6 +51,15 @@ quant::Calibration minmax_calibration(const OnnxBuilder& model, const runtime::N
 using testing::cosine;
 using testing::run_engine;
 
+// The engine's one output against the reference executor's on the model: INT8 within cosine 0.999.
+void expect_close_to_reference(const runtime::Engine& engine, const OnnxBuilder& b,
+                               const runtime::NamedTensors& in) {
+  const std::vector<Tensor> got = run_engine(engine, in);
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+}
+
 std::vector<std::string> layer_ops(const engine::Plan& plan) {
   std::vector<std::string> ops;
   for (const ir::Node& n : plan.graph.nodes) {
@@ -185,10 +194,7 @@ TEST(Int8Engine, MaxPoolBetweenInt8LayersPoolsUint8) {
   const std::string& pool_tactic = plan.layers[layer_index(plan, "pool")].tactic;
   EXPECT_EQ(pool_tactic.rfind("pool.max.u8", 0), 0u) << pool_tactic;
 
-  const std::vector<Tensor> got = run_engine(*engine, in);
-  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+  expect_close_to_reference(*engine, b, in);
 }
 
 // A squeeze-and-excitation block between INT8 convolutions: the channel scaling and the
@@ -213,10 +219,7 @@ TEST(Int8Engine, SqueezeExcitationScaleQuantizesInOnePass) {
   EXPECT_NE(std::find(ops.begin(), ops.end(), "kiln.ScaleQuantize"), ops.end())
       << ::testing::PrintToString(ops);
   EXPECT_EQ(std::find(ops.begin(), ops.end(), "Mul"), ops.end()) << ::testing::PrintToString(ops);
-  const std::vector<Tensor> got = run_engine(*engine, in);
-  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+  expect_close_to_reference(*engine, b, in);
 }
 
 // Moving a uint8 QuantizeLinear in front of a MaxPool changes no value: the max of quantized
@@ -289,10 +292,7 @@ TEST(Int8Engine, ConcatAndSppfJoinUint8) {
     EXPECT_EQ(plan.graph.value(node_named(plan, name).outputs[0]).desc.dtype, DType::kU8) << name;
     EXPECT_EQ(plan.layers[layer_index(plan, name)].precision, "int8") << name;
   }
-  const std::vector<Tensor> got = run_engine(*engine, in);
-  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
-  ASSERT_EQ(got.size(), 1u);
-  EXPECT_GT(cosine(got[0], ref[0]), 0.999);
+  expect_close_to_reference(*engine, b, in);
 }
 
 // Quantizing a Concat's inputs with its output's encoding changes no value (one input twice, parts
