@@ -220,18 +220,19 @@ Status check_residual(const NodeContext& ctx, const ir::TensorDesc& z, ir::Tenso
   return Status::ok();
 }
 
-Result<ref::ActivationParams> read_activation(const NodeContext& ctx) {
-  const std::string name = ctx.attrs().get_string("activation", "");
+Result<ref::ActivationParams> read_activation(const NodeContext& ctx, std::string_view prefix) {
+  const std::string attr = fmt::format("{}activation", prefix);
+  const std::string name = ctx.attrs().get_string(attr, "");
   const std::optional<ref::Activation> kind = ref::parse_activation(name);
   if (!kind) {
-    return ctx.error("unknown activation '{}' (kiln knows {})", name,
+    return ctx.error("unknown {} '{}' (kiln knows {})", attr, name,
                      fmt::join(activation_names(), ", "));
   }
-  const std::vector<float> params = ctx.attrs().get_floats("activation_params");
+  const std::vector<float> params = ctx.attrs().get_floats(attr + "_params");
   const auto want = static_cast<size_t>(ref::activation_param_count(*kind));
   if (params.size() != want) {
-    return ctx.error("activation '{}' takes {} value(s) in activation_params, got {}",
-                     name.empty() ? "none" : name, want, params.size());
+    return ctx.error("{} '{}' takes {} value(s) in {}_params, got {}", attr,
+                     name.empty() ? "none" : name, want, attr, params.size());
   }
   ref::ActivationParams p{*kind};
   if (want > 0) p.alpha = params[0];
@@ -239,14 +240,16 @@ Result<ref::ActivationParams> read_activation(const NodeContext& ctx) {
   return p;
 }
 
-void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p) {
-  attrs.erase("activation");
-  attrs.erase("activation_params");
+void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p,
+                          std::string_view prefix) {
+  const std::string name = fmt::format("{}activation", prefix), params = name + "_params";
+  attrs.erase(name);
+  attrs.erase(params);
   if (p.kind == ref::Activation::kNone) return;
-  attrs.set("activation", std::string(ref::activation_name(p.kind)));
+  attrs.set(name, std::string(ref::activation_name(p.kind)));
   const int count = ref::activation_param_count(p.kind);
-  if (count == 1) attrs.set("activation_params", std::vector<float>{p.alpha});
-  if (count == 2) attrs.set("activation_params", std::vector<float>{p.alpha, p.beta});
+  if (count == 1) attrs.set(params, std::vector<float>{p.alpha});
+  if (count == 2) attrs.set(params, std::vector<float>{p.alpha, p.beta});
 }
 
 int residual_input(const ir::Node& node) {

@@ -40,10 +40,13 @@ inline constexpr int kKilnOpset = 1;
 inline constexpr std::string_view kPatches = "Patches";
 
 // The node's activation attributes, validated (name known, parameter count right).
-Result<kernels::ref::ActivationParams> read_activation(const NodeContext& ctx);
+// `prefix`: the attributes of another activation of the node (kiln.ExpandDwNchw16c's "expand_").
+Result<kernels::ref::ActivationParams> read_activation(const NodeContext& ctx,
+                                                       std::string_view prefix = "");
 
 // Writes `p` as activation / activation_params attributes (removing them for kNone).
-void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationParams& p);
+void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationParams& p,
+                          std::string_view prefix = "");
 
 // Z (a residual input) must have exactly Y's shape: it is added element by element, never
 // broadcast. Y's unknown dims take Z's.

@@ -196,6 +196,8 @@ Tensor unblocked(const Tensor& x, int64_t c) {
   return out;
 }
 
+Status store_blocked_conv_output(RunContext& ctx, const Tensor& y, const Tensor* z);
+
 Status run_conv_nchw16c(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(
       const int64_t c,
@@ -214,13 +216,18 @@ Status run_conv_nchw16c(RunContext& ctx) {
       const Tensor y,
       fused_conv_reference(ctx, x, ctx.input(1), ctx.has_input(2) ? &ctx.input(2) : nullptr,
                            z.defined() ? &z : nullptr));
+  return store_blocked_conv_output(ctx, y, ctx.has_input(3) ? &ctx.input(3) : nullptr);
+}
+
+// y (NCHW) into the blocked output; its padding lanes hold act(0 + the blocked residual z's
+// padding), as the optimized kernels leave them (their weights and bias are zero there).
+Status store_blocked_conv_output(RunContext& ctx, const Tensor& y, const Tensor* z) {
   const Dims& d = y.dims();
+  const int64_t m = d[1];
   Tensor& out = ctx.allocate_output(0);
   ref::to_nchw16c(y.data<float>(), d[0], m, d[2] * d[3], out.data<float>());
-  // The padding lanes hold act(0 + the residual's padding), as the optimized kernels leave them
-  // (their weights and bias are zero there).
   KILN_ASSIGN_OR_RETURN(const ref::ActivationParams act, read_activation(ctx));
-  const float* zp = ctx.has_input(3) ? ctx.input(3).data<float>() : nullptr;
+  const float* zp = z != nullptr ? z->data<float>() : nullptr;
   float* o = out.data<float>();
   const int64_t mp = ref::padded_channels(m), hw = d[2] * d[3];
   for (int64_t n = 0; n < d[0]; ++n) {
@@ -234,6 +241,94 @@ Status run_conv_nchw16c(RunContext& ctx) {
     }
   }
   return Status::ok();
+}
+
+// --- ExpandDwNchw16c
+// ---------------------------------------------------------------------------------
+
+constexpr size_t kExpandW = 1, kExpandB = 2, kDwW = 3, kDwB = 4, kDwZ = 5;
+
+// We must be [E, C, 1, 1] for X's C channels; E is returned.
+Result<int64_t> expansion_channels(const NodeContext& ctx, const ir::TensorDesc& we) {
+  if (!we.has_rank() || we.rank() != 4 || !we.dim(0).is_known() || !we.dim(1).is_known() ||
+      we.dim(2) != ir::Dim::known(1) || we.dim(3) != ir::Dim::known(1)) {
+    return ctx.unsupported("expansion weights We {} must be [E, C, 1, 1] with known E and C",
+                           we.to_string());
+  }
+  return we.dim(0).value;
+}
+
+Status infer_expand_dw_nchw16c(InferContext& ctx) {
+  static constexpr size_t kSame[] = {1, 2, 3, 4, 5};
+  KILN_RETURN_IF_ERROR(require_input(ctx, kExpandW, "We"));
+  KILN_RETURN_IF_ERROR(require_input(ctx, kDwW, "Wd"));
+  KILN_RETURN_IF_ERROR(check_dtypes(ctx, kF32Only, kSame));
+  KILN_RETURN_IF_ERROR(read_activation(ctx).status());
+  KILN_RETURN_IF_ERROR(read_activation(ctx, "expand_").status());
+  const ir::TensorDesc& x = ctx.input(0);
+  KILN_RETURN_IF_ERROR(require_rank4(ctx, x, "input X"));
+  if (!x.has_rank()) return ctx.unsupported("input X {} has no known rank", x.to_string());
+  const ir::TensorDesc& we = ctx.input(kExpandW);
+  KILN_ASSIGN_OR_RETURN(const int64_t e, expansion_channels(ctx, we));
+  KILN_RETURN_IF_ERROR(check_padded(ctx, x, we.dim(1).value));
+  const ir::TensorDesc* be = ctx.has_input(kExpandB) ? &ctx.input(kExpandB) : nullptr;
+  if (be != nullptr && be->is_static() && dims_numel(be->static_dims()) != e) {
+    return ctx.error("expansion bias Be {} must hold {} values", ctx.input(kExpandB).to_string(),
+                     e);
+  }
+  KILN_ASSIGN_OR_RETURN(const int64_t c, conv_in_channels(ctx, ctx.input(kDwW)));
+  if (c != e || ctx.attrs().get_int("group", 1) != e) {
+    return ctx.error(
+        "the depthwise weights Wd {} with group {} must read the expansion's {} channels",
+        ctx.input(kDwW).to_string(), ctx.attrs().get_int("group", 1), e);
+  }
+  const ir::TensorDesc* b = ctx.has_input(kDwB) ? &ctx.input(kDwB) : nullptr;
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, with_channels(x, ir::Dim::known(e)),
+                                                           ctx.input(kDwW), b, DType::kF32));
+  if (!y.has_rank() || !y.dim(1).is_known())
+    return ctx.unsupported("output {} has no known channel count", y.to_string());
+  y = with_channels(y, ir::Dim::known(ref::padded_channels(y.dim(1).value)));
+  if (ctx.has_input(kDwZ)) KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(kDwZ), y));
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+// E = act_e(We x X + Be) on NCHW x [N, C, H, W].
+Result<Tensor> expansion_reference(const NodeContext& ctx, const Tensor& x, const Tensor& we,
+                                   const Tensor* be) {
+  KILN_ASSIGN_OR_RETURN(const ref::ActivationParams act, read_activation(ctx, "expand_"));
+  const Dims& d = x.dims();
+  const int64_t e = we.dims()[0], c = d[1], hw = d[2] * d[3];
+  Tensor out(DType::kF32, {d[0], e, d[2], d[3]});
+  const float *xs = x.data<float>(), *w = we.data<float>();
+  float* o = out.data<float>();
+  for (int64_t n = 0; n < d[0]; ++n) {
+    for (int64_t m = 0; m < e; ++m) {
+      for (int64_t p = 0; p < hw; ++p) {
+        double sum = be != nullptr ? be->data<float>()[m] : 0.0;
+        for (int64_t k = 0; k < c; ++k) sum += double{w[m * c + k]} * xs[(n * c + k) * hw + p];
+        o[(n * e + m) * hw + p] = static_cast<float>(sum);
+      }
+    }
+  }
+  ref::apply_activation(act, o, out.numel());
+  return out;
+}
+
+Status run_expand_dw_nchw16c(RunContext& ctx) {
+  const Tensor& we = ctx.input(kExpandW);
+  const Tensor x = unblocked(ctx.input(0), we.dims()[1]);
+  KILN_ASSIGN_OR_RETURN(
+      const Tensor e,
+      expansion_reference(ctx, x, we, ctx.has_input(kExpandB) ? &ctx.input(kExpandB) : nullptr));
+  const Tensor* zb = ctx.has_input(kDwZ) ? &ctx.input(kDwZ) : nullptr;
+  Tensor z;
+  if (zb != nullptr) z = unblocked(*zb, we.dims()[0]);
+  KILN_ASSIGN_OR_RETURN(const Tensor y,
+                        fused_conv_reference(ctx, e, ctx.input(kDwW),
+                                             ctx.has_input(kDwB) ? &ctx.input(kDwB) : nullptr,
+                                             z.defined() ? &z : nullptr));
+  return store_blocked_conv_output(ctx, y, zb);
 }
 
 // --- GlobalAveragePoolNchw16c, MulNchw16c
@@ -420,6 +515,17 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .attrs = std::move(conv_attrs),
          .infer = infer_conv_nchw16c,
          .run = run_conv_nchw16c,
+         .domain = kKilnDomain});
+  std::vector<AttrSpec> expand_dw_attrs = fused_conv_attrs();
+  expand_dw_attrs.push_back({"expand_activation", AttrType::kString});
+  expand_dw_attrs.push_back({"expand_activation_params", AttrType::kFloats});
+  r.add({.op_type = kExpandDwNchw16c,
+         .since_versions = {1},
+         .min_inputs = 4,
+         .max_inputs = 6,
+         .attrs = std::move(expand_dw_attrs),
+         .infer = infer_expand_dw_nchw16c,
+         .run = run_expand_dw_nchw16c,
          .domain = kKilnDomain});
   r.add({.op_type = kGlobalAveragePoolNchw16c,
          .since_versions = {1},

@@ -12,6 +12,12 @@
 //     x_layout "nchw" (a first layer of few channels) X is NCHW [N, C, H, W] and only Y blocked.
 //     S, blocked [1 or N, Cp, 1, 1], scales X's channels first: the convolution of MulNchw16c(X,
 //     S) (a squeeze-and-excitation's scale, fused by passes/nchw16c_scale_fusion.h).
+//   kiln.ExpandDwNchw16c(X, We, Be?, Wd, Bd?, Z?) -> Y
+//     An inverted residual block's expansion and depthwise layers as one (fused by
+//     passes/expand_dw_fusion.h): Y = ConvNchw16c(E, Wd, Bd, Z) with E = ConvNchw16c(X, We, Be),
+//     E a 1x1 convolution (group 1, no padding, stride 1) with the activation in attributes
+//     expand_activation / expand_activation_params, and the depthwise one (group = E's channels)
+//     with the window attributes and activation of ConvNchw16c. E is never stored whole.
 //   kiln.GlobalAveragePoolNchw16c(X) -> Y   X blocked [N, Cp, H, W]; Y blocked [N, Cp, 1, 1], every
 //     lane's mean over the pixels (padding lanes too)
 //   kiln.MulNchw16c(X, S) -> Y           X blocked [N, Cp, H, W], S blocked [N or 1, Cp, 1, 1]: Y =
@@ -34,6 +40,7 @@ namespace kiln::ops {
 inline constexpr std::string_view kToNchw16c = "ToNchw16c";
 inline constexpr std::string_view kFromNchw16c = "FromNchw16c";
 inline constexpr std::string_view kConvNchw16c = "ConvNchw16c";
+inline constexpr std::string_view kExpandDwNchw16c = "ExpandDwNchw16c";
 inline constexpr std::string_view kGlobalAveragePoolNchw16c = "GlobalAveragePoolNchw16c";
 inline constexpr std::string_view kMulNchw16c = "MulNchw16c";
 inline constexpr std::string_view kMaxPoolNchw16c = "MaxPoolNchw16c";

@@ -13,6 +13,7 @@
 #include "passes/conv_residual_fusion.h"
 #include "passes/conv_tap_pruning.h"
 #include "passes/dead_node_elimination.h"
+#include "passes/expand_dw_fusion.h"
 #include "passes/gemm_activation_fusion.h"
 #include "passes/gemm_residual_fusion.h"
 #include "passes/gemm_slice_split.h"
@@ -53,7 +54,8 @@ const std::vector<PassDef>& ordered_passes() {
 }
 
 const std::vector<PassDef>& ordered_layout_passes() {
-  static const std::vector<PassDef> passes = {nchw16c_layout_pass(), nchw16c_scale_fusion_pass()};
+  static const std::vector<PassDef> passes = {nchw16c_layout_pass(), nchw16c_scale_fusion_pass(),
+                                              expand_dw_fusion_pass()};
   return passes;
 }
 

@@ -7,6 +7,7 @@
 #include "base/cpu_features.h"
 #include "fusion_test_util.h"
 #include "io/random_input.h"
+#include "ir/graph_edit.h"
 #include "nchw16c_models.h"
 #include "passes/conv_activation_fusion.h"
 #include "passes/conv_residual_fusion.h"

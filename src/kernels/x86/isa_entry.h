@@ -25,6 +25,10 @@
                        float* inv_std_out);                                                       \
   void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w,                       \
                         const Nchw16cConvIo& io, const Epilogue& ep, int64_t begin, int64_t end); \
+  void nchw16c_expand_dw_run(const Nchw16cExpandDwPlan& plan, const float* pw_packed,             \
+                             const float* dw_packed, const Nchw16cExpandDwIo& io,                 \
+                             const Epilogue& pw_ep, const Epilogue& dw_ep, int64_t begin,         \
+                             int64_t end);                                                        \
   void winograd_run(const WinogradPlan& plan, const float* packed_w, const WinogradIo& io,        \
                     const Epilogue& ep, int64_t begin, int64_t end);                              \
   }

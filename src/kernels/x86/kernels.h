@@ -181,6 +181,9 @@ struct Nchw16cConvPlan {
   // tile (dense) of one image.
   int64_t ow_lo = 0, ow_hi = 0, rows = 0, row_chunks = 0;
   int64_t tasks = 0;
+  // Pointwise: floats from one block of Y to the next when Y is not a whole image (a band of
+  // rows, nchw16c_expand_dw_run's); 0: the image's plane.
+  int64_t y_plane = 0;
 };
 
 bool nchw16c_is_pointwise(const cpu::Conv2DParams& p);
@@ -227,6 +230,43 @@ size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan);
 // ep: the activation fields only.
 void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const Nchw16cConvIo& io,
                       const Epilogue& ep, int64_t task_begin, int64_t task_end);
+
+// --- a pointwise convolution into a depthwise one, a band of rows at a time
+// ------------------------ The depthwise convolution of a pointwise one's output (an inverted
+// residual block's expansion and depthwise layers) without writing the expanded tensor: per band of
+// the depthwise layer's output rows, the expansion rows it reads are computed into the thread's
+// scratch (sized to stay in L2 with the band's output), and the depthwise kernel reads them there.
+// Rows a band shares with the next (the window's halo) are computed again. Each output is
+// bit-identical to the two layers run one after the other (the same tiles per pixel, the same order
+// of sums).
+struct Nchw16cExpandDwPlan {
+  Nchw16cConvPlan pw, dw;    // pw: pointwise on a blocked X, planned for one thread
+  int64_t band_rows = 0;     // depthwise output rows a band
+  int64_t band_in_rows = 0;  // the most expansion rows a band reads
+  int64_t row_chunks = 0;    // chunks of output rows an image, dealt out evenly
+  int64_t tasks = 0;         // (image, row chunk)
+};
+// pw: 1x1, stride 1, unpadded, group 1; dw: depthwise with pw.out_c channels over pw's output.
+// band_bytes: what a band's expansion rows may take (a share of a core's L2).
+Nchw16cExpandDwPlan plan_nchw16c_expand_dw(Isa isa, const cpu::Conv2DParams& pw,
+                                           const cpu::Conv2DParams& dw, int threads,
+                                           int64_t band_bytes);
+size_t nchw16c_expand_dw_scratch_floats(const Nchw16cExpandDwPlan& plan);
+// Depthwise output rows [first, second) of row chunk c, dealt out evenly.
+std::pair<int64_t, int64_t> nchw16c_expand_dw_row_range(const Nchw16cExpandDwPlan& plan, int64_t c);
+struct Nchw16cExpandDwIo {
+  const float* x = nullptr;         // pw's blocked X
+  const float* pw_bias = nullptr;   // [pw out_c] or null
+  const float* dw_bias = nullptr;   // [dw out_c] or null
+  const float* residual = nullptr;  // the depthwise output's shape, or null
+  float* y = nullptr;               // the depthwise output, blocked
+  float* scratch = nullptr;         // this thread's nchw16c_expand_dw_scratch_floats
+};
+// pw_ep, dw_ep: the two layers' activations.
+void nchw16c_expand_dw_run(const Nchw16cExpandDwPlan& plan, const float* pw_packed,
+                           const float* dw_packed, const Nchw16cExpandDwIo& io,
+                           const Epilogue& pw_ep, const Epilogue& dw_ep, int64_t task_begin,
+                           int64_t task_end);
 
 // --- Winograd convolution between nChw16c tensors ----------------------------------------------
 // F(m x m, 3 x 3) (Lavin and Gray), m = 2, 3 or 4: for 3x3, stride-1, undilated, group-1

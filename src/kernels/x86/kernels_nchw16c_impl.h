@@ -256,7 +256,8 @@ void pointwise_task(const Nchw16cConvPlan& pl, const float* x, const float* s, f
                     float* y, const Nchw16cTask& task, int64_t q0, int64_t q1,
                     const float* next_w) {
   const cpu::Conv2DParams& p = pl.p;
-  const int64_t in_plane = p.in_h * p.in_w * kBlk, out_plane = p.out_h * p.out_w * kBlk;
+  const int64_t in_plane = p.in_h * p.in_w * kBlk;
+  const int64_t out_plane = pl.y_plane > 0 ? pl.y_plane : p.out_h * p.out_w * kBlk;
   const int64_t t = task.co_tile;
   const int64_t nb = std::min(pl.co_tile, pl.out_blocks - t * pl.co_tile);
   alignas(64) float tile_bias[4 * kBlk];
@@ -310,6 +311,7 @@ struct DwRow {
   const float* bias;  // the block's 16 biases
   int64_t kh0, kh1;   // the taps' rows inside the input for this output row
   int64_t ih0;        // input row of tap row 0 (may be negative)
+  int64_t row0 = 0;   // the input row x starts at (a band's first row; 0: the plane's)
 };
 
 // U output pixels from column ow, taps [kw0, kw1) of each row inside the input.
@@ -326,7 +328,7 @@ inline __attribute__((always_inline)) void depthwise_pixels(const Nchw16cConvPla
   for (int k = 0; k < U * NV; ++k) acc[k] = T::zero();
   const int64_t step = p.stride_w * kBlk;
   for (int64_t kh = r.kh0; kh < r.kh1; ++kh) {
-    const float* xr = r.x + (r.ih0 + kh * p.dil_h) * p.in_w * kBlk;
+    const float* xr = r.x + (r.ih0 + kh * p.dil_h - r.row0) * p.in_w * kBlk;
     const float* wr = r.w + kh * p.k_w * kBlk;
     for (int64_t kw = kw0; kw < kw1; ++kw) {
       const float* xs = xr + (ow * p.stride_w - p.pad_left + kw * p.dil_w) * kBlk;
@@ -398,7 +400,7 @@ inline __attribute__((always_inline)) void depthwise_window(const Nchw16cConvPla
   const int64_t lane0 = h0 * T::kLanes, c0 = ow * S - p.pad_left;
   const float* x0 = r.x + c0 * kBlk + lane0;
   for (int64_t kh = r.kh0; kh < r.kh1; ++kh) {
-    dw_window_row<T, K, S, P, H, Checked>(x0 + (r.ih0 + kh * p.dil_h) * p.in_w * kBlk,
+    dw_window_row<T, K, S, P, H, Checked>(x0 + (r.ih0 + kh * p.dil_h - r.row0) * p.in_w * kBlk,
                                           r.w + kh * K * kBlk + lane0, c0, p.in_w, acc);
   }
 #pragma GCC unroll 16
@@ -508,16 +510,12 @@ void depthwise_row(const Nchw16cConvPlan& pl, const DwRow& r, const float* z, fl
   for (ow = std::max(pl.ow_hi, pl.ow_lo); ow < p.out_w; ++ow) edge(ow);
 }
 
-// Output rows [oh0, oh1) of block b of image n.
+// Output rows [oh0, oh1) of the block whose input rows r reads (r.x, r.row0) and whose output
+// plane is `plane`.
 template <class T>
-void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* packed,
-                    const float* bias, const float* z, const Epilogue& ep, float* y, int64_t n,
-                    int64_t b, int64_t oh0, int64_t oh1) {
+void depthwise_rows(const Nchw16cConvPlan& pl, DwRow r, const float* z, const Epilogue& ep,
+                    float* y, int64_t plane, int64_t oh0, int64_t oh1) {
   const cpu::Conv2DParams& p = pl.p;
-  const int64_t plane = (n * pl.out_blocks + b);
-  alignas(64) float block_b[kBlk];
-  block_bias(bias, p.out_c, b * kBlk, 1, block_b);
-  DwRow r{x + plane * p.in_h * p.in_w * kBlk, packed + b * p.k_h * p.k_w * kBlk, block_b, 0, 0, 0};
   const int64_t out_plane = p.out_h * p.out_w * kBlk;
   for (int64_t oh = oh0; oh < oh1; ++oh) {
     r.ih0 = oh * p.stride_h - p.pad_top;
@@ -528,6 +526,19 @@ void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* pack
     const int64_t at = plane * out_plane + oh * p.out_w * kBlk;
     depthwise_row<T>(pl, r, z ? z + at : nullptr, y + at, ep);
   }
+}
+
+// Output rows [oh0, oh1) of block b of image n.
+template <class T>
+void depthwise_task(const Nchw16cConvPlan& pl, const float* x, const float* packed,
+                    const float* bias, const float* z, const Epilogue& ep, float* y, int64_t n,
+                    int64_t b, int64_t oh0, int64_t oh1) {
+  const cpu::Conv2DParams& p = pl.p;
+  const int64_t plane = (n * pl.out_blocks + b);
+  alignas(64) float block_b[kBlk];
+  block_bias(bias, p.out_c, b * kBlk, 1, block_b);
+  DwRow r{x + plane * p.in_h * p.in_w * kBlk, packed + b * p.k_h * p.k_w * kBlk, block_b, 0, 0, 0};
+  depthwise_rows<T>(pl, r, z, ep, y, plane, oh0, oh1);
 }
 
 // --- dense (group 1, any window) ---------------------------------------------------------------
@@ -790,6 +801,58 @@ void nchw16c_conv_tasks(const Nchw16cConvPlan& pl, const float* packed, const Nc
     pointwise_task<T>(pl, x + n * in_image, s, io.scratch, packed, bias,
                       z ? z + n * out_image : nullptr, ep, y + n * out_image, tk, q0, q1,
                       next_weights(pl, packed, tk, end));
+  }
+}
+
+// --- a pointwise convolution into a depthwise one, a band of rows at a time -------------------
+
+// Depthwise output rows [oh0, oh1) of image n: per band, the expansion rows the band reads into
+// `band` ([pw out blocks][band_in_rows][in_w][16]), then the depthwise rows from there.
+template <class T>
+void expand_dw_rows(const Nchw16cExpandDwPlan& pl, const float* pw_packed, const float* dw_packed,
+                    const Nchw16cExpandDwIo& io, const Epilogue& pw_ep, const Epilogue& dw_ep,
+                    int64_t n, int64_t oh0, int64_t oh1) {
+  const cpu::Conv2DParams& dp = pl.dw.p;
+  const int64_t in_w = dp.in_w, blocks = pl.dw.out_blocks;
+  Nchw16cConvPlan pw = pl.pw;
+  pw.y_plane = pl.band_in_rows * in_w * kBlk;
+  const float* x = io.x + n * pw.in_blocks * dp.in_h * in_w * kBlk;
+  for (int64_t b0 = oh0; b0 < oh1; b0 += pl.band_rows) {
+    const int64_t b1 = std::min(oh1, b0 + pl.band_rows);
+    const int64_t lo = std::max<int64_t>(0, b0 * dp.stride_h - dp.pad_top);
+    const int64_t hi =
+        std::min(dp.in_h, (b1 - 1) * dp.stride_h - dp.pad_top + (dp.k_h - 1) * dp.dil_h + 1);
+    if (hi > lo) {
+      for (int64_t t = 0; t < pw.co_tiles; ++t) {
+        pointwise_task<T>(pw, x + lo * in_w * kBlk, nullptr, nullptr, pw_packed, io.pw_bias,
+                          nullptr, pw_ep, io.scratch, Nchw16cTask{t, 0, 0, 0}, 0, (hi - lo) * in_w,
+                          nullptr);
+      }
+    }
+    for (int64_t b = 0; b < blocks; ++b) {
+      alignas(64) float block_b[kBlk];
+      block_bias(io.dw_bias, dp.out_c, b * kBlk, 1, block_b);
+      DwRow r{io.scratch + b * pw.y_plane,
+              dw_packed + b * dp.k_h * dp.k_w * kBlk,
+              block_b,
+              0,
+              0,
+              0,
+              lo};
+      depthwise_rows<T>(pl.dw, r, io.residual, dw_ep, io.y, n * blocks + b, b0, b1);
+    }
+  }
+}
+
+template <class T>
+void expand_dw_tasks(const Nchw16cExpandDwPlan& pl, const float* pw_packed, const float* dw_packed,
+                     const Nchw16cExpandDwIo& io, const Epilogue& pw_ep, const Epilogue& dw_ep,
+                     int64_t begin, int64_t end) {
+  const FlushDenormals ftz;
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t c = task % pl.row_chunks, n = task / pl.row_chunks;
+    const auto [oh0, oh1] = nchw16c_expand_dw_row_range(pl, c);
+    expand_dw_rows<T>(pl, pw_packed, dw_packed, io, pw_ep, dw_ep, n, oh0, oh1);
   }
 }
 

@@ -240,4 +240,45 @@ void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const 
   return avx2::nchw16c_conv_run(plan, packed_w, io, ep, task_begin, task_end);
 }
 
+Nchw16cExpandDwPlan plan_nchw16c_expand_dw(Isa isa, const cpu::Conv2DParams& pw,
+                                           const cpu::Conv2DParams& dw, int threads,
+                                           int64_t band_bytes) {
+  Nchw16cExpandDwPlan pl;
+  pl.pw = plan_nchw16c_conv(isa, pw, 1);
+  pl.dw = plan_nchw16c_conv(isa, dw, threads);
+  const int64_t row_bytes = pl.pw.out_blocks * dw.in_w * kBlk * int64_t{sizeof(float)};
+  // The input rows a band of r output rows reads.
+  const auto in_rows = [&](int64_t r) {
+    return std::min(dw.in_h, (r - 1) * dw.stride_h + (dw.k_h - 1) * dw.dil_h + 1);
+  };
+  int64_t r = 1;
+  while (r < dw.out_h && in_rows(r + 1) * row_bytes <= band_bytes) ++r;
+  pl.band_rows = r;
+  pl.band_in_rows = in_rows(r);
+  pl.row_chunks = std::max<int64_t>(1, std::min<int64_t>(dw.out_h, threads));
+  pl.tasks = dw.batch * pl.row_chunks;
+  return pl;
+}
+
+size_t nchw16c_expand_dw_scratch_floats(const Nchw16cExpandDwPlan& plan) {
+  return static_cast<size_t>(plan.pw.out_blocks * plan.band_in_rows * plan.dw.p.in_w * kBlk);
+}
+
+std::pair<int64_t, int64_t> nchw16c_expand_dw_row_range(const Nchw16cExpandDwPlan& plan,
+                                                        int64_t c) {
+  return dealt_range(plan.dw.p.out_h, 1, plan.row_chunks, c);
+}
+
+void nchw16c_expand_dw_run(const Nchw16cExpandDwPlan& plan, const float* pw_packed,
+                           const float* dw_packed, const Nchw16cExpandDwIo& io,
+                           const Epilogue& pw_ep, const Epilogue& dw_ep, int64_t task_begin,
+                           int64_t task_end) {
+  if (plan.dw.isa == Isa::kAvx512) {
+    return avx512::nchw16c_expand_dw_run(plan, pw_packed, dw_packed, io, pw_ep, dw_ep, task_begin,
+                                         task_end);
+  }
+  return avx2::nchw16c_expand_dw_run(plan, pw_packed, dw_packed, io, pw_ep, dw_ep, task_begin,
+                                     task_end);
+}
+
 }  // namespace kiln::kernels::x86

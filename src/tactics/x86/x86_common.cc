@@ -15,17 +15,19 @@ CpuFeatureSet isa_features(kx::Isa isa) { return isa == kx::Isa::kAvx512 ? kIsaA
 
 std::string_view isa_suffix(kx::Isa isa) { return isa == kx::Isa::kAvx512 ? "avx512" : "avx2"; }
 
-std::string activation_why_not(const ir::Node& node) {
-  const std::string name = node.attrs.get_string("activation", "");
+std::string activation_why_not(const ir::Node& node, std::string_view prefix) {
+  const std::string attr = fmt::format("{}activation", prefix);
+  const std::string name = node.attrs.get_string(attr, "");
   if (!name.empty() && !ref::parse_activation(name)) {
-    return fmt::format("unknown activation '{}'", name);
+    return fmt::format("unknown {} '{}'", attr, name);
   }
   return "";
 }
 
-void set_activation(const ir::Node& node, kx::Epilogue& ep) {
-  const std::vector<float> p = node.attrs.get_floats("activation_params");
-  ep.act = ref::parse_activation(node.attrs.get_string("activation", "")).value_or(kx::Act::kNone);
+void set_activation(const ir::Node& node, kx::Epilogue& ep, std::string_view prefix) {
+  const std::string attr = fmt::format("{}activation", prefix);
+  const std::vector<float> p = node.attrs.get_floats(attr + "_params");
+  ep.act = ref::parse_activation(node.attrs.get_string(attr, "")).value_or(kx::Act::kNone);
   ep.act_alpha = p.size() > 0 ? p[0] : 0.0f;
   ep.act_beta = p.size() > 1 ? p[1] : 0.0f;
 }
@@ -53,6 +55,7 @@ std::span<const Tactic* const> x86_tactics() {
     append_x86_conv_tactics(v);
     append_x86_conv_nchw16c_tactics(v);
     append_x86_conv_winograd_tactics(v);
+    append_x86_expand_dw_tactics(v);
     append_x86_gemm_tactics(v);
     append_x86_softmax_tactics(v);
     append_x86_eltwise_tactics(v);

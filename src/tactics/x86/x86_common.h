@@ -44,8 +44,9 @@ class X86Tactic : public Tactic {
 
 // The node's `activation` / `activation_params` as epilogue fields (Act::kNone when absent).
 // "" when the kernels run it, else why not (an unknown name: the op's shape check refuses it too).
-std::string activation_why_not(const ir::Node& node);
-void set_activation(const ir::Node& node, kx::Epilogue& ep);
+// `prefix`: another activation of the node (kiln.ExpandDwNchw16c's "expand_activation").
+std::string activation_why_not(const ir::Node& node, std::string_view prefix = "");
+void set_activation(const ir::Node& node, kx::Epilogue& ep, std::string_view prefix = "");
 
 // 64-byte aligned float scratch, one slot per thread; sized in reshape(), used in run().
 class ThreadScratch {
@@ -115,6 +116,7 @@ Result<const E*> packed_weights(const LayerSpec& spec, const E* matched, size_t 
 void append_x86_conv_tactics(std::vector<const Tactic*>& out);           // x86_conv.cc
 void append_x86_conv_nchw16c_tactics(std::vector<const Tactic*>& out);   // x86_conv_nchw16c.cc
 void append_x86_conv_winograd_tactics(std::vector<const Tactic*>& out);  // x86_conv_winograd.cc
+void append_x86_expand_dw_tactics(std::vector<const Tactic*>& out);      // x86_expand_dw.cc
 void append_x86_gemm_tactics(std::vector<const Tactic*>& out);           // x86_gemm.cc
 void append_x86_softmax_tactics(std::vector<const Tactic*>& out);        // x86_softmax.cc
 void append_x86_eltwise_tactics(std::vector<const Tactic*>& out);        // x86_eltwise.cc
