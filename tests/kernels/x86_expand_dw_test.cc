@@ -14,7 +14,7 @@
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
-namespace {
+namespace x86_expand_dw_test {
 
 namespace kx = kernels::x86;
 namespace cpu = kernels::cpu;
@@ -226,5 +226,5 @@ TEST(X86ExpandDw, TacticsMatchTheReference) {
   }
 }
 
-}  // namespace
+}  // namespace x86_expand_dw_test
 }  // namespace kiln::testing
