@@ -3,8 +3,6 @@
 #include <algorithm>
 
 #include "base/cache_sizes.h"
-#include "kernels/ref/layout.h"
-#include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
 #include "passes/fusion_util.h"
 #include "passes/nchw16c_rule.h"

@@ -231,14 +231,13 @@ size_t nchw16c_conv_scratch_floats(const Nchw16cConvPlan& plan);
 void nchw16c_conv_run(const Nchw16cConvPlan& plan, const float* packed_w, const Nchw16cConvIo& io,
                       const Epilogue& ep, int64_t task_begin, int64_t task_end);
 
-// --- a pointwise convolution into a depthwise one, a band of rows at a time
-// ------------------------ The depthwise convolution of a pointwise one's output (an inverted
-// residual block's expansion and depthwise layers) without writing the expanded tensor: per band of
-// the depthwise layer's output rows, the expansion rows it reads are computed into the thread's
-// scratch (sized to stay in L2 with the band's output), and the depthwise kernel reads them there.
-// Rows a band shares with the next (the window's halo) are computed again. Each output is
-// bit-identical to the two layers run one after the other (the same tiles per pixel, the same order
-// of sums).
+// --- a pointwise convolution into a depthwise one, a band of rows at a time --------------------
+// The depthwise convolution of a pointwise one's output (an inverted residual block's expansion
+// and depthwise layers) without writing the expanded tensor: per band of the depthwise layer's
+// output rows, the expansion rows it reads are computed into the thread's scratch (sized to stay
+// in L2 with the band's output), and the depthwise kernel reads them there. Rows a band shares
+// with the next (the window's halo) are computed again. Each output is bit-identical to the two
+// layers run one after the other (the same tiles per pixel, the same order of sums).
 struct Nchw16cExpandDwPlan {
   Nchw16cConvPlan pw, dw;    // pw: pointwise on a blocked X, planned for one thread
   int64_t band_rows = 0;     // depthwise output rows a band
