@@ -240,16 +240,14 @@ Result<ref::ActivationParams> read_activation(const NodeContext& ctx, std::strin
   return p;
 }
 
-void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p,
-                          std::string_view prefix) {
-  const std::string name = fmt::format("{}activation", prefix), params = name + "_params";
-  attrs.erase(name);
-  attrs.erase(params);
+void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p) {
+  attrs.erase("activation");
+  attrs.erase("activation_params");
   if (p.kind == ref::Activation::kNone) return;
-  attrs.set(name, std::string(ref::activation_name(p.kind)));
+  attrs.set("activation", std::string(ref::activation_name(p.kind)));
   const int count = ref::activation_param_count(p.kind);
-  if (count == 1) attrs.set(params, std::vector<float>{p.alpha});
-  if (count == 2) attrs.set(params, std::vector<float>{p.alpha, p.beta});
+  if (count == 1) attrs.set("activation_params", std::vector<float>{p.alpha});
+  if (count == 2) attrs.set("activation_params", std::vector<float>{p.alpha, p.beta});
 }
 
 int residual_input(const ir::Node& node) {

@@ -45,8 +45,7 @@ Result<kernels::ref::ActivationParams> read_activation(const NodeContext& ctx,
                                                        std::string_view prefix = "");
 
 // Writes `p` as activation / activation_params attributes (removing them for kNone).
-void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationParams& p,
-                          std::string_view prefix = "");
+void set_activation_attrs(ir::Attributes& attrs, const kernels::ref::ActivationParams& p);
 
 // Z (a residual input) must have exactly Y's shape: it is added element by element, never
 // broadcast. Y's unknown dims take Z's.

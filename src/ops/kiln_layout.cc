@@ -162,6 +162,20 @@ Result<int64_t> conv_in_channels(const NodeContext& ctx, const ir::TensorDesc& w
   return w.dim(1).value * ctx.attrs().get_int("group", 1);
 }
 
+// The blocked output of a convolution whose X (of c channels), weights (input w) and bias (input
+// b) give Y's shape, padded to whole blocks; a residual at input z must match it.
+Result<ir::TensorDesc> blocked_conv_output(InferContext& ctx, const ir::TensorDesc& x, int64_t c,
+                                           size_t w, size_t b, size_t z) {
+  const ir::TensorDesc* bias = ctx.has_input(b) ? &ctx.input(b) : nullptr;
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, with_channels(x, ir::Dim::known(c)),
+                                                           ctx.input(w), bias, DType::kF32));
+  if (!y.has_rank() || !y.dim(1).is_known())
+    return ctx.unsupported("output {} has no known channel count", y.to_string());
+  y = with_channels(y, ir::Dim::known(ref::padded_channels(y.dim(1).value)));
+  if (ctx.has_input(z)) KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(z), y));
+  return y;
+}
+
 Status infer_conv_nchw16c(InferContext& ctx) {
   static constexpr size_t kSame[] = {1, 2, 3, 4};
   KILN_RETURN_IF_ERROR(require_input(ctx, 1, "W"));
@@ -173,13 +187,7 @@ Status infer_conv_nchw16c(InferContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const int64_t c, conv_in_channels(ctx, ctx.input(1)));
   KILN_ASSIGN_OR_RETURN(const bool plain, plain_x(ctx));
   if (!plain) KILN_RETURN_IF_ERROR(check_padded(ctx, x, c));
-  const ir::TensorDesc* b = ctx.has_input(2) ? &ctx.input(2) : nullptr;
-  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, with_channels(x, ir::Dim::known(c)),
-                                                           ctx.input(1), b, DType::kF32));
-  if (!y.has_rank() || !y.dim(1).is_known())
-    return ctx.unsupported("output {} has no known channel count", y.to_string());
-  y = with_channels(y, ir::Dim::known(ref::padded_channels(y.dim(1).value)));
-  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(3), y));
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, blocked_conv_output(ctx, x, c, 1, 2, 3));
   if (ctx.has_input(kConvNchw16cScaleInput)) {
     if (plain) return ctx.error("a channel scale S needs a blocked X, not x_layout \"nchw\"");
     KILN_RETURN_IF_ERROR(check_channel_scale(ctx, x, ctx.input(kConvNchw16cScaleInput), c));
@@ -282,13 +290,7 @@ Status infer_expand_dw_nchw16c(InferContext& ctx) {
         "the depthwise weights Wd {} with group {} must read the expansion's {} channels",
         ctx.input(kDwW).to_string(), ctx.attrs().get_int("group", 1), e);
   }
-  const ir::TensorDesc* b = ctx.has_input(kDwB) ? &ctx.input(kDwB) : nullptr;
-  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, with_channels(x, ir::Dim::known(e)),
-                                                           ctx.input(kDwW), b, DType::kF32));
-  if (!y.has_rank() || !y.dim(1).is_known())
-    return ctx.unsupported("output {} has no known channel count", y.to_string());
-  y = with_channels(y, ir::Dim::known(ref::padded_channels(y.dim(1).value)));
-  if (ctx.has_input(kDwZ)) KILN_RETURN_IF_ERROR(check_residual(ctx, ctx.input(kDwZ), y));
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, blocked_conv_output(ctx, x, e, kDwW, kDwB, kDwZ));
   ctx.set_output(0, std::move(y));
   return Status::ok();
 }

@@ -65,11 +65,13 @@ class ExpandDwKernel final : public LayerKernel {
     const cpu::Conv2DParams pw = builtin::conv_weight_params(we, 1);
     pw_floats_ = kx::nchw16c_conv_packed_weights_floats(pw);
     const size_t floats = packed_floats(pw, depthwise_weight_params(node_, wd));
-    if (wd.raw_data() == nullptr && matching_prepacked(spec, floats) == nullptr) {
+    const float* matched = matching_prepacked(spec, floats);
+    // packed_weights checks input 1's values; the depthwise weights' must be there too.
+    if (matched == nullptr && wd.raw_data() == nullptr) {
       return unpackable_weights(spec, floats, "floats");
     }
-    KILN_ASSIGN_OR_RETURN(packed_, packed_weights(spec, matching_prepacked(spec, floats), floats,
-                                                  own_, [&] { return pack_both(node_, we, wd); }));
+    KILN_ASSIGN_OR_RETURN(packed_, packed_weights(spec, matched, floats, own_,
+                                                  [&] { return pack_both(node_, we, wd); }));
     return Status::ok();
   }
 
