@@ -11,6 +11,12 @@
 // so weights, input and output come from memory, and names the runs ".../cold": the far end of how
 // a layer may run inside a network (ResNet-50's layers on this VM ran between it and the warm
 // runs).
+//
+// The suite's INT8 convolutions of one group also run on a peer, oneDNN's int8 convolution on NHWC
+// uint8 (kernels/onednn_qconv.h), named ".../peer.onednn.int8.nhwc/threads:N" and labelled with
+// the implementation oneDNN chose. Its output is checked against kiln's first tactic for the
+// layer before timing: more than 1 apart anywhere (rounding order) fails the run and the exit
+// status.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -23,6 +29,7 @@
 #include "base/cpu_features.h"
 #include "common/fma_peak.h"
 #include "kernels/layers.h"
+#include "kernels/onednn_qconv.h"
 #include "ops/kiln_fused.h"
 #include "parallel/thread_pool.h"
 #include "tactics/tactic.h"
@@ -35,6 +42,7 @@ std::map<int, double> g_peak;       // threads -> GFLOP/s, measured before the k
 std::map<int, double> g_vnni_peak;  // threads -> GOP/s of vpdpbusd (0 without VNNI)
 std::map<int, double> g_amx_peak;   // threads -> GOP/s of tdpbsud (0 without AMX-INT8)
 size_t g_flush_bytes = 0;           // --cold: read before each timed run
+bool g_peer_mismatch = false;       // a peer's output differed from kiln's
 
 struct Buffers {
   std::vector<Tensor> owned;
@@ -114,6 +122,68 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
   if (layer->repeats > 1) state.counters["repeats"] = layer->repeats;
 }
 
+// The first tactic of this host that runs the layer (the order tactics_for lists them in).
+const tactics::Tactic* first_tactic(const ir::Graph& g) {
+  const ir::Node& node = g.nodes.front();
+  const tactics::LayerSpec spec = tactics::make_layer_spec(g, node);
+  for (const tactics::Tactic* t : tactics::tactics_for(node.domain, node.op_type)) {
+    if (!t->allocates() && (t->required_features() & ~host_cpu_features()) == 0 &&
+        t->why_not(spec).empty()) {
+      return t;
+    }
+  }
+  return nullptr;
+}
+
+// kiln's output of the layer on the buffers' input, by its first tactic, on one thread.
+Result<std::vector<uint8_t>> kiln_output(const BenchLayer& layer, Buffers& b) {
+  const ir::Graph& g = *layer.graph;
+  const tactics::Tactic* t = first_tactic(g);
+  if (t == nullptr) return internal_error("{}: no kiln tactic runs it here", layer.name);
+  tactics::LayerSpec spec = tactics::make_layer_spec(g, g.nodes.front());
+  KILN_ASSIGN_OR_RETURN(Tensor packed, t->prepack(spec));
+  if (packed.defined()) spec.prepacked = &packed;
+  KILN_ASSIGN_OR_RETURN(auto kernel, t->instantiate(spec));
+  KILN_RETURN_IF_ERROR(kernel->reshape(b.in, b.out));
+  KILN_RETURN_IF_ERROR(kernel->run(b.in, b.out));
+  const auto* y = static_cast<const uint8_t*>(b.out[0].data);
+  return std::vector<uint8_t>(y, y + b.out[0].nbytes());
+}
+
+void run_onednn_peer(benchmark::State& state, const BenchLayer* layer, int threads) {
+  Buffers b = make_buffers(*layer->graph, false);
+  Result<std::vector<uint8_t>> want = kiln_output(*layer, b);
+  if (!want.is_ok()) return state.SkipWithError(want.status().to_string().c_str());
+  auto peer = OnednnQConv::make(*layer->graph, static_cast<const uint8_t*>(b.in[0].data), threads);
+  if (!peer.is_ok()) return state.SkipWithError(peer.status().to_string().c_str());
+  (*peer)->run();
+  const std::vector<uint8_t> got = (*peer)->output_nchw();
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::abs(int{got[i]} - int{(*want)[i]}) > 1) {
+      g_peer_mismatch = true;
+      return state.SkipWithError(fmt::format("oneDNN ({}) gives {} at element {}, kiln {}",
+                                             (*peer)->impl(), got[i], i, (*want)[i])
+                                     .c_str());
+    }
+  }
+  std::unique_ptr<tuner::CacheFlusher> flusher;
+  if (g_flush_bytes > 0) flusher = std::make_unique<tuner::CacheFlusher>(g_flush_bytes);
+  double seconds = 0;
+  for (auto _ : state) {
+    if (flusher) flusher->flush(nullptr, g_flush_bytes);
+    const auto t0 = std::chrono::steady_clock::now();
+    (*peer)->run();
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(t);
+    seconds += t;
+  }
+  const double gops = layer->flops * static_cast<double>(state.iterations()) / seconds * 1e-9;
+  state.counters["GOPs"] = gops;
+  if (g_vnni_peak[threads] > 0) state.counters["peak_pct"] = 100.0 * gops / g_vnni_peak[threads];
+  if (layer->repeats > 1) state.counters["repeats"] = layer->repeats;
+  state.SetLabel((*peer)->impl());
+}
+
 void register_all(const std::vector<BenchLayer>& layers, const std::vector<int>& thread_counts) {
   const CpuFeatureSet features = host_cpu_features();
   for (const BenchLayer& layer : layers) {
@@ -129,6 +199,17 @@ void register_all(const std::vector<BenchLayer>& layers, const std::vector<int>&
                                                  threads, g_flush_bytes > 0 ? "/cold" : "")
                                          .c_str(),
                                      run_layer, &layer, t, threads)
+            ->Unit(benchmark::kMillisecond)
+            ->UseManualTime();
+      }
+    }
+    if (layer.int8 && node.op_type == "QConv" && node.attrs.get_int("group", 1) == 1) {
+      for (int threads : thread_counts) {
+        benchmark::RegisterBenchmark(
+            fmt::format("{}/peer.onednn.int8.nhwc/threads:{}{}", layer.name, threads,
+                        g_flush_bytes > 0 ? "/cold" : "")
+                .c_str(),
+            run_onednn_peer, &layer, threads)
             ->Unit(benchmark::kMillisecond)
             ->UseManualTime();
       }
@@ -179,5 +260,9 @@ int main(int argc, char** argv) {
   bench::register_all(*layers, thread_counts);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (bench::g_peer_mismatch) {
+    std::fprintf(stderr, "kiln_kernel_bench: a peer's output differed from kiln's (see above)\n");
+    return 1;
+  }
   return 0;
 }
