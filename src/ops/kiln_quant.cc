@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/ref/movement.h"
 #include "kernels/ref/qconv.h"
 #include "kernels/ref/quantize.h"
 #include "ops/families.h"
@@ -54,7 +55,7 @@ Status check_channel_vector(const InferContext& ctx, size_t i, std::string_view 
   const bool rank_ok = d.has_rank() && d.rank() == 1;
   if (!rank_ok || (count.is_known() && d.dim(0).is_known() && d.dim(0).value != count.value)) {
     return ctx.error("{} must be 1-D with one value per output {} ({})", named(name, d),
-                     ctx.node().op_type == "QConv" ? "channel" : "column", count.to_string());
+                     ctx.node().op_type.starts_with("QConv") ? "channel" : "column", count.to_string());
   }
   const Tensor& v = *ctx.input_value(i);
   for (int64_t k = 0; k < v.numel(); ++k) {
@@ -80,7 +81,7 @@ Status check_z(const InferContext& ctx, size_t i, ir::TensorDesc& y) {
 Status check_depth(const NodeContext& ctx, int64_t depth, const ir::TensorDesc& w) {
   if (depth > kMaxQuantDepth) {
     return ctx.error("{} gives {} products per output; at most {} keep the int32 accumulator exact",
-                     named(ctx.node().op_type == "QConv" ? "W" : "B", w), depth, kMaxQuantDepth);
+                     named(ctx.node().op_type.starts_with("QConv") ? "W" : "B", w), depth, kMaxQuantDepth);
   }
   return Status::ok();
 }
@@ -179,6 +180,74 @@ Status run_qconv(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, conv_kernel_params(ctx, x, w));
   Tensor& y = ctx.allocate_output(0);
   ref::qconv(p, e, x.data<uint8_t>(), w.data<int8_t>(), y.raw_data());
+  return Status::ok();
+}
+
+// --- QConvNhwc ----------------------------------------------------------------------------------
+// kiln.QConv on channels-last tensors: X [N, H, W, C], Y and Z [N, OH, OW, M]; W stays [M, C, KH,
+// KW]. What passes/qconv_nhwc.cc makes of QConv chains, for the kernels that read each pixel's
+// channels contiguously. The reference transposes to NCHW, runs QConv's, and transposes back.
+
+constexpr int64_t kNhwcToNchw[] = {0, 3, 1, 2};
+constexpr int64_t kNchwToNhwc[] = {0, 2, 3, 1};
+
+ir::TensorDesc permuted(const ir::TensorDesc& d, std::span<const int64_t> perm) {
+  if (!d.has_rank()) return d;
+  ir::Shape s;
+  for (int64_t p : perm) s.push_back(d.dim(static_cast<int>(p)));
+  return ir::TensorDesc::of(d.dtype, std::move(s));
+}
+
+Tensor permuted(const Tensor& t, std::span<const int64_t> perm) {
+  Dims d;
+  for (int64_t p : perm) d.push_back(t.dim(static_cast<int>(p)));
+  Tensor out(t.dtype(), d);
+  kernels::ref::transpose(t.raw_data(), dtype_size(t.dtype()), t.dims(), perm, out.raw_data());
+  return out;
+}
+
+Status infer_qconv_nhwc(InferContext& ctx) {
+  KILN_RETURN_IF_ERROR(check_input(ctx, 0, "X", DType::kU8, false));
+  KILN_RETURN_IF_ERROR(check_input(ctx, 1, "W", DType::kI8, true));
+  const ir::TensorDesc& x = ctx.input(0);
+  const ir::TensorDesc& w = ctx.input(1);
+  if (x.has_rank() && x.rank() != 4) {
+    return ctx.unsupported("{} must be [N, H, W, C]", named("X", x));
+  }
+  const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
+  KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "x", z_u8));
+  KILN_RETURN_IF_ERROR(read_activation(ctx).status());
+  KILN_ASSIGN_OR_RETURN(
+      const ir::TensorDesc y_nchw,
+      conv_output_desc(ctx, permuted(x, kNhwcToNchw), w, nullptr, output_dtype(q)));
+  ir::TensorDesc y = permuted(y_nchw, kNchwToNhwc);
+  const ir::Dim m = w.has_rank() ? w.dim(0) : ir::Dim::unknown();
+  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m));
+  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "B", m));
+  if (ctx.has_input(4)) KILN_RETURN_IF_ERROR(check_z(ctx, 4, y));
+  const Tensor& wv = *ctx.input_value(1);
+  KILN_RETURN_IF_ERROR(check_depth(ctx, wv.dim(0) == 0 ? 0 : wv.numel() / wv.dim(0), w));
+  ctx.set_output(0, std::move(y));
+  return Status::ok();
+}
+
+Status run_qconv_nhwc(RunContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ref::QuantEpilogue e, epilogue_of(ctx, "x", 2, 3));
+  const Tensor x = permuted(ctx.input(0), kNhwcToNchw);
+  Tensor z;
+  if (ctx.has_input(4)) {
+    z = permuted(ctx.input(4), kNhwcToNchw);
+    if (e.z_u8 != nullptr) e.z_u8 = z.data<uint8_t>();
+    if (e.z_f32 != nullptr) e.z_f32 = z.data<float>();
+  }
+  const Tensor& w = ctx.input(1);
+  KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, conv_kernel_params(ctx, x, w));
+  Tensor& y = ctx.allocate_output(0);
+  Tensor y_nchw(y.dtype(), permuted(ir::TensorDesc::of_dims(y.dtype(), y.dims()), kNhwcToNchw)
+                               .static_dims());
+  ref::qconv(p, e, x.data<uint8_t>(), w.data<int8_t>(), y_nchw.raw_data());
+  kernels::ref::transpose(y_nchw.raw_data(), dtype_size(y.dtype()), y_nchw.dims(), kNchwToNhwc,
+                          y.raw_data());
   return Status::ok();
 }
 
@@ -326,6 +395,7 @@ void register_kiln_quant_ops(OpRegistry& r) {
                                 {"group", AttrType::kInt},       {"kernel_shape", AttrType::kInts},
                                 {"pads", AttrType::kInts},       {"strides", AttrType::kInts}};
   for (const AttrSpec& a : quant_attrs("x")) conv.push_back(a);
+  const std::vector<AttrSpec> conv_attrs_q = conv;
   r.add({.op_type = "QConv",
          .since_versions = {1},
          .min_inputs = 3,
@@ -333,6 +403,14 @@ void register_kiln_quant_ops(OpRegistry& r) {
          .attrs = std::move(conv),
          .infer = infer_qconv,
          .run = run_qconv,
+         .domain = kKilnDomain});
+  r.add({.op_type = "QConvNhwc",
+         .since_versions = {1},
+         .min_inputs = 3,
+         .max_inputs = 5,
+         .attrs = conv_attrs_q,
+         .infer = infer_qconv_nhwc,
+         .run = run_qconv_nhwc,
          .domain = kKilnDomain});
   r.add({.op_type = "ScaleQuantize",
          .since_versions = {1},

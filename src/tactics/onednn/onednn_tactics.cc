@@ -15,7 +15,8 @@ std::span<const Tactic* const> onednn_tactics() {
                                           &fused_conv_winograd_tactic(),
                                           &conv_winograd_slices_tactic(),
                                           &fused_conv_winograd_slices_tactic(),
-                                          &conv_nchw16c_winograd_tactic()};
+                                          &conv_nchw16c_winograd_tactic(),
+                                          &qconv_nhwc_tactic()};
   return tactics;
 }
 

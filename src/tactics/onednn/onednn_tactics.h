@@ -28,5 +28,7 @@ const Tactic& conv_nchw16c_winograd_tactic();  // "onednn.conv_nchw16c_winograd.
 const Tactic& matmul_tactic();                 // "onednn.matmul.f32"      MatMul
 const Tactic& gemm_tactic();                   // "onednn.gemm.f32"        Gemm
 const Tactic& fused_gemm_tactic();             // "onednn.fused_gemm.f32"  kiln.FusedGemm
+// kiln.QConvNhwc: oneDNN's int8 convolution on uint8 NHWC tensors (onednn_qconv.cc).
+const Tactic& qconv_nhwc_tactic();  // "onednn.qconv_nhwc.u8s8"
 
 }  // namespace kiln::tactics::onednn
