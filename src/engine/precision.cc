@@ -108,8 +108,8 @@ Result<PrecisionDecisions> lower_precision(ir::Graph& graph, const BuildOptions&
 
 namespace {
 
-// Why an ONNX op the INT8 hoists left on uint8 tensors (a MaxPool, a Concat) computes what its
-// float original did; nullptr for any other node.
+// Why an ONNX op the INT8 hoists left on uint8 tensors (a MaxPool, a Concat; a Transpose
+// qconv_nhwc adds) computes what its float original did; nullptr for any other node.
 const char* uint8_movement_note(const ir::Graph& g, const ir::Node& node) {
   if (!node.domain.empty() || node.outputs.empty() ||
       g.value(node.outputs[0]).desc.dtype != DType::kU8) {
@@ -119,6 +119,9 @@ const char* uint8_movement_note(const ir::Graph& g, const ir::Node& node) {
     return "pools the uint8 tensor (the max commutes with the quantization)";
   }
   if (node.op_type == "Concat") return "joins uint8 tensors quantized with its output's encoding";
+  if (node.op_type == "Transpose") {
+    return "moves uint8 values between NCHW and NHWC (qconv_nhwc): the encoding is kept";
+  }
   return nullptr;
 }
 
@@ -129,7 +132,9 @@ void label_precisions(Plan& plan, const PrecisionDecisions& decisions) {
   for (size_t n = 0; n < plan.graph.nodes.size(); ++n) {
     const ir::Node& node = plan.graph.nodes[n];
     Layer& layer = plan.layers[n];
-    const bool int8 = node.domain == "kiln" && (node.op_type == "QConv" || node.op_type == "QGemm");
+    const bool int8 =
+        node.domain == "kiln" &&
+        (node.op_type == "QConv" || node.op_type == "QConvNhwc" || node.op_type == "QGemm");
     const bool quantize = node.domain.empty() && node.op_type == "QuantizeLinear" &&
                           plan.graph.value(node.outputs[0]).desc.dtype == DType::kU8;
     if (int8) layer.precision = "int8";

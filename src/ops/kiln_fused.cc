@@ -251,6 +251,9 @@ void set_activation_attrs(ir::Attributes& attrs, const ref::ActivationParams& p)
 }
 
 int residual_input(const ir::Node& node) {
+  if (node.domain == kKilnDomain && node.op_type == "QConvNhwc") {
+    return node.inputs.size() > 4 && node.inputs[4] != ir::kNoValue ? 4 : -1;
+  }
   const bool adds =
       node.domain == kKilnDomain &&
       (node.op_type == "FusedConv" || node.op_type == "ConvNchw16c" || node.op_type == "FusedGemm");

@@ -60,7 +60,8 @@ Result<Tensor> fused_conv_reference(const NodeContext& ctx, const Tensor& x, con
 std::vector<AttrSpec> fused_conv_attrs();
 
 // The residual input of a kiln op that adds one element by element (kiln.FusedConv's,
-// kiln.ConvNchw16c's and kiln.FusedGemm's Z: 3) when the node has it, else -1.
+// kiln.ConvNchw16c's and kiln.FusedGemm's Z: 3; kiln.QConvNhwc's: 4, the tactic that runs it
+// sums onto Y) when the node has it, else -1.
 int residual_input(const ir::Node& node);
 
 // kiln.Attention's perm_q, perm_k, perm_v and perm_y attributes (empty when absent).

@@ -55,7 +55,8 @@ Status check_channel_vector(const InferContext& ctx, size_t i, std::string_view 
   const bool rank_ok = d.has_rank() && d.rank() == 1;
   if (!rank_ok || (count.is_known() && d.dim(0).is_known() && d.dim(0).value != count.value)) {
     return ctx.error("{} must be 1-D with one value per output {} ({})", named(name, d),
-                     ctx.node().op_type.starts_with("QConv") ? "channel" : "column", count.to_string());
+                     ctx.node().op_type.starts_with("QConv") ? "channel" : "column",
+                     count.to_string());
   }
   const Tensor& v = *ctx.input_value(i);
   for (int64_t k = 0; k < v.numel(); ++k) {
@@ -81,7 +82,8 @@ Status check_z(const InferContext& ctx, size_t i, ir::TensorDesc& y) {
 Status check_depth(const NodeContext& ctx, int64_t depth, const ir::TensorDesc& w) {
   if (depth > kMaxQuantDepth) {
     return ctx.error("{} gives {} products per output; at most {} keep the int32 accumulator exact",
-                     named(ctx.node().op_type.starts_with("QConv") ? "W" : "B", w), depth, kMaxQuantDepth);
+                     named(ctx.node().op_type.starts_with("QConv") ? "W" : "B", w), depth,
+                     kMaxQuantDepth);
   }
   return Status::ok();
 }
@@ -217,9 +219,8 @@ Status infer_qconv_nhwc(InferContext& ctx) {
   const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
   KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "x", z_u8));
   KILN_RETURN_IF_ERROR(read_activation(ctx).status());
-  KILN_ASSIGN_OR_RETURN(
-      const ir::TensorDesc y_nchw,
-      conv_output_desc(ctx, permuted(x, kNhwcToNchw), w, nullptr, output_dtype(q)));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorDesc y_nchw, conv_output_desc(ctx, permuted(x, kNhwcToNchw),
+                                                                      w, nullptr, output_dtype(q)));
   ir::TensorDesc y = permuted(y_nchw, kNchwToNhwc);
   const ir::Dim m = w.has_rank() ? w.dim(0) : ir::Dim::unknown();
   KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m));
@@ -243,8 +244,8 @@ Status run_qconv_nhwc(RunContext& ctx) {
   const Tensor& w = ctx.input(1);
   KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, conv_kernel_params(ctx, x, w));
   Tensor& y = ctx.allocate_output(0);
-  Tensor y_nchw(y.dtype(), permuted(ir::TensorDesc::of_dims(y.dtype(), y.dims()), kNhwcToNchw)
-                               .static_dims());
+  Tensor y_nchw(y.dtype(),
+                permuted(ir::TensorDesc::of_dims(y.dtype(), y.dims()), kNhwcToNchw).static_dims());
   ref::qconv(p, e, x.data<uint8_t>(), w.data<int8_t>(), y_nchw.raw_data());
   kernels::ref::transpose(y_nchw.raw_data(), dtype_size(y.dtype()), y_nchw.dims(), kNchwToNhwc,
                           y.raw_data());

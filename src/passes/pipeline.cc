@@ -23,6 +23,7 @@
 #include "passes/nchw16c_layout.h"
 #include "passes/nchw16c_scale_fusion.h"
 #include "passes/patch_embedding.h"
+#include "passes/qconv_nhwc.h"
 #include "passes/qdq_extraction.h"
 #include "passes/transpose_reshape_elimination.h"
 
@@ -55,7 +56,7 @@ const std::vector<PassDef>& ordered_passes() {
 
 const std::vector<PassDef>& ordered_layout_passes() {
   static const std::vector<PassDef> passes = {nchw16c_layout_pass(), nchw16c_scale_fusion_pass(),
-                                              expand_dw_fusion_pass()};
+                                              expand_dw_fusion_pass(), qconv_nhwc_pass()};
   return passes;
 }
 

@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "kernels/ref/movement.h"
 #include "kernels/quant_cases.h"
+#include "kernels/ref/movement.h"
 
 namespace kiln::testing {
 namespace onednn_qconv_test {
@@ -31,7 +31,7 @@ std::vector<ConvGeom> geometries() {
   return {
       {.cin = 16, .cout = 32, .h = 9, .w = 11, .kh = 1, .kw = 1},
       {.cin = 8, .cout = 16, .h = 7, .w = 6, .pad = 1},
-      {.cin = 5, .cout = 7, .h = 8, .w = 9, .stride = 2, .pad = 1},    // odd channels
+      {.cin = 5, .cout = 7, .h = 8, .w = 9, .stride = 2, .pad = 1},  // odd channels
       {.cin = 3, .cout = 16, .h = 15, .w = 13, .kh = 7, .kw = 7, .stride = 2, .pad = 3},
       {.cin = 32, .cout = 64, .h = 10, .w = 10, .kh = 1, .kw = 1, .stride = 2},
       {.batch = 2, .cin = 12, .cout = 20, .h = 9, .w = 9, .pad = 2, .dil = 2},
@@ -70,8 +70,8 @@ TEST(OnednnQConvNhwc, MatchesReferenceOverGeometriesAndZeroPoints) {
   for (const ConvGeom& g : geometries()) {
     for (int x_zero : {0, 128}) {
       for (int y_zero : {0, 77}) {
-        expect_nhwc_matches(nhwc_case(
-            g, {.x_zero = x_zero, .out_u8 = true, .y_zero = y_zero, .act = "Relu"}, 5));
+        expect_nhwc_matches(
+            nhwc_case(g, {.x_zero = x_zero, .out_u8 = true, .y_zero = y_zero, .act = "Relu"}, 5));
       }
     }
   }
@@ -82,9 +82,8 @@ TEST(OnednnQConvNhwc, MatchesReferenceWithResidualsAndActivations) {
   for (int residual : {0, 2}) {
     for (bool bias : {true, false}) {
       expect_nhwc_matches(nhwc_case(g, {.out_u8 = true, .bias = bias, .residual = residual}));
-      expect_nhwc_matches(
-          nhwc_case(g, {.out_u8 = true, .residual = residual, .act = "LeakyRelu",
-                        .act_params = {0.1f}}));
+      expect_nhwc_matches(nhwc_case(
+          g, {.out_u8 = true, .residual = residual, .act = "LeakyRelu", .act_params = {0.1f}}));
     }
   }
   for (const QuantOpts& o : clip_to_uint8_cases()) {

@@ -15,6 +15,7 @@
 
 #include <cstring>
 
+#include "base/cpu_features.h"
 #include "tactics/onednn/onednn_common.h"
 #include "tactics/onednn/onednn_tactics.h"
 
@@ -94,8 +95,7 @@ std::string epilogue_why_not(const LayerSpec& spec) {
 
 class QConvNhwcKernel final : public LayerKernel {
  public:
-  explicit QConvNhwcKernel(const LayerSpec& spec)
-      : node_(*spec.node), prepacked_(spec.prepacked) {
+  explicit QConvNhwcKernel(const LayerSpec& spec) : node_(*spec.node), prepacked_(spec.prepacked) {
     if (const Tensor* w = spec.constant(1)) weights_ = *w;
     w_scale_ = *spec.constant(kQWScaleInput);
     if (const Tensor* b = spec.constant(kQBiasInput)) bias_in_ = *b;
@@ -123,11 +123,11 @@ class QConvNhwcKernel final : public LayerKernel {
     try {
       const auto pd = primitive_desc(shapes_);
       if (!weights_.defined()) return layer_status(node_, "needs constant weights");
-      Status st = prepacked_ != nullptr
-                      ? packed_.adopt(*prepacked_, pd.weights_desc())
-                      : packed_.pack(weights_.raw_data(),
-                                     memory::desc(shapes_.weights, dt::s8, tag::oihw),
-                                     pd.weights_desc());
+      Status st =
+          prepacked_ != nullptr
+              ? packed_.adopt(*prepacked_, pd.weights_desc())
+              : packed_.pack(weights_.raw_data(), memory::desc(shapes_.weights, dt::s8, tag::oihw),
+                             pd.weights_desc());
       if (!st.is_ok()) return layer_status(node_, st.message());
       exec_.init(dnnl::convolution_forward(pd), pd.scratchpad_desc());
       src_ = exec_.add(DNNL_ARG_SRC, pd.src_desc());
@@ -221,6 +221,8 @@ constexpr size_t kQConvWeightsInput[] = {1};
 class QConvNhwcTactic final : public OnednnTactic {
  public:
   QConvNhwcTactic() : OnednnTactic("onednn.qconv_nhwc.u8s8", "kiln", "QConvNhwc") {}
+  // Measured where oneDNN has its VNNI kernels (the layout pass asks for it through this).
+  uint64_t required_features() const override { return kIsaAvx512Vnni; }
   // The sum post-op adds what Y holds (the residual, copied there unless it is Y).
   bool residual_in_place() const override { return true; }
   std::string why_not(const LayerSpec& spec) const override {

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
 
@@ -50,6 +51,16 @@ std::optional<int64_t> nchw16c_channels(const runtime::Engine& e, ir::ValueId v)
   return plain->dim(axis).value;
 }
 
+// True for a channels-last twin qconv_nhwc made (its value name ends in ".nhwc"): the output of a
+// kiln.QConvNhwc or of a Transpose into NHWC.
+bool is_nhwc(const runtime::Engine& e, ir::ValueId v) {
+  const ir::Node* n = producer(e, v);
+  if (n == nullptr || !e.graph().value(v).name.ends_with(".nhwc")) return false;
+  return (n->domain == ops::kKilnDomain && n->op_type == "QConvNhwc") ||
+         (n->domain.empty() && n->op_type == "Transpose" &&
+          n->attrs.get_ints("perm") == std::vector<int64_t>{0, 2, 3, 1});
+}
+
 }  // namespace
 
 std::string reference_tensor_name(const runtime::Engine& e, ir::ValueId v,
@@ -57,6 +68,14 @@ std::string reference_tensor_name(const runtime::Engine& e, ir::ValueId v,
   const ir::Value& value = e.graph().value(v);
   if (has(value.name)) return value.name;
   const std::string& n = value.name;
+  if (is_nhwc(e, v)) {
+    const std::string base = n.substr(0, n.size() - 5);
+    if (has(base)) return base;
+    if (base.ends_with("_u8") && has(base.substr(0, base.size() - 3))) {
+      return base.substr(0, base.size() - 3);
+    }
+    return "";
+  }
   const std::string_view suffix = value.desc.dtype == DType::kU8 ? "_u8"
                                   : nchw16c_channels(e, v)       ? ".nchw16c"
                                                                  : "";
@@ -75,10 +94,13 @@ std::optional<std::pair<float, int32_t>> uint8_encoding(const runtime::Engine& e
   const ir::Graph& g = e.graph();
   for (const ir::Node& n : g.nodes) {
     if (n.outputs.empty() || n.outputs[0] != v) continue;
-    if (n.domain == "kiln" && (n.op_type == "QConv" || n.op_type == "QGemm")) {
+    if (n.domain == "kiln" &&
+        (n.op_type == "QConv" || n.op_type == "QConvNhwc" || n.op_type == "QGemm")) {
       return std::pair{n.attrs.get_float("y_scale", 1.0f),
                        static_cast<int32_t>(n.attrs.get_int("y_zero_point", 0))};
     }
+    // A transpose keeps its input's encoding (qconv_nhwc's, into and out of NHWC).
+    if (n.domain.empty() && n.op_type == "Transpose") return uint8_encoding(e, n.inputs[0]);
     if (n.domain.empty() && n.op_type == "QuantizeLinear" && n.inputs.size() == 3) {
       const Tensor* scale = g.value(n.inputs[1]).constant();
       const Tensor* zero = g.value(n.inputs[2]).constant();
@@ -105,6 +127,13 @@ std::variant<FloatTensor, NotComparable> engine_tensor_as_float(const runtime::E
     const auto* q = static_cast<const uint8_t*>(view.data);
     for (size_t i = 0; i < n; ++i) {
       out.values[i] = static_cast<float>(q[i] - enc->second) * enc->first;
+    }
+    if (is_nhwc(e, v) && view.dims.size() == 4) {  // compared as the reference's NCHW
+      static constexpr int64_t kToNchw[] = {0, 3, 1, 2};
+      FloatTensor nchw{std::vector<float>(n), {out.dims[0], out.dims[3], out.dims[1], out.dims[2]}};
+      kernels::ref::transpose(out.values.data(), sizeof(float), out.dims, kToNchw,
+                              nchw.values.data());
+      return nchw;
     }
     return out;
   }

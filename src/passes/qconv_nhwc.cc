@@ -1,0 +1,197 @@
+#include "passes/qconv_nhwc.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+#include <set>
+
+#include "ir/graph_edit.h"
+#include "ops/kiln_fused.h"
+#include "passes/fusion_util.h"
+
+namespace kiln::passes {
+namespace {
+
+constexpr std::string_view kName = "qconv_nhwc";
+constexpr size_t kResidualInput = 4;
+constexpr int64_t kMinChain = 2;
+
+bool is_u8_rank4(const ir::TensorDesc& d) {
+  return d.dtype == DType::kU8 && d.has_rank() && d.rank() == 4;
+}
+
+ir::TensorDesc to_nhwc_desc(const ir::TensorDesc& d) {
+  return ir::TensorDesc::of(d.dtype, {d.dim(0), d.dim(2), d.dim(3), d.dim(1)});
+}
+
+// The node as kiln.QConvNhwc (inputs still the NCHW values: what runs_blocked is asked about).
+ir::Node as_nhwc(const ir::Node& conv) {
+  ir::Node n = conv;
+  n.op_type = "QConvNhwc";
+  return n;
+}
+
+bool is_candidate(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
+  if (!is_kiln_op(n, "QConv") || n.outputs.size() != 1) return false;
+  if (!is_u8_rank4(g.value(n.inputs[0]).desc) || !is_u8_rank4(g.value(n.outputs[0]).desc)) {
+    return false;
+  }
+  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue &&
+      !is_u8_rank4(g.value(n.inputs[kResidualInput]).desc)) {
+    return false;
+  }
+  return ctx.runs_blocked(g, as_nhwc(n));
+}
+
+// Union-find over node indices.
+struct Chains {
+  std::vector<size_t> parent;
+  explicit Chains(size_t n) : parent(n) { std::iota(parent.begin(), parent.end(), size_t{0}); }
+  size_t root(size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  }
+  void join(size_t a, size_t b) { parent[root(a)] = root(b); }
+};
+
+// The X and residual inputs of a convolution: the ones read channels-last.
+std::vector<size_t> activation_inputs(const ir::Node& n) {
+  std::vector<size_t> in = {0};
+  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue) {
+    in.push_back(kResidualInput);
+  }
+  return in;
+}
+
+class Rewriter {
+ public:
+  Rewriter(ir::Graph& g, const ir::GraphIndex& index, const std::vector<bool>& convert,
+           PassLog& log)
+      : g_(g), index_(index), convert_(convert), log_(log), nhwc_(g.values.size(), ir::kNoValue) {
+    for (const ir::Node& n : g.nodes) names_.insert(n.name);
+  }
+
+  void convert(const ir::Node& conv) {
+    ir::Node n = as_nhwc(conv);
+    for (size_t k : activation_inputs(conv)) n.inputs[k] = nhwc_of(conv.inputs[k], conv.name);
+    const ir::ValueId y = conv.outputs[0];
+    const ir::ValueId y_nhwc = g_.add_value(ir::unique_value_name(g_, g_.value(y).name + ".nhwc"),
+                                            to_nhwc_desc(g_.value(y).desc));
+    nhwc_.push_back(ir::kNoValue);
+    nhwc_[static_cast<size_t>(y)] = y_nhwc;
+    n.outputs = {y_nhwc};
+    out_.push_back(std::move(n));
+    ++converted_;
+    if (read_in_nchw(y)) {
+      out_.push_back(transpose(conv.name + ".to_nchw", y_nhwc, y, {0, 3, 1, 2}));
+      ++from_nhwc_;
+    }
+  }
+
+  void keep(const ir::Node& n) { out_.push_back(n); }
+
+  void finish() {
+    g_.nodes = std::move(out_);
+    ir::compact_values(g_);
+    log_.add(kName, fmt::format("{} INT8 convolutions run channels-last; {} transposes in, {} out",
+                                converted_, to_nhwc_, from_nhwc_));
+  }
+
+ private:
+  // The value's NHWC twin: the converted producer's output, or a Transpose made once.
+  ir::ValueId nhwc_of(ir::ValueId v, const std::string& reader) {
+    if (nhwc_[static_cast<size_t>(v)] != ir::kNoValue) return nhwc_[static_cast<size_t>(v)];
+    const ir::ValueId t = g_.add_value(ir::unique_value_name(g_, g_.value(v).name + ".nhwc"),
+                                       to_nhwc_desc(g_.value(v).desc));
+    nhwc_.push_back(ir::kNoValue);
+    nhwc_[static_cast<size_t>(v)] = t;
+    out_.push_back(transpose(reader + ".to_nhwc", v, t, {0, 2, 3, 1}));
+    ++to_nhwc_;
+    return t;
+  }
+
+  // Whether anything but a converted convolution's X or residual reads y (or it is an output).
+  bool read_in_nchw(ir::ValueId y) const {
+    if (g_.value(y).is_graph_output) return true;
+    for (const ir::Use& u : index_.uses(y)) {
+      const ir::Node& r = g_.nodes[static_cast<size_t>(u.node)];
+      const bool activation = u.input == 0 || u.input == static_cast<int>(kResidualInput);
+      if (!convert_[static_cast<size_t>(u.node)] || !activation || r.op_type != "QConv") {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  ir::Node transpose(const std::string& hint, ir::ValueId in, ir::ValueId out,
+                     std::vector<int64_t> perm) {
+    ir::Node t;
+    std::string name = hint;
+    for (int i = 1; names_.count(name); ++i) name = fmt::format("{}__{}", hint, i);
+    names_.insert(name);
+    t.name = name;
+    t.op_type = "Transpose";
+    t.opset = static_cast<int>(g_.opset_imports.count("") ? g_.opset_imports.at("") : 13);
+    t.inputs = {in};
+    t.outputs = {out};
+    t.attrs.set("perm", std::move(perm));
+    return t;
+  }
+
+  ir::Graph& g_;
+  const ir::GraphIndex& index_;
+  const std::vector<bool>& convert_;
+  PassLog& log_;
+  std::vector<ir::ValueId> nhwc_;  // per value: its NHWC twin, or kNoValue
+  std::set<std::string> names_;
+  std::vector<ir::Node> out_;
+  int converted_ = 0, to_nhwc_ = 0, from_nhwc_ = 0;
+};
+
+Status run(ir::Graph& g, PassContext& ctx) {
+  if (!ctx.runs_blocked) return Status::ok();
+  const ir::GraphIndex index(g);
+  const size_t count = g.nodes.size();
+  std::vector<bool> cand(count);
+  for (size_t i = 0; i < count; ++i) cand[i] = is_candidate(g, g.nodes[i], ctx);
+  Chains chains(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (!cand[i]) continue;
+    for (size_t k : activation_inputs(g.nodes[i])) {
+      const int p = index.producer(g.nodes[i].inputs[k]);
+      if (p >= 0 && cand[static_cast<size_t>(p)]) chains.join(i, static_cast<size_t>(p));
+    }
+  }
+  std::vector<int64_t> size(count, 0);
+  for (size_t i = 0; i < count; ++i) {
+    if (cand[i]) ++size[chains.root(i)];
+  }
+  std::vector<bool> convert(count, false);
+  bool any = false;
+  for (size_t i = 0; i < count; ++i) {
+    convert[i] = cand[i] && size[chains.root(i)] >= kMinChain;
+    any = any || convert[i];
+  }
+  if (!any) return Status::ok();
+  Rewriter rw(g, index, convert, ctx.log);
+  for (size_t i = 0; i < count; ++i) {
+    if (convert[i]) {
+      rw.convert(g.nodes[i]);
+    } else {
+      rw.keep(g.nodes[i]);
+    }
+  }
+  rw.finish();
+  return Status::ok();
+}
+
+}  // namespace
+
+const PassDef& qconv_nhwc_pass() {
+  static const PassDef def{
+      kName, "chains of uint8 QConv a tactic runs channels-last -> QConvNhwc between Transposes",
+      run};
+  return def;
+}
+
+}  // namespace kiln::passes

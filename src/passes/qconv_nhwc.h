@@ -1,0 +1,26 @@
+#pragma once
+// qconv_nhwc: chains of INT8 convolutions (kiln.QConv between uint8 tensors) run channels-last,
+// as kiln.QConvNhwc, with a Transpose where a chain begins and ends.
+//
+// On NHWC each pixel's channels are contiguous, so a kernel can broadcast the input's 4-channel
+// quads straight from the tensor with the output channels in the vector lanes, and packs nothing
+// per inference; kiln's NCHW INT8 kernel interleaves four channel planes into panels first. On a
+// Zen 5 host (2026-12-07, kernel bench, interleaved) ResNet-50's INT8 convolutions took 1.18x /
+// 1.27x (1 / 2 threads) as long on kiln's NCHW kernel as on oneDNN's NHWC one.
+//
+// A QConv is a candidate when its output is uint8 (a uint8 residual or none) and a tactic runs it
+// as QConvNhwc (PassContext::runs_blocked, asked with the would-be node; no callback: no
+// conversion). Candidates connected through the tensors one writes and another reads form
+// chains; a chain of at least two convolutions converts, its outside inputs transposed to NHWC
+// once each and its outputs read outside transposed back to NCHW. A lone convolution would pay
+// two transposes for one layer (ResNet-50's stem, whose output goes to a max pool, stays NCHW).
+//
+// Runs among the layout passes, after INT8 lowering (passes/pipeline.h).
+
+#include "passes/pass.h"
+
+namespace kiln::passes {
+
+const PassDef& qconv_nhwc_pass();
+
+}  // namespace kiln::passes
