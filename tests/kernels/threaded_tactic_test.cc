@@ -115,6 +115,24 @@ TEST(ThreadedTactics, PoolingSplitsOutputRows) {
 
 // Slices and broadcasts split their outermost axis (each above the grain, with a tail part);
 // transposes, given a pool, stay on one thread.
+// The byte transpose's parts cross images (3 images of 196 16-row blocks; 2 of 4).
+TEST(ThreadedTactics, ByteTransposesSplitBlocksAcrossImages) {
+  for (int threads : {2, 3}) {
+    Tensor x(DType::kU8, {3, 64, 56, 56});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<uint8_t>()[i] = static_cast<uint8_t>(i * 7);
+    expect_threaded_matches_reference(
+        "transpose.nchw_nhwc.bytes.sse2",
+        {.op_type = "Transpose", .attrs = attrs({{"perm", Ints{0, 2, 3, 1}}}), .inputs = {in(x)}},
+        threads);
+    Tensor y(DType::kU8, {2, 56, 56, 64});
+    for (int64_t i = 0; i < y.numel(); ++i) y.data<uint8_t>()[i] = static_cast<uint8_t>(i * 5);
+    expect_threaded_matches_reference(
+        "transpose.nchw_nhwc.bytes.sse2",
+        {.op_type = "Transpose", .attrs = attrs({{"perm", Ints{0, 3, 1, 2}}}), .inputs = {in(y)}},
+        threads);
+  }
+}
+
 TEST(ThreadedTactics, StridedCopiesSplitTheirOutermostAxis) {
   for (int threads : {2, 3}) {
     OpCase t{.op_type = "Transpose",
