@@ -10,6 +10,8 @@ namespace kiln::testing {
 namespace onednn_qconv_test {
 
 constexpr char kTactic[] = "onednn.qconv_nhwc.u8s8";
+// oneDNN's first implementation and its jit_int8 kernels (the tuner times both).
+const char* const kTactics[] = {kTactic, "onednn.qconv_nhwc_jit.u8s8"};
 constexpr int64_t kToNhwc[] = {0, 2, 3, 1};
 
 Tensor to_nhwc(const Tensor& t) {
@@ -39,12 +41,14 @@ std::vector<ConvGeom> geometries() {
 }
 
 void expect_nhwc_matches(const OpCase& c) {
-  SCOPED_TRACE(case_text(c));
   auto want = run_op(c);
   ASSERT_TRUE(want.is_ok()) << want.status().to_string();
-  auto got = run_tactic(kTactic, c);
-  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
-  EXPECT_EQ(compare_quant(got->outputs[0], (*want)[0], kQuantFloatTol), "");
+  for (const char* tactic : kTactics) {
+    SCOPED_TRACE(std::string(tactic) + " on " + case_text(c));
+    auto got = run_tactic(tactic, c);
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    EXPECT_EQ(compare_quant(got->outputs[0], (*want)[0], kQuantFloatTol), "");
+  }
 }
 
 TEST(QConvNhwcOp, IsQConvOnTransposedTensors) {

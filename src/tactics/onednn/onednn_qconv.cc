@@ -93,9 +93,16 @@ std::string epilogue_why_not(const LayerSpec& spec) {
   return "";
 }
 
+// Which of oneDNN's implementations a tactic runs: the one it lists first (brgconv on AVX-512
+// VNNI), or the first of its older jit_int8 kernels, which took 0.8-1.0x brgconv's time on some of
+// ResNet-50's 1x1 layers with their memory out of the caches (2026-12-07, Zen 5, 2 threads) and
+// more on others: the tuner times both.
+enum class QImpl { kFirst, kJit };
+
 class QConvNhwcKernel final : public LayerKernel {
  public:
-  explicit QConvNhwcKernel(const LayerSpec& spec) : node_(*spec.node), prepacked_(spec.prepacked) {
+  QConvNhwcKernel(const LayerSpec& spec, QImpl impl)
+      : node_(*spec.node), prepacked_(spec.prepacked), impl_(impl) {
     if (const Tensor* w = spec.constant(1)) weights_ = *w;
     w_scale_ = *spec.constant(kQWScaleInput);
     if (const Tensor* b = spec.constant(kQBiasInput)) bias_in_ = *b;
@@ -201,11 +208,20 @@ class QConvNhwcKernel final : public LayerKernel {
         memory::desc(s.src, dt::u8, tag::nhwc), memory::desc(s.weights, dt::s8, tag::any),
         memory::desc(s.bias, dt::f32, tag::x), memory::desc(s.dst, dt::u8, tag::nhwc), s.strides,
         s.dilates, s.pad_l, s.pad_r);
-    return dnnl::convolution_forward::primitive_desc(desc, *a, cpu_engine());
+    dnnl::convolution_forward::primitive_desc pd(desc, *a, cpu_engine());
+    if (impl_ == QImpl::kJit) {
+      while (!std::string_view(pd.impl_info_str()).starts_with("jit_int8")) {
+        if (!pd.next_impl()) {
+          throw dnnl::error(dnnl_unimplemented, "oneDNN has no jit_int8 kernel for this layer");
+        }
+      }
+    }
+    return pd;
   }
 
   const ir::Node& node_;
   const Tensor* prepacked_;
+  QImpl impl_;
   Tensor weights_, w_scale_, bias_in_;
   bool residual_ = false;
   QConvShapes shapes_;
@@ -220,7 +236,8 @@ constexpr size_t kQConvWeightsInput[] = {1};
 
 class QConvNhwcTactic final : public OnednnTactic {
  public:
-  QConvNhwcTactic() : OnednnTactic("onednn.qconv_nhwc.u8s8", "kiln", "QConvNhwc") {}
+  QConvNhwcTactic(std::string_view name, QImpl impl)
+      : OnednnTactic(name, "kiln", "QConvNhwc"), impl_(impl) {}
   // Measured where oneDNN has its VNNI kernels (the layout pass asks for it through this).
   uint64_t required_features() const override { return kIsaAvx512Vnni; }
   // The sum post-op adds what Y holds (the residual, copied there unless it is Y).
@@ -232,20 +249,28 @@ class QConvNhwcTactic final : public OnednnTactic {
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
     if (spec.prepacked != nullptr)
       KILN_RETURN_IF_ERROR(check_stored_weights(*spec.node, *spec.prepacked));
-    return std::unique_ptr<LayerKernel>(std::make_unique<QConvNhwcKernel>(spec));
+    return std::unique_ptr<LayerKernel>(std::make_unique<QConvNhwcKernel>(spec, impl_));
   }
   Result<Tensor> prepack(const LayerSpec& spec) const override {
     LayerSpec own = spec;
     own.prepacked = nullptr;
-    return QConvNhwcKernel(own).prepack(own);
+    return QConvNhwcKernel(own, impl_).prepack(own);
   }
   std::span<const size_t> packed_inputs() const override { return kQConvWeightsInput; }
+
+ private:
+  QImpl impl_;
 };
 
 }  // namespace
 
 const Tactic& qconv_nhwc_tactic() {
-  static const QConvNhwcTactic tactic;
+  static const QConvNhwcTactic tactic("onednn.qconv_nhwc.u8s8", QImpl::kFirst);
+  return tactic;
+}
+
+const Tactic& qconv_nhwc_jit_tactic() {
+  static const QConvNhwcTactic tactic("onednn.qconv_nhwc_jit.u8s8", QImpl::kJit);
   return tactic;
 }
 

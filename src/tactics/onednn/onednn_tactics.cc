@@ -16,7 +16,8 @@ std::span<const Tactic* const> onednn_tactics() {
                                           &conv_winograd_slices_tactic(),
                                           &fused_conv_winograd_slices_tactic(),
                                           &conv_nchw16c_winograd_tactic(),
-                                          &qconv_nhwc_tactic()};
+                                          &qconv_nhwc_tactic(),
+                                          &qconv_nhwc_jit_tactic()};
   return tactics;
 }
 

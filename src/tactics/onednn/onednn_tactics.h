@@ -29,6 +29,7 @@ const Tactic& matmul_tactic();                 // "onednn.matmul.f32"      MatMu
 const Tactic& gemm_tactic();                   // "onednn.gemm.f32"        Gemm
 const Tactic& fused_gemm_tactic();             // "onednn.fused_gemm.f32"  kiln.FusedGemm
 // kiln.QConvNhwc: oneDNN's int8 convolution on uint8 NHWC tensors (onednn_qconv.cc).
-const Tactic& qconv_nhwc_tactic();  // "onednn.qconv_nhwc.u8s8"
+const Tactic& qconv_nhwc_tactic();      // "onednn.qconv_nhwc.u8s8": oneDNN's first implementation
+const Tactic& qconv_nhwc_jit_tactic();  // "onednn.qconv_nhwc_jit.u8s8": its jit_int8 kernels
 
 }  // namespace kiln::tactics::onednn
