@@ -11,9 +11,11 @@
 // A QConv is a candidate when its output is uint8 (a uint8 residual or none) and a tactic runs it
 // as QConvNhwc (PassContext::runs_blocked, asked with the would-be node; no callback: no
 // conversion). Candidates connected through the tensors one writes and another reads form
-// chains; a chain of at least two convolutions converts, its outside inputs transposed to NHWC
-// once each and its outputs read outside transposed back to NCHW. A lone convolution would pay
-// two transposes for one layer (ResNet-50's stem, whose output goes to a max pool, stays NCHW).
+// chains. A chain converts when it has at least four convolutions per transpose it needs (its
+// outside inputs are transposed to NHWC once each, its outputs read outside back to NCHW):
+// ResNet-50's 51 layers from layer1 to layer4 take 3 (its stem, whose output goes to a max pool,
+// stays NCHW); MobileNetV2's 1x1 layers, between depthwise layers that are not candidates, form
+// pairs that would each pay two or three, and stay NCHW.
 //
 // Runs among the layout passes, after INT8 lowering (passes/pipeline.h).
 

@@ -97,13 +97,17 @@ size_t count(const Ops& ops, const std::string& op) {
   return static_cast<size_t>(std::count(ops.begin(), ops.end(), op));
 }
 
-// A bottleneck block: x -> a (1x1) -> b (3x3) -> c (1x1, + x) -> y, and a MaxPool on y.
-ir::Graph block(bool pool_after) {
+// `blocks` bottleneck blocks: x -> a (1x1) -> b (3x3) -> c (1x1, + x) -> the next block's x, and a
+// MaxPool on the last output.
+ir::Graph block(bool pool_after, int blocks = 3) {
   Builder b;
-  const ir::ValueId x = b.input("x", {1, 16, 7, 9});
-  const ir::ValueId a = b.qconv("a", x, 16, 8, 1);
-  const ir::ValueId m = b.qconv("b", a, 8, 8, 3);
-  const ir::ValueId y = b.qconv("c", m, 8, 16, 1, x);
+  ir::ValueId y = b.input("x", {1, 16, 7, 9});
+  for (int i = 0; i < blocks; ++i) {
+    const std::string s = i + 1 == blocks ? "" : std::to_string(i);
+    const ir::ValueId a = b.qconv("a" + s, y, 16, 8, 1);
+    const ir::ValueId m = b.qconv("b" + s, a, 8, 8, 3);
+    y = b.qconv("c" + s, m, 8, 16, 1, y);
+  }
   if (!pool_after) return b.finish({y});
   const ir::ValueId p = b.g.add_value("p");
   ir::Node pool{.name = "pool", .op_type = "MaxPool", .inputs = {y}, .outputs = {p}};
@@ -118,12 +122,13 @@ TEST(QConvNhwc, AChainRunsChannelsLastBetweenTwoTransposes) {
   passes::PassLog log;
   const ir::Graph before = block(/*pool_after=*/true);
   const ir::Graph after = run(before, log);
-  EXPECT_EQ(op_types(after), (Ops{"Transpose", "kiln.QConvNhwc", "kiln.QConvNhwc", "kiln.QConvNhwc",
-                                  "Transpose", "MaxPool"}))
-      << after.dump();
-  // x is transposed once for both of its readers (a's X and c's residual).
+  const Ops ops = op_types(after);
+  EXPECT_EQ(ops.front(), "Transpose") << after.dump();
+  EXPECT_EQ(count(ops, "kiln.QConvNhwc"), 9u) << after.dump();
+  EXPECT_EQ((Ops{ops.end() - 2, ops.end()}), (Ops{"Transpose", "MaxPool"})) << after.dump();
+  // x is transposed once for both of its readers (a0's X and c0's residual).
   EXPECT_EQ(log.entries().back().message,
-            "3 INT8 convolutions run channels-last; 1 transposes in, 1 out");
+            "9 INT8 convolutions run channels-last; 1 transposes in, 1 out");
   testing::expect_same_outputs(before, after, {}, {0, 0});
 }
 
@@ -135,6 +140,14 @@ TEST(QConvNhwc, AGraphOutputIsTransposedBack) {
   EXPECT_EQ(count(op_types(after), "Transpose"), 2u) << after.dump();
   EXPECT_NE(after.find_value("c_y"), ir::kNoValue);  // the output keeps its name
   testing::expect_same_outputs(before, after, {}, {0, 0});
+}
+
+TEST(QConvNhwc, AChainWithFewerThanFourConvolutionsPerTransposeStaysNchw) {
+  KILN_REQUIRE_ONEDNN_QCONV();
+  passes::PassLog log;
+  const ir::Graph before = block(/*pool_after=*/true, /*blocks=*/2);  // 6 convolutions, 2 moves
+  const ir::Graph after = run(before, log);
+  EXPECT_EQ(count(op_types(after), "kiln.QConvNhwc"), 0u) << after.dump();
 }
 
 TEST(QConvNhwc, ALoneConvolutionAndAFloatOutputStayNchw) {
