@@ -82,7 +82,7 @@ TEST(X86Tactics, HaveUniqueNamesFeaturesAndTheKilnSource) {
     EXPECT_TRUE(names.insert(t->name()).second) << "duplicate tactic name " << t->name();
     EXPECT_EQ(find_tactic(t->name()), t) << t->name();
     EXPECT_FALSE(t->allocates()) << t->name();
-    EXPECT_NE(t->required_features(), 0u) << t->name() << " needs AVX2 or AVX-512";
+    EXPECT_NE(t->required_features(), 0u) << t->name() << " names the x86 features it needs";
     EXPECT_EQ(t->source(), "kiln") << t->name();
   }
   for (const char* name :

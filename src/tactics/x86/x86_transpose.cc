@@ -74,6 +74,9 @@ class TransposeBytesTactic final : public Tactic {
  public:
   std::string_view name() const override { return "transpose.nchw_nhwc.bytes.sse2"; }
   std::string_view op_type() const override { return "Transpose"; }
+  // SSE2 only, which every x86-64 CPU has: the floor kiln's x86 tactics name (KILN_MAX_ISA=sse4_2
+  // keeps it).
+  uint64_t required_features() const override { return kIsaSse4_2; }
   std::string why_not(const LayerSpec& spec) const override {
     if (dtype_size(spec.inputs[0].dtype) != 1) return "moves 1-byte elements only";
     const std::vector<int64_t> perm = spec.node->attrs.get_ints("perm");
