@@ -121,26 +121,19 @@ Result<int32_t> zero_attr(const NodeContext& ctx, std::string_view name, bool re
 
 // --- QConv ---------------------------------------------------------------------------------------
 
+// QConv's and QConvNhwc's checks after X's rank: the quantization attributes, the activation, Y
+// (the convolution of x_nchw, X as NCHW; laid out as NHWC when `nhwc`), the channel vectors, the
+// residual and the depth.
+Status infer_qconv_output(InferContext& ctx, const ir::TensorDesc& x_nchw, bool nhwc);
+
 Status infer_qconv(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input(ctx, 0, "X", DType::kU8, false));
   KILN_RETURN_IF_ERROR(check_input(ctx, 1, "W", DType::kI8, true));
   const ir::TensorDesc& x = ctx.input(0);
-  const ir::TensorDesc& w = ctx.input(1);
   if (x.has_rank() && (x.rank() < 3 || x.rank() > 5)) {
     return ctx.unsupported("{} must be [N, C, D1..Dk] with 1, 2 or 3 spatial dims", named("X", x));
   }
-  const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
-  KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "x", z_u8));
-  KILN_RETURN_IF_ERROR(read_activation(ctx).status());
-  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y, conv_output_desc(ctx, x, w, nullptr, output_dtype(q)));
-  const ir::Dim m = w.has_rank() ? w.dim(0) : ir::Dim::unknown();
-  KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m));
-  if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "B", m));
-  if (ctx.has_input(4)) KILN_RETURN_IF_ERROR(check_z(ctx, 4, y));
-  const Tensor& wv = *ctx.input_value(1);
-  KILN_RETURN_IF_ERROR(check_depth(ctx, wv.dim(0) == 0 ? 0 : wv.numel() / wv.dim(0), w));
-  ctx.set_output(0, std::move(y));
-  return Status::ok();
+  return infer_qconv_output(ctx, x, /*nhwc=*/false);
 }
 
 // The reference kernel's epilogue for the node's attributes and inputs (scales at
@@ -212,16 +205,20 @@ Status infer_qconv_nhwc(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input(ctx, 0, "X", DType::kU8, false));
   KILN_RETURN_IF_ERROR(check_input(ctx, 1, "W", DType::kI8, true));
   const ir::TensorDesc& x = ctx.input(0);
-  const ir::TensorDesc& w = ctx.input(1);
   if (x.has_rank() && x.rank() != 4) {
     return ctx.unsupported("{} must be [N, H, W, C]", named("X", x));
   }
+  return infer_qconv_output(ctx, permuted(x, kNhwcToNchw), /*nhwc=*/true);
+}
+
+Status infer_qconv_output(InferContext& ctx, const ir::TensorDesc& x_nchw, bool nhwc) {
+  const ir::TensorDesc& w = ctx.input(1);
   const bool z_u8 = ctx.has_input(4) && ctx.input(4).dtype == DType::kU8;
   KILN_ASSIGN_OR_RETURN(const QuantAttrs q, read_quant_attrs(ctx, "x", z_u8));
   KILN_RETURN_IF_ERROR(read_activation(ctx).status());
-  KILN_ASSIGN_OR_RETURN(const ir::TensorDesc y_nchw, conv_output_desc(ctx, permuted(x, kNhwcToNchw),
-                                                                      w, nullptr, output_dtype(q)));
-  ir::TensorDesc y = permuted(y_nchw, kNchwToNhwc);
+  KILN_ASSIGN_OR_RETURN(ir::TensorDesc y,
+                        conv_output_desc(ctx, x_nchw, w, nullptr, output_dtype(q)));
+  if (nhwc) y = permuted(y, kNchwToNhwc);
   const ir::Dim m = w.has_rank() ? w.dim(0) : ir::Dim::unknown();
   KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 2, "W_scale", m));
   if (ctx.has_input(3)) KILN_RETURN_IF_ERROR(check_channel_vector(ctx, 3, "B", m));
