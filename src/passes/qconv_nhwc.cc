@@ -151,6 +151,31 @@ class Rewriter {
   int converted_ = 0, to_nhwc_ = 0, from_nhwc_ = 0;
 };
 
+// Says which chains stay NCHW and why, so that a build log explains an INT8 model that did not
+// convert (the largest such chain names its first convolution).
+void log_kept(const ir::Graph& g, Chains& chains, const std::vector<bool>& cand,
+              const std::vector<bool>& convert, const std::vector<int64_t>& convs,
+              const std::vector<std::set<ir::ValueId>>& moved, PassLog& log) {
+  int kept = 0;
+  int64_t kept_convs = 0;
+  size_t largest = 0;
+  std::set<size_t> seen;
+  for (size_t i = 0; i < cand.size(); ++i) {
+    const size_t root = chains.root(i);
+    if (!cand[i] || convert[i] || !seen.insert(root).second) continue;
+    ++kept;
+    kept_convs += convs[root];
+    if (kept == 1 || convs[root] > convs[chains.root(largest)]) largest = i;
+  }
+  if (kept == 0) return;
+  const size_t root = chains.root(largest);
+  log.add(kName, fmt::format("kept {} chain(s) of {} INT8 convolution(s) NCHW: fewer than {} per "
+                             "transpose they would need (largest: '{}', {} convolution(s), {} "
+                             "transpose(s))",
+                             kept, kept_convs, kConvsPerTranspose, g.nodes[largest].name,
+                             convs[root], moved[root].size()));
+}
+
 Status run(ir::Graph& g, PassContext& ctx) {
   if (!ctx.runs_blocked) return Status::ok();
   const ir::GraphIndex index(g);
@@ -195,6 +220,7 @@ Status run(ir::Graph& g, PassContext& ctx) {
                  convs[root] >= kConvsPerTranspose * static_cast<int64_t>(moved[root].size());
     any = any || convert[i];
   }
+  log_kept(g, chains, cand, convert, convs, moved, ctx.log);
   if (!any) return Status::ok();
   Rewriter rw(g, index, convert, ctx.log);
   for (size_t i = 0; i < count; ++i) {

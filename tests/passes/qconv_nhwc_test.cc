@@ -148,6 +148,10 @@ TEST(QConvNhwc, AChainWithFewerThanFourConvolutionsPerTransposeStaysNchw) {
   const ir::Graph before = block(/*pool_after=*/true, /*blocks=*/2);  // 6 convolutions, 2 moves
   const ir::Graph after = run(before, log);
   EXPECT_EQ(count(op_types(after), "kiln.QConvNhwc"), 0u) << after.dump();
+  ASSERT_FALSE(log.entries().empty());
+  EXPECT_EQ(log.entries().back().message,
+            "kept 1 chain(s) of 6 INT8 convolution(s) NCHW: fewer than 4 per transpose they would "
+            "need (largest: 'a0', 6 convolution(s), 2 transpose(s))");
 }
 
 TEST(QConvNhwc, ALoneConvolutionAndAFloatOutputStayNchw) {
