@@ -66,6 +66,20 @@ std::vector<size_t> activation_inputs(const ir::Node& n) {
   return in;
 }
 
+// Whether anything reads y other than a chain member's X or residual (in_chain(node index)), or y
+// is a graph output: y then needs a transpose back to NCHW. The chain count in run() and the
+// rewrite both ask it, so they cannot disagree.
+template <class InChain>
+bool read_outside(const ir::Graph& g, const ir::GraphIndex& index, ir::ValueId y,
+                  InChain&& in_chain) {
+  if (g.value(y).is_graph_output) return true;
+  for (const ir::Use& u : index.uses(y)) {
+    const bool activation = u.input == 0 || u.input == static_cast<int>(kResidualInput);
+    if (!activation || !in_chain(static_cast<size_t>(u.node))) return true;
+  }
+  return false;
+}
+
 class Rewriter {
  public:
   Rewriter(ir::Graph& g, const ir::GraphIndex& index, const std::vector<bool>& convert,
@@ -113,17 +127,8 @@ class Rewriter {
     return t;
   }
 
-  // Whether anything but a converted convolution's X or residual reads y (or it is an output).
   bool read_in_nchw(ir::ValueId y) const {
-    if (g_.value(y).is_graph_output) return true;
-    for (const ir::Use& u : index_.uses(y)) {
-      const ir::Node& r = g_.nodes[static_cast<size_t>(u.node)];
-      const bool activation = u.input == 0 || u.input == static_cast<int>(kResidualInput);
-      if (!convert_[static_cast<size_t>(u.node)] || !activation || r.op_type != "QConv") {
-        return true;
-      }
-    }
-    return false;
+    return read_outside(g_, index_, y, [&](size_t r) { return static_cast<bool>(convert_[r]); });
   }
 
   ir::Node transpose(const std::string& hint, ir::ValueId in, ir::ValueId out,
@@ -204,13 +209,9 @@ Status run(ir::Graph& g, PassContext& ctx) {
       }
     }
     const ir::ValueId y = g.nodes[i].outputs[0];
-    bool outside = g.value(y).is_graph_output;
-    for (const ir::Use& u : index.uses(y)) {
-      const auto r = static_cast<size_t>(u.node);
-      const bool activation = u.input == 0 || u.input == static_cast<int>(kResidualInput);
-      outside = outside || !cand[r] || !activation || chains.root(r) != root;
+    if (read_outside(g, index, y, [&](size_t r) { return cand[r] && chains.root(r) == root; })) {
+      moved[root].insert(y);
     }
-    if (outside) moved[root].insert(y);
   }
   std::vector<bool> convert(count, false);
   bool any = false;
