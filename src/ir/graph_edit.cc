@@ -32,6 +32,17 @@ std::string unique_value_name(const Graph& graph, std::string_view hint) {
   }
 }
 
+NodeNames::NodeNames(const Graph& graph) {
+  for (const Node& n : graph.nodes) taken_.insert(n.name);
+}
+
+std::string NodeNames::take(std::string_view hint, std::string_view sep) {
+  std::string name(hint);
+  for (int k = 1; taken_.count(name) != 0; ++k) name = fmt::format("{}{}{}", hint, sep, k);
+  taken_.insert(name);
+  return name;
+}
+
 ValueId add_constant(Graph& graph, std::string_view hint, Tensor value) {
   const ValueId id = graph.add_value(unique_value_name(graph, hint),
                                      TensorDesc::of_dims(value.dtype(), value.dims()));

@@ -3,6 +3,7 @@
 // Graph::nodes/values by hand, so that every rewrite keeps the graph's invariants (one producer
 // per value, topological order, unique value names).
 
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,19 @@ class GraphIndex {
 
 // A value name not used yet in the graph, derived from `hint` ("conv1_w" -> "conv1_w__1").
 std::string unique_value_name(const Graph& graph, std::string_view hint);
+
+// Node names a pass may still give: those of the graph's nodes when made, and each taken since.
+// A pass that builds nodes before putting them in the graph names them here, so two new nodes
+// with one hint cannot clash either.
+class NodeNames {
+ public:
+  explicit NodeNames(const Graph& graph);
+  // `hint` if free, else the first free "<hint><sep><k>" (k = 1, 2, ...); taken from then on.
+  std::string take(std::string_view hint, std::string_view sep = "__");
+
+ private:
+  std::set<std::string, std::less<>> taken_;
+};
 
 // Adds a constant (initializer) value with a unique name derived from `hint`.
 ValueId add_constant(Graph& graph, std::string_view hint, Tensor value);

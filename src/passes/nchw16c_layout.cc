@@ -252,9 +252,8 @@ ir::TensorDesc blocked_desc(const ir::TensorDesc& plain, int64_t channels) {
 
 class Rewriter {
  public:
-  Rewriter(ir::Graph& g, PassLog& log) : g_(g), log_(log), blocked_(g.values.size(), ir::kNoValue) {
-    for (const ir::Node& n : g.nodes) names_.insert(n.name);
-  }
+  Rewriter(ir::Graph& g, PassLog& log)
+      : g_(g), log_(log), blocked_(g.values.size(), ir::kNoValue), names_(g) {}
 
   // v's blocked twin, made by a ToNchw16c (appended to out_) the first time it is asked for.
   ir::ValueId blocked_of(ir::ValueId v, int64_t channels, const std::string& reader) {
@@ -322,7 +321,7 @@ class Rewriter {
   ir::Node reorder(const std::string& name_hint, std::string_view op, ir::ValueId in,
                    ir::ValueId out) {
     ir::Node r;
-    r.name = unique_node_name(name_hint);
+    r.name = names_.take(name_hint);
     r.op_type = op;
     r.domain = ops::kKilnDomain;
     r.opset = ops::kKilnOpset;
@@ -331,17 +330,10 @@ class Rewriter {
     return r;
   }
 
-  std::string unique_node_name(const std::string& hint) {
-    std::string name = hint;
-    for (int i = 1; names_.count(name); ++i) name = fmt::format("{}__{}", hint, i);
-    names_.insert(name);
-    return name;
-  }
-
   ir::Graph& g_;
   PassLog& log_;
   std::vector<ir::ValueId> blocked_;  // per plain value: its blocked twin, or kNoValue
-  std::set<std::string> names_;
+  ir::NodeNames names_;
   std::vector<ir::Node> out_;
   int converted_ = 0, to_blocked_ = 0, from_blocked_ = 0;
 };

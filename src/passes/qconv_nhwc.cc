@@ -84,9 +84,12 @@ class Rewriter {
  public:
   Rewriter(ir::Graph& g, const ir::GraphIndex& index, const std::vector<bool>& convert,
            PassLog& log)
-      : g_(g), index_(index), convert_(convert), log_(log), nhwc_(g.values.size(), ir::kNoValue) {
-    for (const ir::Node& n : g.nodes) names_.insert(n.name);
-  }
+      : g_(g),
+        index_(index),
+        convert_(convert),
+        log_(log),
+        nhwc_(g.values.size(), ir::kNoValue),
+        names_(g) {}
 
   void convert(const ir::Node& conv) {
     ir::Node n = as_nhwc(conv);
@@ -134,10 +137,7 @@ class Rewriter {
   ir::Node transpose(const std::string& hint, ir::ValueId in, ir::ValueId out,
                      std::vector<int64_t> perm) {
     ir::Node t;
-    std::string name = hint;
-    for (int i = 1; names_.count(name); ++i) name = fmt::format("{}__{}", hint, i);
-    names_.insert(name);
-    t.name = name;
+    t.name = names_.take(hint);
     t.op_type = "Transpose";
     t.opset = static_cast<int>(g_.opset_imports.count("") ? g_.opset_imports.at("") : 13);
     t.inputs = {in};
@@ -151,7 +151,7 @@ class Rewriter {
   const std::vector<bool>& convert_;
   PassLog& log_;
   std::vector<ir::ValueId> nhwc_;  // per value: its NHWC twin, or kNoValue
-  std::set<std::string> names_;
+  ir::NodeNames names_;
   std::vector<ir::Node> out_;
   int converted_ = 0, to_nhwc_ = 0, from_nhwc_ = 0;
 };

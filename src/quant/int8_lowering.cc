@@ -173,9 +173,7 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs, int we
 
 InputQuantizer::InputQuantizer(ir::Graph& graph, const ir::GraphIndex& index,
                                const RangeTable& ranges)
-    : graph_(graph), index_(index), ranges_(ranges) {
-  for (const ir::Node& n : graph.nodes) node_names_.insert(n.name);
-}
+    : graph_(graph), index_(index), ranges_(ranges), node_names_(graph) {}
 
 Status InputQuantizer::check(ir::ValueId v) const {
   const ir::Value& value = graph_.value(v);
@@ -208,10 +206,7 @@ std::pair<ir::ValueId, Uint8Encoding> InputQuantizer::quantized(ir::ValueId v, i
                                             Tensor::scalar(static_cast<uint8_t>(enc.zero_point)));
   const ir::ValueId out = add_uint8_value(graph_, v);
   ir::Node q;
-  q.name = name + "/QuantizeLinear";
-  for (int k = 1; node_names_.count(q.name); ++k)
-    q.name = fmt::format("{}/QuantizeLinear_{}", name, k);
-  node_names_.insert(q.name);
+  q.name = node_names_.take(name + "/QuantizeLinear", "_");
   q.op_type = "QuantizeLinear";
   q.opset = 13;
   q.inputs = {v, scale, zero};

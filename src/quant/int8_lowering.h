@@ -42,7 +42,7 @@ class InputQuantizer {
   const RangeTable& ranges_;
   std::map<ir::ValueId, std::pair<ir::ValueId, Uint8Encoding>> done_;
   std::map<int, std::vector<ir::Node>> inserted_;
-  std::set<std::string> node_names_;
+  ir::NodeNames node_names_;
 };
 
 // Conv / kiln.FusedConv -> kiln.QConv; Gemm / kiln.FusedGemm / MatMul with constant weights ->

@@ -39,9 +39,7 @@ QdqActivationEncoding qdq_activation_encoding(const TensorRange& r, bool nonnega
 class QdqWriter {
  public:
   QdqWriter(ir::Graph& g, const RangeTable& ranges, QdqActivationType type)
-      : g_(g), index_(g), values_(g.values.size()), ranges_(ranges), type_(type) {
-    for (const ir::Node& n : g.nodes) node_names_.insert(n.name);
-  }
+      : g_(g), index_(g), values_(g.values.size()), ranges_(ranges), type_(type), node_names_(g) {}
 
   // The dequantized version of activation `x` and its scale; one Q -> DQ per tensor.
   Result<std::pair<ir::ValueId, float>> activation(ir::ValueId x) {
@@ -149,9 +147,7 @@ class QdqWriter {
   ir::Node make_node(std::string_view op, const std::string& tensor,
                      std::vector<ir::ValueId> inputs, ir::ValueId output) {
     ir::Node n;
-    n.name = fmt::format("{}_{}", tensor, op);
-    for (int k = 1; node_names_.count(n.name); ++k) n.name = fmt::format("{}_{}_{}", tensor, op, k);
-    node_names_.insert(n.name);
+    n.name = node_names_.take(fmt::format("{}_{}", tensor, op), "_");
     n.op_type = std::string(op);
     n.opset = static_cast<int>(g_.opset_imports[""]);
     n.inputs = std::move(inputs);
@@ -165,7 +161,7 @@ class QdqWriter {
   const RangeTable& ranges_;
   const QdqActivationType type_;
   QdqReport report_;
-  std::set<std::string> node_names_;
+  ir::NodeNames node_names_;
   std::vector<ir::Node> constants_;
   std::map<int, std::vector<ir::Node>> after_;
   std::map<ir::ValueId, std::pair<ir::ValueId, float>> pairs_;

@@ -60,5 +60,16 @@ TEST(GraphEdit, UniqueNamesAndOrigins) {
   EXPECT_EQ(conv.origins(), (std::vector<std::string>{"r1", "n1", "abs1"}));
 }
 
+TEST(GraphEdit, NodeNamesNeverGiveOneNameTwice) {
+  ir::Graph g = testing::import_model(chain());
+  ir::NodeNames names(g);
+  EXPECT_EQ(names.take("n1"), "n1__1");  // the graph's node
+  EXPECT_EQ(names.take("n1"), "n1__2");  // and the one just named
+  EXPECT_EQ(names.take("fresh"), "fresh");
+  EXPECT_EQ(names.take("fresh"), "fresh__1");
+  EXPECT_EQ(names.take("r1", "_"), "r1_1");
+  EXPECT_EQ(names.take("r1", "_"), "r1_2");
+}
+
 }  // namespace graph_edit_test
 }  // namespace kiln
