@@ -269,8 +269,9 @@ void dequantize_per_tensor(QIsa isa, const void* x, float scale, int32_t zero, b
 // cpu::max_pool2d's result and row numbering (kernels/cpu/pool.h), whole rows in vectors: the max
 // over the window's input rows into a zero-padded row buffer (uint8's lowest is 0, so padding
 // needs no test), then over the taps along it; stride 2 splits the buffer into its even and odd
-// bytes first, so every tap is one unaligned load. The portable form's per-row loops with scalar
-// tails cost more than the arithmetic on ResNet-50's 56-wide rows.
+// bytes first, so every tap is one unaligned load. Eight rows go through each step before the
+// next step, so no load meets a store still in flight. The portable form's per-row loops with
+// scalar tails cost more than the arithmetic on ResNet-50's 56-wide rows.
 
 // Bytes of the row buffer a layer needs; the kernel applies when stride_w is 1 or 2 and this is
 // at most kQMaxPoolBufBytes.
