@@ -353,6 +353,13 @@ Result<std::vector<BenchLayer>> bench_layers() {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(c.s));
     l.repeats = c.repeats;
     out.push_back(std::move(l));
+    if (c.s.kernel != 1 || c.s.stride != 1) continue;
+    // A 1x1 convolution on NHWC tensors is this GEMM: kiln's own kernel beside the oneDNN peer.
+    const std::string gemm =
+        fmt::format("{}.qgemm_nhwc_{}x{}x{}", c.s.model, c.s.hw * c.s.hw, c.s.c, c.s.k);
+    KILN_ASSIGN_OR_RETURN(BenchLayer g, qgemm(gemm.c_str(), c.s.hw * c.s.hw, c.s.c, c.s.k));
+    g.repeats = c.repeats;
+    out.push_back(std::move(g));
   }
   for (const ConvShape& s : kMobileNetDepthwise) {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));
