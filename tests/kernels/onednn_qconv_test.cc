@@ -109,5 +109,19 @@ TEST(OnednnQConvNhwc, RefusesWhatItCannotExpress) {
                   "one group");
 }
 
+TEST(OnednnQConvNhwc, NamesAChannelWithABiasButAZeroScale) {
+  // The bias goes to oneDNN in accumulator units (bias / (x_scale * w_scale)).
+  OpCase c = nhwc_case(ConvGeom{.cin = 8, .cout = 8}, {.out_u8 = true});
+  c.inputs[2].tensor->span<float>()[3] = 0.0f;
+  c.inputs[3].tensor->span<float>()[3] = 0.5f;
+  for (const char* tactic : kTactics) {
+    auto got = run_tactic(tactic, c);
+    ASSERT_FALSE(got.is_ok()) << tactic;
+    EXPECT_NE(got.status().message().find("channel 3 has a bias but a zero scale"),
+              std::string::npos)
+        << got.status().to_string();
+  }
+}
+
 }  // namespace onednn_qconv_test
 }  // namespace kiln::testing

@@ -115,6 +115,7 @@ class QConvNhwcKernel final : public LayerKernel {
     const std::optional<Dims> y = known_dims(spec.outputs[0], false);
     if (!x || !y || !weights_.defined()) return Tensor();
     KILN_ASSIGN_OR_RETURN(const QConvShapes s, qconv_shapes(node_, *x, weights_.dims(), *y));
+    KILN_RETURN_IF_ERROR(prepare_epilogue());
     OmpThreads threads(nullptr);
     try {
       return stored_weights(weights_.raw_data(), memory::desc(s.weights, dt::s8, tag::oihw),
@@ -126,6 +127,7 @@ class QConvNhwcKernel final : public LayerKernel {
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(shapes_, qconv_shapes(node_, in[0].dims, in[1].dims, out[0].dims));
+    KILN_RETURN_IF_ERROR(prepare_epilogue());
     OmpThreads threads(thread_pool());
     try {
       const auto pd = primitive_desc(shapes_);
@@ -162,16 +164,17 @@ class QConvNhwcKernel final : public LayerKernel {
     return exec_.execute();
   }
 
-  // The node's epilogue in oneDNN's terms (the file's comment); fills bias_ and the zero points.
-  Result<dnnl::primitive_attr> attr() {
+  // The node's output scales, bias (in accumulator units) and zero points in oneDNN's terms (the
+  // file's comment), for attr() and the bias and zero-point arguments.
+  Status prepare_epilogue() {
     const ir::Attributes& a = node_.attrs;
     const float x_scale = a.get_float("x_scale", 1.0f), y_scale = a.get_float("y_scale", 1.0f);
-    const int64_t m = w_scale_.numel();
-    std::vector<float> scales(static_cast<size_t>(m));
-    bias_.assign(static_cast<size_t>(m), 0.0f);
-    for (int64_t c = 0; c < m; ++c) {
+    const auto m = static_cast<size_t>(w_scale_.numel());
+    scales_.assign(m, 0.0f);
+    bias_.assign(m, 0.0f);
+    for (size_t c = 0; c < m; ++c) {
       const float s = x_scale * w_scale_.data<float>()[c];
-      scales[c] = s / y_scale;
+      scales_[c] = s / y_scale;
       const float b = bias_in_.defined() ? bias_in_.data<float>()[c] : 0.0f;
       if (b != 0.0f && s == 0.0f) {
         return layer_status(node_, fmt::format("channel {} has a bias but a zero scale", c));
@@ -180,8 +183,15 @@ class QConvNhwcKernel final : public LayerKernel {
     }
     x_zero_ = static_cast<int32_t>(a.get_int("x_zero_point", 0));
     y_zero_ = static_cast<int32_t>(a.get_int("y_zero_point", 0));
+    return Status::ok();
+  }
+
+  // The epilogue as a primitive_attr, from prepare_epilogue()'s scales.
+  dnnl::primitive_attr attr() const {
+    const ir::Attributes& a = node_.attrs;
+    const float y_scale = a.get_float("y_scale", 1.0f);
     dnnl::primitive_attr attr = base_attr();
-    attr.set_output_scales(2, scales);
+    attr.set_output_scales(2, scales_);
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     dnnl::post_ops ops;
@@ -201,14 +211,12 @@ class QConvNhwcKernel final : public LayerKernel {
 
  private:
   dnnl::convolution_forward::primitive_desc primitive_desc(const QConvShapes& s) {
-    Result<dnnl::primitive_attr> a = attr();
-    if (!a.is_ok()) throw dnnl::error(dnnl_invalid_arguments, a.status().message().c_str());
     const dnnl::convolution_forward::desc desc(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
         memory::desc(s.src, dt::u8, tag::nhwc), memory::desc(s.weights, dt::s8, tag::any),
         memory::desc(s.bias, dt::f32, tag::x), memory::desc(s.dst, dt::u8, tag::nhwc), s.strides,
         s.dilates, s.pad_l, s.pad_r);
-    dnnl::convolution_forward::primitive_desc pd(desc, *a, cpu_engine());
+    dnnl::convolution_forward::primitive_desc pd(desc, attr(), cpu_engine());
     if (impl_ == QImpl::kJit) {
       while (!std::string_view(pd.impl_info_str()).starts_with("jit_int8")) {
         if (!pd.next_impl()) {
@@ -225,7 +233,7 @@ class QConvNhwcKernel final : public LayerKernel {
   Tensor weights_, w_scale_, bias_in_;
   bool residual_ = false;
   QConvShapes shapes_;
-  std::vector<float> bias_;
+  std::vector<float> scales_, bias_;  // prepare_epilogue()'s
   int32_t x_zero_ = 0, y_zero_ = 0;
   PackedWeights packed_;
   Exec exec_;
