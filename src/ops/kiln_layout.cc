@@ -3,6 +3,7 @@
 #include "ops/kiln_layout.h"
 
 #include "kernels/ref/layout.h"
+#include "kernels/ref/movement.h"
 #include "kernels/ref/pool.h"
 #include "kernels/ref/resize.h"
 #include "ops/families.h"
@@ -402,13 +403,8 @@ Status infer_max_pool_nchw16c(InferContext& ctx) {
   return Status::ok();
 }
 
-// Unblocked to NCHW (all Cp lanes), the NCHW reference, blocked back.
-Status run_max_pool_nchw16c(RunContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const Dims& d = x.dims();
-  KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
-  Tensor& y = ctx.allocate_output(0);
-  const Dims& yd = y.dims();
+// The reference's parameters for NCHW dims d (X) and yd (Y).
+ref::PoolParams pool2d_params(const WindowAttrs& w, const Dims& d, const Dims& yd) {
   ref::PoolParams p;
   p.batch = d[0];
   p.channels = d[1];
@@ -422,10 +418,64 @@ Status run_max_pool_nchw16c(RunContext& ctx) {
     p.pads_begin.push_back(begin);
     p.pads_end.push_back(end);
   }
+  return p;
+}
+
+// Unblocked to NCHW (all Cp lanes), the NCHW reference, blocked back.
+Status run_max_pool_nchw16c(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Dims& d = x.dims();
+  KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
+  Tensor& y = ctx.allocate_output(0);
+  const Dims& yd = y.dims();
+  const ref::PoolParams p = pool2d_params(w, d, yd);
   Tensor xp(DType::kF32, d), yp(DType::kF32, yd);
   ref::from_nchw16c(x.data<float>(), d[0], d[1], d[2] * d[3], xp.data<float>());
   ref::max_pool<float>(p, xp.data<float>(), yp.data<float>(), nullptr, false);
   ref::to_nchw16c(yp.data<float>(), yd[0], yd[1], yd[2] * yd[3], y.data<float>());
+  return Status::ok();
+}
+
+// --- MaxPoolNhwc ---------------------------------------------------------------------------------
+
+constexpr int64_t kPoolNhwcToNchw[] = {0, 3, 1, 2};
+constexpr int64_t kPoolNchwToNhwc[] = {0, 2, 3, 1};
+
+Dims pool_permuted_dims(const Dims& d, std::span<const int64_t> perm) {
+  Dims out;
+  for (int64_t p : perm) out.push_back(d[static_cast<size_t>(p)]);
+  return out;
+}
+
+Status infer_max_pool_nhwc(InferContext& ctx) {
+  const ir::TensorDesc& x = ctx.input(0);
+  if (x.dtype != DType::kU8) {
+    return ctx.unsupported("X {} must be uint8 (channels-last INT8 tensors)", x.to_string());
+  }
+  if (!x.has_rank() || x.rank() != 4) {
+    return ctx.unsupported("X {} must be [N, H, W, C]", x.to_string());
+  }
+  KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
+  const ir::Shape nchw = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
+  KILN_ASSIGN_OR_RETURN(const ir::Shape y, window_output_shape(ctx, nchw, x.dim(3), w));
+  ir::Shape shape = {y[0], y[2], y[3], y[1]};
+  KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, shape));
+  ctx.set_output(0, ir::TensorDesc::of(x.dtype, std::move(shape)));
+  return Status::ok();
+}
+
+// Transposed to NCHW, MaxPool's reference, transposed back.
+Status run_max_pool_nhwc(RunContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
+  Tensor& y = ctx.allocate_output(0);
+  const Dims d = pool_permuted_dims(x.dims(), kPoolNhwcToNchw),
+             yd = pool_permuted_dims(y.dims(), kPoolNhwcToNchw);
+  Tensor xp(DType::kU8, d), yp(DType::kU8, yd);
+  ref::transpose(x.raw_data(), 1, x.dims(), kPoolNhwcToNchw, xp.raw_data());
+  ref::max_pool<uint8_t>(pool2d_params(w, d, yd), xp.data<uint8_t>(), yp.data<uint8_t>(), nullptr,
+                         false);
+  ref::transpose(yp.raw_data(), 1, yd, kPoolNchwToNhwc, y.raw_data());
   return Status::ok();
 }
 
@@ -551,6 +601,20 @@ void register_kiln_layout_ops(OpRegistry& r) {
                    {"channels", AttrType::kInt}},
          .infer = infer_max_pool_nchw16c,
          .run = run_max_pool_nchw16c,
+         .domain = kKilnDomain});
+  r.add({.op_type = kMaxPoolNhwc,
+         .since_versions = {1},
+         .min_inputs = 1,
+         .max_inputs = 1,
+         .attrs = {{"auto_pad", AttrType::kString},
+                   {"ceil_mode", AttrType::kInt},
+                   {"dilations", AttrType::kInts},
+                   {"kernel_shape", AttrType::kInts},
+                   {"pads", AttrType::kInts},
+                   {"storage_order", AttrType::kInt},
+                   {"strides", AttrType::kInts}},
+         .infer = infer_max_pool_nhwc,
+         .run = run_max_pool_nhwc,
          .domain = kKilnDomain});
   std::vector<AttrSpec> resize_nchw16c_attrs = resize_attrs();
   resize_nchw16c_attrs.push_back({"resize_version", AttrType::kInt});

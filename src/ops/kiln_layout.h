@@ -27,8 +27,11 @@
 //   kiln.ResizeNchw16c(X, roi?, scales?, sizes?) -> Y   ONNX Resize at version `resize_version`
 //     (an attribute; the others are Resize's) on blocked X [N, Cp, H, W], every lane resized alone
 //     (padding lanes too); its scales or sizes keep N and C
-// The last four carry the real channel count as attribute `channels`. A blocked [N, Cp, 1, 1]
-// tensor has the bytes of an NCHW one with Cp channels.
+//   kiln.MaxPoolNhwc(X) -> Y            ONNX MaxPool (opset 12 attributes, 2-D window, no Indices)
+//     on channels-last uint8 X [N, H, W, C], Y [N, OH, OW, C]: what passes/qconv_nhwc.h makes of
+//     a MaxPool inside a chain of channels-last INT8 convolutions (a ResNet's stem)
+// The four Nchw16c ones after ExpandDwNchw16c carry the real channel count as attribute `channels`.
+// A blocked [N, Cp, 1, 1] tensor has the bytes of an NCHW one with Cp channels.
 
 #include <cstddef>
 #include <string_view>
@@ -45,6 +48,7 @@ inline constexpr std::string_view kGlobalAveragePoolNchw16c = "GlobalAveragePool
 inline constexpr std::string_view kMulNchw16c = "MulNchw16c";
 inline constexpr std::string_view kMaxPoolNchw16c = "MaxPoolNchw16c";
 inline constexpr std::string_view kResizeNchw16c = "ResizeNchw16c";
+inline constexpr std::string_view kMaxPoolNhwc = "MaxPoolNhwc";
 // ConvNchw16c's input S, X's channel scale.
 inline constexpr size_t kConvNchw16cScaleInput = 4;
 

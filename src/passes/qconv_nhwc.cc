@@ -7,6 +7,7 @@
 
 #include "ir/graph_edit.h"
 #include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
@@ -27,14 +28,32 @@ ir::TensorDesc to_nhwc_desc(const ir::TensorDesc& d) {
   return ir::TensorDesc::of(d.dtype, {d.dim(0), d.dim(2), d.dim(3), d.dim(1)});
 }
 
-// The node as kiln.QConvNhwc (inputs still the NCHW values: what runs_blocked is asked about).
-ir::Node as_nhwc(const ir::Node& conv) {
-  ir::Node n = conv;
-  n.op_type = "QConvNhwc";
+bool is_max_pool(const ir::Node& n) { return n.domain.empty() && n.op_type == "MaxPool"; }
+
+// The node as kiln.QConvNhwc or kiln.MaxPoolNhwc (inputs still the NCHW values: what
+// runs_blocked is asked about).
+ir::Node as_nhwc(const ir::Node& node) {
+  ir::Node n = node;
+  if (is_max_pool(node)) {
+    n.op_type = std::string(ops::kMaxPoolNhwc);
+    n.domain = std::string(ops::kKilnDomain);
+    n.opset = ops::kKilnOpset;
+  } else {
+    n.op_type = "QConvNhwc";
+  }
   return n;
 }
 
+// A uint8 MaxPool between chain members (a ResNet's stem and its first block) joins their chain.
+bool is_max_pool_candidate(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
+  if (!is_max_pool(n) || n.inputs.size() != 1) return false;
+  if (n.outputs.size() > 1 && n.outputs[1] != ir::kNoValue) return false;  // Indices
+  return is_u8_rank4(g.value(n.inputs[0]).desc) && is_u8_rank4(g.value(n.outputs[0]).desc) &&
+         ctx.runs_blocked(g, as_nhwc(n));
+}
+
 bool is_candidate(const ir::Graph& g, const ir::Node& n, const PassContext& ctx) {
+  if (is_max_pool_candidate(g, n, ctx)) return true;
   if (!is_kiln_op(n, "QConv") || n.outputs.size() != 1) return false;
   if (!is_u8_rank4(g.value(n.inputs[0]).desc) || !is_u8_rank4(g.value(n.outputs[0]).desc)) {
     return false;
@@ -57,10 +76,11 @@ struct Chains {
   void join(size_t a, size_t b) { parent[root(a)] = root(b); }
 };
 
-// The X and residual inputs of a convolution: the ones read channels-last.
+// The X and residual inputs of a convolution (a max pool's X): the ones read channels-last.
 std::vector<size_t> activation_inputs(const ir::Node& n) {
   std::vector<size_t> in = {0};
-  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue) {
+  if (!is_max_pool(n) && n.inputs.size() > kResidualInput &&
+      n.inputs[kResidualInput] != ir::kNoValue) {
     in.push_back(kResidualInput);
   }
   return in;
@@ -91,19 +111,19 @@ class Rewriter {
         nhwc_(g.values.size(), ir::kNoValue),
         names_(g) {}
 
-  void convert(const ir::Node& conv) {
-    ir::Node n = as_nhwc(conv);
-    for (size_t k : activation_inputs(conv)) n.inputs[k] = nhwc_of(conv.inputs[k], conv.name);
-    const ir::ValueId y = conv.outputs[0];
+  void convert(const ir::Node& node) {
+    ir::Node n = as_nhwc(node);
+    for (size_t k : activation_inputs(node)) n.inputs[k] = nhwc_of(node.inputs[k], node.name);
+    const ir::ValueId y = node.outputs[0];
     const ir::ValueId y_nhwc = g_.add_value(ir::unique_value_name(g_, g_.value(y).name + ".nhwc"),
                                             to_nhwc_desc(g_.value(y).desc));
     nhwc_.push_back(ir::kNoValue);
     nhwc_[static_cast<size_t>(y)] = y_nhwc;
     n.outputs = {y_nhwc};
     out_.push_back(std::move(n));
-    ++converted_;
+    ++(is_max_pool(node) ? pools_ : converted_);
     if (read_in_nchw(y)) {
-      out_.push_back(transpose(conv.name + ".to_nchw", y_nhwc, y, {0, 3, 1, 2}));
+      out_.push_back(transpose(node.name + ".to_nchw", y_nhwc, y, {0, 3, 1, 2}));
       ++from_nhwc_;
     }
   }
@@ -113,8 +133,9 @@ class Rewriter {
   void finish() {
     g_.nodes = std::move(out_);
     ir::compact_values(g_);
-    log_.add(kName, fmt::format("{} INT8 convolutions run channels-last; {} transposes in, {} out",
-                                converted_, to_nhwc_, from_nhwc_));
+    log_.add(kName, fmt::format("{} INT8 convolutions and {} max pools run channels-last; {} "
+                                "transposes in, {} out",
+                                converted_, pools_, to_nhwc_, from_nhwc_));
   }
 
  private:
@@ -153,7 +174,7 @@ class Rewriter {
   std::vector<ir::ValueId> nhwc_;  // per value: its NHWC twin, or kNoValue
   ir::NodeNames names_;
   std::vector<ir::Node> out_;
-  int converted_ = 0, to_nhwc_ = 0, from_nhwc_ = 0;
+  int converted_ = 0, pools_ = 0, to_nhwc_ = 0, from_nhwc_ = 0;
 };
 
 // Says which chains stay NCHW and why, so that a build log explains an INT8 model that did not
@@ -201,7 +222,7 @@ Status run(ir::Graph& g, PassContext& ctx) {
   for (size_t i = 0; i < count; ++i) {
     if (!cand[i]) continue;
     const size_t root = chains.root(i);
-    ++convs[root];
+    if (!is_max_pool(g.nodes[i])) ++convs[root];
     for (size_t k : activation_inputs(g.nodes[i])) {
       const int p = index.producer(g.nodes[i].inputs[k]);
       if (p < 0 || !cand[static_cast<size_t>(p)] || chains.root(static_cast<size_t>(p)) != root) {

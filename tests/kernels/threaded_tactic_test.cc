@@ -124,6 +124,13 @@ TEST(ThreadedTactics, ByteTransposesSplitBlocksAcrossImages) {
         "transpose.nchw_nhwc.bytes.sse2",
         {.op_type = "Transpose", .attrs = attrs({{"perm", Ints{0, 2, 3, 1}}}), .inputs = {in(x)}},
         threads);
+    // Three channels (an RGB input): whole words, but only the part's own bytes at its end.
+    Tensor rgb(DType::kU8, {2, 3, 40, 40});
+    for (int64_t i = 0; i < rgb.numel(); ++i) rgb.data<uint8_t>()[i] = static_cast<uint8_t>(i * 3);
+    expect_threaded_matches_reference(
+        "transpose.nchw_nhwc.bytes.sse2",
+        {.op_type = "Transpose", .attrs = attrs({{"perm", Ints{0, 2, 3, 1}}}), .inputs = {in(rgb)}},
+        threads);
     Tensor y(DType::kU8, {2, 56, 56, 64});
     for (int64_t i = 0; i < y.numel(); ++i) y.data<uint8_t>()[i] = static_cast<uint8_t>(i * 5);
     expect_threaded_matches_reference(

@@ -4,6 +4,7 @@
 // rows split over threads.
 #include <gtest/gtest.h>
 
+#include "kernels/ref/movement.h"
 #include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
@@ -67,6 +68,67 @@ TEST(X86QMaxPool, SplitsRowsOverThreadsAndRejectsFloat) {
   OpCase f = max_pool({1, 2, 5, 5}, 3, 1, 0, 1, 0);
   f.inputs[0] = in(random_f32({1, 2, 5, 5}, 3));
   expect_rejected(kTactic, f, "takes uint8, not float32");
+}
+
+// --- kiln.MaxPoolNhwc and pool.max_nhwc.u8.avx512
+// -------------------------------------------------
+
+constexpr const char* kNhwcTactic = "pool.max_nhwc.u8.avx512";
+
+Tensor permuted(const Tensor& t, std::initializer_list<int64_t> perm) {
+  Dims d;
+  for (int64_t p : perm) d.push_back(t.dim(static_cast<int>(p)));
+  Tensor out(t.dtype(), d);
+  kernels::ref::transpose(t.raw_data(), 1, t.dims(), std::vector<int64_t>(perm), out.raw_data());
+  return out;
+}
+
+// max_pool's case on the same NCHW values, as kiln.MaxPoolNhwc of their NHWC transpose.
+OpCase nhwc_pool(const OpCase& nchw) {
+  OpCase c = nchw;
+  c.op_type = "MaxPoolNhwc";
+  c.domain = "kiln";
+  c.opset = 1;
+  c.inputs[0].tensor = permuted(*nchw.inputs[0].tensor, {0, 2, 3, 1});
+  return c;
+}
+
+TEST(MaxPoolNhwcOp, IsMaxPoolOnTransposedTensors) {
+  const OpCase nchw = max_pool({2, 5, 9, 8}, 3, 2, 1, 1, 1);
+  auto want = run_op(nchw);
+  auto got = run_op(nhwc_pool(nchw));
+  ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
+  EXPECT_EQ(compare_tensors((*got)[0], permuted((*want)[0], {0, 2, 3, 1}), Tolerance{0, 0}), "");
+  OpCase f = nhwc_pool(nchw);
+  f.inputs[0] = in(random_f32({2, 9, 8, 5}, 3));
+  expect_error(f, StatusCode::kUnsupported, "must be uint8");
+}
+
+TEST(X86QMaxPoolNhwc, MatchesReferenceExactlyOverChannelsAndWindows) {
+  if (!has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI";
+  for (int64_t c : {1, 3, 63, 64, 65, 130}) {
+    for (int64_t k : {1, 2, 3}) {
+      for (int64_t stride : {1, 2, 3}) {
+        for (int64_t pad : {0, 1}) {
+          for (int64_t dil : {1, 2}) {
+            if (pad >= (k - 1) * dil + 1) continue;
+            const OpCase nchw = max_pool({2, c, 7, 6}, k, stride, pad, dil, stride % 2);
+            expect_matches_reference(kNhwcTactic, nhwc_pool(nchw), Tolerance{0, 0});
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(X86QMaxPoolNhwc, SplitsImageRowsOverThreads) {
+  if (!has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI";
+  for (int threads : {2, 3}) {
+    // ResNet-50's stem pooling on two images: 112 output rows, cut mid-image.
+    expect_matches_reference_prepacked(kNhwcTactic,
+                                       nhwc_pool(max_pool({2, 64, 112, 112}, 3, 2, 1, 1, 0)),
+                                       Tolerance{0, 0}, threads);
+  }
 }
 
 }  // namespace

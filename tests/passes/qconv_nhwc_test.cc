@@ -125,10 +125,12 @@ TEST(QConvNhwc, AChainRunsChannelsLastBetweenTwoTransposes) {
   const Ops ops = op_types(after);
   EXPECT_EQ(ops.front(), "Transpose") << after.dump();
   EXPECT_EQ(count(ops, "kiln.QConvNhwc"), 9u) << after.dump();
-  EXPECT_EQ((Ops{ops.end() - 2, ops.end()}), (Ops{"Transpose", "MaxPool"})) << after.dump();
+  // The uint8 max pool after the chain joins it; its output, the graph's, goes back to NCHW.
+  EXPECT_EQ((Ops{ops.end() - 2, ops.end()}), (Ops{"kiln.MaxPoolNhwc", "Transpose"}))
+      << after.dump();
   // x is transposed once for both of its readers (a0's X and c0's residual).
   EXPECT_EQ(log.entries().back().message,
-            "9 INT8 convolutions run channels-last; 1 transposes in, 1 out");
+            "9 INT8 convolutions and 1 max pools run channels-last; 1 transposes in, 1 out");
   testing::expect_same_outputs(before, after, {}, {0, 0});
 }
 
@@ -148,10 +150,43 @@ TEST(QConvNhwc, AChainWithFewerThanFourConvolutionsPerTransposeStaysNchw) {
   const ir::Graph before = block(/*pool_after=*/true, /*blocks=*/2);  // 6 convolutions, 2 moves
   const ir::Graph after = run(before, log);
   EXPECT_EQ(count(op_types(after), "kiln.QConvNhwc"), 0u) << after.dump();
+  EXPECT_EQ(count(op_types(after), "MaxPool"), 1u) << after.dump();  // the chain's, kept too
   ASSERT_FALSE(log.entries().empty());
   EXPECT_EQ(log.entries().back().message,
             "kept 1 chain(s) of 6 INT8 convolution(s) NCHW: fewer than 4 per transpose they would "
             "need (largest: 'a0', 6 convolution(s), 2 transpose(s))");
+}
+
+// A ResNet's stem: a convolution, a max pool, then the blocks; the pool joins the chain, so the
+// stem needs no transpose of its own.
+TEST(QConvNhwc, AMaxPoolBetweenTheStemAndTheBlocksRunsChannelsLast) {
+  KILN_REQUIRE_ONEDNN_QCONV();
+  Builder b;
+  const ir::ValueId x = b.input("x", {1, 3, 12, 14});
+  const ir::ValueId s = b.qconv("stem", x, 3, 16, 3);
+  ir::ValueId y = b.g.add_value("p");
+  ir::Node pool{.name = "pool", .op_type = "MaxPool", .inputs = {s}, .outputs = {y}};
+  pool.opset = 17;
+  pool.attrs.set("kernel_shape", std::vector<int64_t>{3, 3});
+  pool.attrs.set("strides", std::vector<int64_t>{2, 2});
+  pool.attrs.set("pads", std::vector<int64_t>(4, 1));
+  b.g.nodes.push_back(std::move(pool));
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = std::to_string(i);
+    const ir::ValueId a = b.qconv("a" + n, y, 16, 8, 1);
+    const ir::ValueId m = b.qconv("b" + n, a, 8, 8, 3);
+    y = b.qconv("c" + n, m, 8, 16, 1, y);
+  }
+  passes::PassLog log;
+  const ir::Graph before = b.finish({y});
+  const ir::Graph after = run(before, log);
+  const Ops ops = op_types(after);
+  EXPECT_EQ((Ops{ops.begin(), ops.begin() + 3}),
+            (Ops{"Transpose", "kiln.QConvNhwc", "kiln.MaxPoolNhwc"}))
+      << after.dump();
+  EXPECT_EQ(log.entries().back().message,
+            "10 INT8 convolutions and 1 max pools run channels-last; 1 transposes in, 1 out");
+  testing::expect_same_outputs(before, after, {}, {0, 0});
 }
 
 TEST(QConvNhwc, ALoneConvolutionAndAFloatOutputStayNchw) {

@@ -27,6 +27,8 @@ KILN_X86_DECLARE_QISA(vnni)
 namespace vnni {
 void max_pool_u8(const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y, int64_t begin,
                  int64_t end);
+void max_pool_nhwc_u8(const cpu::Pool2DParams& p, int64_t channels, const uint8_t* x, uint8_t* y,
+                      int64_t begin, int64_t end);
 void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
 void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
                           const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,

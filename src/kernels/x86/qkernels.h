@@ -281,5 +281,10 @@ bool qmax_pool_applies(const cpu::Pool2DParams& p);
 // Rows [row_begin, row_end); isa must be kAvx512Vnni.
 void qmax_pool_run(QIsa isa, const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y,
                    int64_t row_begin, int64_t row_end);
+// kiln.MaxPoolNhwc: p's planes are images, `channels` bytes per pixel (channels-last); rows are
+// the images' output rows, [row_begin, row_end) of planes * out_h. Any window; isa must be
+// kAvx512Vnni.
+void qmax_pool_nhwc_run(QIsa isa, const cpu::Pool2DParams& p, int64_t channels, const uint8_t* x,
+                        uint8_t* y, int64_t row_begin, int64_t row_end);
 
 }  // namespace kiln::kernels::x86

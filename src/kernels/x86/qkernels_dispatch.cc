@@ -419,6 +419,13 @@ bool qmax_pool_applies(const cpu::Pool2DParams& p) {
          qmax_pool_buf_bytes(p) <= kQMaxPoolBufBytes;
 }
 
+void qmax_pool_nhwc_run(QIsa isa, const cpu::Pool2DParams& p, int64_t channels, const uint8_t* x,
+                        uint8_t* y, int64_t row_begin, int64_t row_end) {
+  assert(isa == QIsa::kAvx512Vnni);
+  (void)isa;
+  vnni::max_pool_nhwc_u8(p, channels, x, y, row_begin, row_end);
+}
+
 void qmax_pool_run(QIsa isa, const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y,
                    int64_t row_begin, int64_t row_end) {
   assert(isa == QIsa::kAvx512Vnni && qmax_pool_applies(p));

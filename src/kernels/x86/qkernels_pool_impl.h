@@ -93,5 +93,34 @@ void qmax_pool_rows(const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y, in
   }
 }
 
+// Channels-last: an output pixel is the max over its window's pixels of C bytes each, 64
+// channels a vector. Rows are (image, output row) pairs.
+void qmax_pool_nhwc_rows(const cpu::Pool2DParams& p, int64_t channels, const uint8_t* x, uint8_t* y,
+                         int64_t begin, int64_t end) {
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t n = r / p.out_h, oh = r % p.out_h;
+    const int64_t ih0 = oh * p.stride_h - p.pad_top;
+    const cpu::Range rows = cpu::valid_taps(ih0, p.dil_h, p.k_h, 0, p.in_h);
+    const uint8_t* xn = x + n * p.in_h * p.in_w * channels;
+    uint8_t* yr = y + (n * p.out_h + oh) * p.out_w * channels;
+    for (int64_t ow = 0; ow < p.out_w; ++ow) {
+      const int64_t iw0 = ow * p.stride_w - p.pad_left;
+      const cpu::Range cols = cpu::valid_taps(iw0, p.dil_w, p.k_w, 0, p.in_w);
+      for (int64_t c = 0; c < channels; c += 64) {
+        const __mmask64 m = qpool_lanes(channels - c);
+        __m512i v = _mm512_setzero_si512();
+        for (int64_t kh = rows.lo; kh < rows.hi; ++kh) {
+          const uint8_t* xr = xn + (ih0 + kh * p.dil_h) * p.in_w * channels + c;
+          for (int64_t kw = cols.lo; kw < cols.hi; ++kw) {
+            v = _mm512_max_epu8(v,
+                                _mm512_maskz_loadu_epi8(m, xr + (iw0 + kw * p.dil_w) * channels));
+          }
+        }
+        _mm512_mask_storeu_epi8(yr + ow * channels + c, m, v);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kiln::kernels::x86

@@ -21,6 +21,11 @@ void max_pool_u8(const cpu::Pool2DParams& p, const uint8_t* x, uint8_t* y, int64
   qmax_pool_rows(p, x, y, begin, end);
 }
 
+void max_pool_nhwc_u8(const cpu::Pool2DParams& p, int64_t channels, const uint8_t* x, uint8_t* y,
+                      int64_t begin, int64_t end) {
+  qmax_pool_nhwc_rows(p, channels, x, y, begin, end);
+}
+
 void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
   qdw_lanes_pack_weights_impl(p, w, packed);
 }

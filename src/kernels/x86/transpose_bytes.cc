@@ -2,6 +2,8 @@
 
 #include <emmintrin.h>
 
+#include <cstring>
+
 namespace kiln::kernels::x86 {
 namespace {
 
@@ -43,10 +45,33 @@ void block16(const uint8_t* in, int64_t in_stride, uint8_t* out, int64_t out_str
   }
 }
 
+// Two to four rows (an RGB image to NHWC): each output column's bytes gathered into a word and
+// stored at once, its spare bytes overwritten by the next column's store; the range's last column
+// stores its own bytes only, so that no byte of another thread's range is touched. Byte by byte,
+// ResNet-50's 3 x 50176 input took 0.05-0.07 ms on 2 threads.
+template <int kRows>
+void few_rows(const uint8_t* in, int64_t cols, int64_t col_begin, int64_t col_end, uint8_t* out) {
+  for (int64_t c = col_begin; c < col_end; ++c) {
+    uint32_t v = 0;
+    for (int r = 0; r < kRows; ++r) v |= uint32_t{in[r * cols + c]} << (8 * r);
+    std::memcpy(out + c * kRows, &v, c + 1 < col_end ? 4 : kRows);  // little-endian
+  }
+}
+
 }  // namespace
 
 void transpose_bytes(const uint8_t* in, int64_t rows, int64_t cols, int64_t col_begin,
                      int64_t col_end, uint8_t* out) {
+  switch (rows) {
+    case 2:
+      return few_rows<2>(in, cols, col_begin, col_end, out);
+    case 3:
+      return few_rows<3>(in, cols, col_begin, col_end, out);
+    case 4:
+      return few_rows<4>(in, cols, col_begin, col_end, out);
+    default:
+      break;
+  }
   const int64_t r16 = rows / 16 * 16;
   int64_t c = col_begin;
   for (; c + 16 <= col_end; c += 16) {
