@@ -188,7 +188,8 @@ void log_kept(const ir::Graph& g, Chains& chains, const std::vector<bool>& cand,
   std::set<size_t> seen;
   for (size_t i = 0; i < cand.size(); ++i) {
     const size_t root = chains.root(i);
-    if (!cand[i] || convert[i] || !seen.insert(root).second) continue;
+    // A chain of max pools alone (no convolution) is not worth a line.
+    if (!cand[i] || convert[i] || convs[root] == 0 || !seen.insert(root).second) continue;
     ++kept;
     kept_convs += convs[root];
     if (kept == 1 || convs[root] > convs[chains.root(largest)]) largest = i;
