@@ -587,18 +587,19 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .infer = infer_pool_nchw16c,
          .run = run_pool_nchw16c,
          .domain = kKilnDomain});
+  // MaxPool's opset-12 attributes; the blocked form also carries its real channel count.
+  const std::vector<AttrSpec> max_pool_attrs = {
+      {"auto_pad", AttrType::kString}, {"ceil_mode", AttrType::kInt},
+      {"dilations", AttrType::kInts},  {"kernel_shape", AttrType::kInts},
+      {"pads", AttrType::kInts},       {"storage_order", AttrType::kInt},
+      {"strides", AttrType::kInts}};
+  std::vector<AttrSpec> max_pool_nchw16c_attrs = max_pool_attrs;
+  max_pool_nchw16c_attrs.push_back({"channels", AttrType::kInt});
   r.add({.op_type = kMaxPoolNchw16c,
          .since_versions = {1},
          .min_inputs = 1,
          .max_inputs = 1,
-         .attrs = {{"auto_pad", AttrType::kString},
-                   {"ceil_mode", AttrType::kInt},
-                   {"dilations", AttrType::kInts},
-                   {"kernel_shape", AttrType::kInts},
-                   {"pads", AttrType::kInts},
-                   {"storage_order", AttrType::kInt},
-                   {"strides", AttrType::kInts},
-                   {"channels", AttrType::kInt}},
+         .attrs = std::move(max_pool_nchw16c_attrs),
          .infer = infer_max_pool_nchw16c,
          .run = run_max_pool_nchw16c,
          .domain = kKilnDomain});
@@ -606,13 +607,7 @@ void register_kiln_layout_ops(OpRegistry& r) {
          .since_versions = {1},
          .min_inputs = 1,
          .max_inputs = 1,
-         .attrs = {{"auto_pad", AttrType::kString},
-                   {"ceil_mode", AttrType::kInt},
-                   {"dilations", AttrType::kInts},
-                   {"kernel_shape", AttrType::kInts},
-                   {"pads", AttrType::kInts},
-                   {"storage_order", AttrType::kInt},
-                   {"strides", AttrType::kInts}},
+         .attrs = max_pool_attrs,
          .infer = infer_max_pool_nhwc,
          .run = run_max_pool_nhwc,
          .domain = kKilnDomain});
