@@ -5,6 +5,8 @@
 #include "engine/fp16_weights.h"
 #include "ir/graph_edit.h"
 #include "ops/infer_graph.h"
+#include "ops/kiln_fused.h"
+#include "ops/kiln_layout.h"
 #include "quant/concat_hoist.h"
 #include "quant/maxpool_hoist.h"
 #include "quant/quantize_layers.h"
@@ -108,14 +110,15 @@ Result<PrecisionDecisions> lower_precision(ir::Graph& graph, const BuildOptions&
 
 namespace {
 
-// Why an ONNX op the INT8 hoists left on uint8 tensors (a MaxPool, a Concat; a Transpose
-// qconv_nhwc adds) computes what its float original did; nullptr for any other node.
+// Why an ONNX op the INT8 hoists left on uint8 tensors (a MaxPool, a Concat; a Transpose or
+// kiln.MaxPoolNhwc qconv_nhwc makes) computes what its float original did; nullptr otherwise.
 const char* uint8_movement_note(const ir::Graph& g, const ir::Node& node) {
-  if (!node.domain.empty() || node.outputs.empty() ||
+  const bool nhwc_pool = node.domain == ops::kKilnDomain && node.op_type == ops::kMaxPoolNhwc;
+  if ((!node.domain.empty() && !nhwc_pool) || node.outputs.empty() ||
       g.value(node.outputs[0]).desc.dtype != DType::kU8) {
     return nullptr;
   }
-  if (node.op_type == "MaxPool") {
+  if (node.op_type == "MaxPool" || nhwc_pool) {
     return "pools the uint8 tensor (the max commutes with the quantization)";
   }
   if (node.op_type == "Concat") return "joins uint8 tensors quantized with its output's encoding";

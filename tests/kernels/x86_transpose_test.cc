@@ -19,10 +19,11 @@ OpCase transpose_case(Tensor x, Ints perm) {
 }
 
 TEST(X86TransposeBytes, MatchesReferenceBothWays) {
-  const std::vector<Dims> shapes =
-      {{1, 3, 5, 7},    {1, 16, 4, 4}, {1, 17, 5, 7},  {2, 64, 7, 7},
-       {1, 64, 56, 56}, {1, 33, 1, 1}, {3, 1, 16, 17}, {1, 2048, 7, 7},
-       {1, 2, 9, 9},    {2, 4, 6, 5},  {2, 3, 17, 19}};  // 2-4 rows: few_rows
+  // The last five have 2-4 rows one way or the other (channels to NHWC, pixels to NCHW): few_rows.
+  const std::vector<Dims> shapes = {{1, 3, 5, 7},    {1, 16, 4, 4}, {1, 17, 5, 7},  {2, 64, 7, 7},
+                                    {1, 64, 56, 56}, {1, 33, 1, 1}, {3, 1, 16, 17}, {1, 2048, 7, 7},
+                                    {1, 2, 9, 9},    {2, 4, 6, 5},  {2, 3, 17, 19}, {1, 2, 2, 9},
+                                    {1, 3, 1, 3}};
   for (const Dims& d : shapes) {
     expect_matches_reference(kTactic, transpose_case(random_u8(d, 3), {0, 2, 3, 1}), {0, 0});
     expect_matches_reference(kTactic, transpose_case(random_u8(d, 4), {0, 3, 1, 2}), {0, 0});

@@ -197,6 +197,52 @@ TEST(Int8Engine, MaxPoolBetweenInt8LayersPoolsUint8) {
   expect_close_to_reference(*engine, b, in);
 }
 
+// A stem, its max pool and eight more INT8 convolutions: on AVX-512 VNNI one channels-last chain
+// (qconv_nhwc), whose max pool is labelled as the NCHW one is.
+TEST(Int8Engine, AChannelsLastChainTakesItsMaxPool) {
+  if ((host_cpu_features() & kIsaAvx512Vnni) != kIsaAvx512Vnni) {
+    GTEST_SKIP() << "qconv_nhwc's oneDNN tactics are for hosts with AVX-512 VNNI only";
+  }
+  OnnxBuilder b;
+  b.input("x", onnx::TensorProto::FLOAT, {1, 3, 16, 16}).output("y");
+  b.initializer("w0", {16, 3, 3, 3}, testing::test_wave(432, 0.3f, 0.7f));
+  testing::set_attr_ints(b.node("Conv", {"x", "w0"}, {"c0"}, "conv0"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c0"}, {"r0"}, "relu0");
+  auto& pool = b.node("MaxPool", {"r0"}, {"p"}, "pool");
+  testing::set_attr_ints(pool, "kernel_shape", {3, 3});
+  testing::set_attr_ints(pool, "strides", {2, 2});
+  testing::set_attr_ints(pool, "pads", {1, 1, 1, 1});
+  std::string prev = "p";
+  for (int i = 1; i <= 9; ++i) {
+    const std::string n = std::to_string(i);
+    b.initializer("w" + n, {16, 16, 1, 1}, testing::test_wave(256, 0.2f + 0.01f * i, 0.9f));
+    const std::string out = i == 9 ? "y" : "c" + n;
+    b.node("Conv", {prev, "w" + n}, {out}, "conv" + n);
+    if (i < 9) b.node("Relu", {out}, {"r" + n}, "relu" + n);
+    prev = "r" + n;
+  }
+  const runtime::NamedTensors in = {{"x", testing::random_f32({1, 3, 16, 16}, 7)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  const engine::Plan& plan = engine->plan();
+  // conv9 writes the float output and stays NCHW: the chain is conv0, the pool, conv1-conv8.
+  const std::vector<std::string> ops = layer_ops(plan);
+  EXPECT_EQ(std::count(ops.begin(), ops.end(), "kiln.QConvNhwc"), 9) << plan.graph.dump();
+  const engine::Layer& pool_layer = plan.layers[layer_index(plan, "pool")];
+  EXPECT_EQ(node_named(plan, "pool").op_type, "MaxPoolNhwc");
+  EXPECT_EQ(pool_layer.tactic, "pool.max_nhwc.u8.avx512");
+  EXPECT_EQ(pool_layer.precision, "int8");
+  EXPECT_NE(pool_layer.precision_note.find("pools the uint8 tensor"), std::string::npos)
+      << pool_layer.precision_note;
+  // Ten INT8 layers of random weights drift from the float reference (cosine about 0.99); the
+  // same engine with its tensors NCHW is the one to agree with.
+  engine::BuildOptions nchw = int8_options(minmax_calibration(b, in));
+  nchw.passes.disabled = {"qconv_nhwc"};
+  auto twin = testing::build_engine(b, nchw);
+  const std::vector<std::string> twin_ops = layer_ops(twin->plan());
+  EXPECT_EQ(std::count(twin_ops.begin(), twin_ops.end(), "kiln.QConvNhwc"), 0);
+  EXPECT_GT(cosine(run_engine(*engine, in)[0], run_engine(*twin, in)[0]), 0.9999);
+}
+
 // A squeeze-and-excitation block between INT8 convolutions: the channel scaling and the
 // quantization of its product run as one kiln.ScaleQuantize (quant/scale_quantize_fusion.h).
 TEST(Int8Engine, SqueezeExcitationScaleQuantizesInOnePass) {
