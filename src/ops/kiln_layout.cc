@@ -8,6 +8,7 @@
 #include "kernels/ref/resize.h"
 #include "ops/families.h"
 #include "ops/kiln_fused.h"
+#include "ops/nhwc.h"
 #include "ops/nn_conv.h"
 #include "ops/nn_window.h"
 #include "ops/resize_params.h"
@@ -403,24 +404,6 @@ Status infer_max_pool_nchw16c(InferContext& ctx) {
   return Status::ok();
 }
 
-// The reference's parameters for NCHW dims d (X) and yd (Y).
-ref::PoolParams pool2d_params(const WindowAttrs& w, const Dims& d, const Dims& yd) {
-  ref::PoolParams p;
-  p.batch = d[0];
-  p.channels = d[1];
-  p.in_dims = {d[2], d[3]};
-  p.out_dims = {yd[2], yd[3]};
-  p.kernel = w.kernel;
-  p.strides = w.strides;
-  p.dilations = w.dilations;
-  for (size_t i = 0; i < 2; ++i) {
-    const auto [begin, end] = window_pads(w, i, p.in_dims[i]);
-    p.pads_begin.push_back(begin);
-    p.pads_end.push_back(end);
-  }
-  return p;
-}
-
 // Unblocked to NCHW (all Cp lanes), the NCHW reference, blocked back.
 Status run_max_pool_nchw16c(RunContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -428,7 +411,7 @@ Status run_max_pool_nchw16c(RunContext& ctx) {
   KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
   Tensor& y = ctx.allocate_output(0);
   const Dims& yd = y.dims();
-  const ref::PoolParams p = pool2d_params(w, d, yd);
+  const ref::PoolParams p = pool_params(d, yd, w);
   Tensor xp(DType::kF32, d), yp(DType::kF32, yd);
   ref::from_nchw16c(x.data<float>(), d[0], d[1], d[2] * d[3], xp.data<float>());
   ref::max_pool<float>(p, xp.data<float>(), yp.data<float>(), nullptr, false);
@@ -437,15 +420,6 @@ Status run_max_pool_nchw16c(RunContext& ctx) {
 }
 
 // --- MaxPoolNhwc ---------------------------------------------------------------------------------
-
-constexpr int64_t kPoolNhwcToNchw[] = {0, 3, 1, 2};
-constexpr int64_t kPoolNchwToNhwc[] = {0, 2, 3, 1};
-
-Dims pool_permuted_dims(const Dims& d, std::span<const int64_t> perm) {
-  Dims out;
-  for (int64_t p : perm) out.push_back(d[static_cast<size_t>(p)]);
-  return out;
-}
 
 Status infer_max_pool_nhwc(InferContext& ctx) {
   const ir::TensorDesc& x = ctx.input(0);
@@ -456,26 +430,23 @@ Status infer_max_pool_nhwc(InferContext& ctx) {
     return ctx.unsupported("X {} must be [N, H, W, C]", x.to_string());
   }
   KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
-  const ir::Shape nchw = {x.dim(0), x.dim(3), x.dim(1), x.dim(2)};
-  KILN_ASSIGN_OR_RETURN(const ir::Shape y, window_output_shape(ctx, nchw, x.dim(3), w));
-  ir::Shape shape = {y[0], y[2], y[3], y[1]};
-  KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, shape));
-  ctx.set_output(0, ir::TensorDesc::of(x.dtype, std::move(shape)));
+  const ir::TensorDesc nchw = permuted(x, kNhwcToNchw);
+  KILN_ASSIGN_OR_RETURN(ir::Shape y, window_output_shape(ctx, *nchw.shape, nchw.dim(1), w));
+  ir::TensorDesc out = permuted(ir::TensorDesc::of(x.dtype, std::move(y)), kNchwToNhwc);
+  KILN_RETURN_IF_ERROR(check_output_shape(ctx, x.dtype, *out.shape));
+  ctx.set_output(0, std::move(out));
   return Status::ok();
 }
 
 // Transposed to NCHW, MaxPool's reference, transposed back.
 Status run_max_pool_nhwc(RunContext& ctx) {
-  const Tensor& x = ctx.input(0);
+  const Tensor x = permuted(ctx.input(0), kNhwcToNchw);
   KILN_ASSIGN_OR_RETURN(const WindowAttrs w, max_pool_window(ctx));
   Tensor& y = ctx.allocate_output(0);
-  const Dims d = pool_permuted_dims(x.dims(), kPoolNhwcToNchw),
-             yd = pool_permuted_dims(y.dims(), kPoolNhwcToNchw);
-  Tensor xp(DType::kU8, d), yp(DType::kU8, yd);
-  ref::transpose(x.raw_data(), 1, x.dims(), kPoolNhwcToNchw, xp.raw_data());
-  ref::max_pool<uint8_t>(pool2d_params(w, d, yd), xp.data<uint8_t>(), yp.data<uint8_t>(), nullptr,
-                         false);
-  ref::transpose(yp.raw_data(), 1, yd, kPoolNchwToNhwc, y.raw_data());
+  Tensor y_nchw(DType::kU8, permuted(y.dims(), kNhwcToNchw));
+  ref::max_pool<uint8_t>(pool_params(x.dims(), y_nchw.dims(), w), x.data<uint8_t>(),
+                         y_nchw.data<uint8_t>(), nullptr, false);
+  ref::transpose(y_nchw.raw_data(), 1, y_nchw.dims(), kNchwToNhwc, y.raw_data());
   return Status::ok();
 }
 

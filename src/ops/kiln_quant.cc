@@ -14,6 +14,7 @@
 #include "kernels/ref/quantize.h"
 #include "ops/families.h"
 #include "ops/kiln_fused.h"
+#include "ops/nhwc.h"
 #include "ops/nn_conv.h"
 #include "ops/shape_util.h"
 
@@ -183,24 +184,6 @@ Status run_qconv(RunContext& ctx) {
 // KW]. What passes/qconv_nhwc.cc makes of QConv chains, for the kernels that read each pixel's
 // channels contiguously. The reference transposes to NCHW, runs QConv's, and transposes back.
 
-constexpr int64_t kNhwcToNchw[] = {0, 3, 1, 2};
-constexpr int64_t kNchwToNhwc[] = {0, 2, 3, 1};
-
-ir::TensorDesc permuted(const ir::TensorDesc& d, std::span<const int64_t> perm) {
-  if (!d.has_rank()) return d;
-  ir::Shape s;
-  for (int64_t p : perm) s.push_back(d.dim(static_cast<int>(p)));
-  return ir::TensorDesc::of(d.dtype, std::move(s));
-}
-
-Tensor permuted(const Tensor& t, std::span<const int64_t> perm) {
-  Dims d;
-  for (int64_t p : perm) d.push_back(t.dim(static_cast<int>(p)));
-  Tensor out(t.dtype(), d);
-  kernels::ref::transpose(t.raw_data(), dtype_size(t.dtype()), t.dims(), perm, out.raw_data());
-  return out;
-}
-
 Status infer_qconv_nhwc(InferContext& ctx) {
   KILN_RETURN_IF_ERROR(check_input(ctx, 0, "X", DType::kU8, false));
   KILN_RETURN_IF_ERROR(check_input(ctx, 1, "W", DType::kI8, true));
@@ -241,8 +224,7 @@ Status run_qconv_nhwc(RunContext& ctx) {
   const Tensor& w = ctx.input(1);
   KILN_ASSIGN_OR_RETURN(const ref::ConvParams p, conv_kernel_params(ctx, x, w));
   Tensor& y = ctx.allocate_output(0);
-  Tensor y_nchw(y.dtype(),
-                permuted(ir::TensorDesc::of_dims(y.dtype(), y.dims()), kNhwcToNchw).static_dims());
+  Tensor y_nchw(y.dtype(), permuted(y.dims(), kNhwcToNchw));
   ref::qconv(p, e, x.data<uint8_t>(), w.data<int8_t>(), y_nchw.raw_data());
   kernels::ref::transpose(y_nchw.raw_data(), dtype_size(y.dtype()), y_nchw.dims(), kNchwToNhwc,
                           y.raw_data());

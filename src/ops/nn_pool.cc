@@ -80,23 +80,6 @@ Status infer_max_pool(InferContext& ctx) { return infer_pool(ctx, PoolKind::kMax
 Status infer_average_pool(InferContext& ctx) { return infer_pool(ctx, PoolKind::kAverage); }
 Status infer_lp_pool(InferContext& ctx) { return infer_pool(ctx, PoolKind::kLp); }
 
-kernels::ref::PoolParams pool_params(const Tensor& x, const Dims& y_dims, const WindowAttrs& w) {
-  kernels::ref::PoolParams p;
-  p.batch = x.dim(0);
-  p.channels = x.dim(1);
-  p.in_dims = spatial_dims(x.dims());
-  p.out_dims = spatial_dims(y_dims);
-  p.kernel = w.kernel;
-  p.strides = w.strides;
-  p.dilations = w.dilations;
-  for (size_t d = 0; d < w.rank(); ++d) {
-    const auto [begin, end] = window_pads(w, d, p.in_dims[d]);
-    p.pads_begin.push_back(begin);
-    p.pads_end.push_back(end);
-  }
-  return p;
-}
-
 // Runs the kernel for `kind` on x (float or double, or int8/uint8 for max) into y.
 void run_pool_kernel(const NodeContext& ctx, PoolKind kind, const kernels::ref::PoolParams& p,
                      const Tensor& x, Tensor& y, Tensor* indices) {
@@ -139,7 +122,7 @@ Status run_pool_with(RunContext& ctx, PoolKind kind, const WindowAttrs* w) {
     global.pads.assign(2 * global.kernel.size(), 0);
     w = &global;
   }
-  const kernels::ref::PoolParams p = pool_params(x, y_dims, *w);
+  const kernels::ref::PoolParams p = pool_params(x.dims(), y_dims, *w);
   Tensor y(compute, y_dims);
   Tensor* indices = ctx.has_output(1) ? &ctx.allocate_output(1) : nullptr;
   run_pool_kernel(ctx, kind, p, x, y, indices);

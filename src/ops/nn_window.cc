@@ -169,6 +169,23 @@ std::vector<int64_t> spatial_dims(const Dims& dims) {
   return std::vector<int64_t>(dims.begin() + 2, dims.end());
 }
 
+kernels::ref::PoolParams pool_params(const Dims& x, const Dims& y, const WindowAttrs& w) {
+  kernels::ref::PoolParams p;
+  p.batch = x[0];
+  p.channels = x[1];
+  p.in_dims = spatial_dims(x);
+  p.out_dims = spatial_dims(y);
+  p.kernel = w.kernel;
+  p.strides = w.strides;
+  p.dilations = w.dilations;
+  for (size_t d = 0; d < w.rank(); ++d) {
+    const auto [begin, end] = window_pads(w, d, p.in_dims[d]);
+    p.pads_begin.push_back(begin);
+    p.pads_end.push_back(end);
+  }
+  return p;
+}
+
 DType compute_dtype_for(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
 
 Result<Tensor> as_dtype(const Tensor& t, DType dtype) {

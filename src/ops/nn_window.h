@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "ir/tensor_desc.h"
+#include "kernels/ref/pool.h"
 #include "ops/op_def.h"
 
 namespace kiln::ops {
@@ -54,6 +55,9 @@ Status check_output_shape(const NodeContext& ctx, DType dtype, const ir::Shape& 
 
 // Concrete spatial dims of a static shape [N, C, D1..Dk].
 std::vector<int64_t> spatial_dims(const Dims& dims);
+
+// The pooling reference's parameters for X [N, C, D1..Dk], Y's dims and the window.
+kernels::ref::PoolParams pool_params(const Dims& x, const Dims& y, const WindowAttrs& w);
 
 // Reference kernels compute in float32 or float64: the compute dtype for a float tensor of dtype t
 // (float16 -> float32).

@@ -76,11 +76,10 @@ struct Chains {
   void join(size_t a, size_t b) { parent[root(a)] = root(b); }
 };
 
-// The X and residual inputs of a convolution (a max pool's X): the ones read channels-last.
+// The X and residual inputs of a convolution (a max pool has X only): the ones read channels-last.
 std::vector<size_t> activation_inputs(const ir::Node& n) {
   std::vector<size_t> in = {0};
-  if (!is_max_pool(n) && n.inputs.size() > kResidualInput &&
-      n.inputs[kResidualInput] != ir::kNoValue) {
+  if (n.inputs.size() > kResidualInput && n.inputs[kResidualInput] != ir::kNoValue) {
     in.push_back(kResidualInput);
   }
   return in;

@@ -4,8 +4,8 @@
 // rows split over threads.
 #include <gtest/gtest.h>
 
-#include "kernels/ref/movement.h"
 #include "kernels/x86_test_util.h"
+#include "ops/nhwc.h"
 
 namespace kiln::testing {
 namespace {
@@ -75,21 +75,13 @@ TEST(X86QMaxPool, SplitsRowsOverThreadsAndRejectsFloat) {
 
 constexpr const char* kNhwcTactic = "pool.max_nhwc.u8.avx512";
 
-Tensor permuted(const Tensor& t, std::initializer_list<int64_t> perm) {
-  Dims d;
-  for (int64_t p : perm) d.push_back(t.dim(static_cast<int>(p)));
-  Tensor out(t.dtype(), d);
-  kernels::ref::transpose(t.raw_data(), 1, t.dims(), std::vector<int64_t>(perm), out.raw_data());
-  return out;
-}
-
 // max_pool's case on the same NCHW values, as kiln.MaxPoolNhwc of their NHWC transpose.
 OpCase nhwc_pool(const OpCase& nchw) {
   OpCase c = nchw;
   c.op_type = "MaxPoolNhwc";
   c.domain = "kiln";
   c.opset = 1;
-  c.inputs[0].tensor = permuted(*nchw.inputs[0].tensor, {0, 2, 3, 1});
+  c.inputs[0].tensor = ops::permuted(*nchw.inputs[0].tensor, ops::kNchwToNhwc);
   return c;
 }
 
@@ -98,7 +90,8 @@ TEST(MaxPoolNhwcOp, IsMaxPoolOnTransposedTensors) {
   auto want = run_op(nchw);
   auto got = run_op(nhwc_pool(nchw));
   ASSERT_TRUE(want.is_ok() && got.is_ok()) << got.status().to_string();
-  EXPECT_EQ(compare_tensors((*got)[0], permuted((*want)[0], {0, 2, 3, 1}), Tolerance{0, 0}), "");
+  EXPECT_EQ(
+      compare_tensors((*got)[0], ops::permuted((*want)[0], ops::kNchwToNhwc), Tolerance{0, 0}), "");
   OpCase f = nhwc_pool(nchw);
   f.inputs[0] = in(random_f32({2, 9, 8, 5}, 3));
   expect_error(f, StatusCode::kUnsupported, "must be uint8");

@@ -5,6 +5,7 @@
 #include "kernels/cpu/pool.h"
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
+#include "ops/nhwc.h"
 #include "parallel/thread_pool.h"
 #include "tactics/builtin_pool.h"
 #include "tactics/builtin_util.h"
@@ -69,7 +70,7 @@ class QMaxPoolNhwcKernel final : public LayerKernel {
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const auto nchw = [](const TensorView& v) {
-      return Dims{v.dim(0), v.dim(3), v.dim(1), v.dim(2)};
+      return ops::permuted(Dims(v.dims.begin(), v.dims.end()), ops::kNhwcToNchw);
     };
     const Dims x = nchw(in[0]), y = nchw(out[0]);
     KILN_ASSIGN_OR_RETURN(p_, builtin::pool_params(node_, kMaxPoolAttrsVersion,
@@ -77,15 +78,15 @@ class QMaxPoolNhwcKernel final : public LayerKernel {
                                                    TensorView{out[0].dtype, y, out[0].data}));
     p_.planes = x[0];
     channels_ = x[1];
+    const int64_t row_work = p_.out_w * p_.k_h * p_.k_w * ceil_div(channels_, int64_t{64});
+    grain_ = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, row_work));
     return Status::ok();
   }
 
   Status run(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const auto* x = static_cast<const uint8_t*>(in[0].data);
     auto* y = static_cast<uint8_t*>(out[0].data);
-    const int64_t row_work = p_.out_w * p_.k_h * p_.k_w * ceil_div(channels_, int64_t{64});
-    const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(1, row_work));
-    parallel::parallel_for(thread_pool(), p_.planes * p_.out_h, grain, [&](int64_t b, int64_t e) {
+    parallel::parallel_for(thread_pool(), p_.planes * p_.out_h, grain_, [&](int64_t b, int64_t e) {
       kx::qmax_pool_nhwc_run(isa_, p_, channels_, x, y, b, e);
     });
     return Status::ok();
@@ -98,6 +99,7 @@ class QMaxPoolNhwcKernel final : public LayerKernel {
   kx::QIsa isa_;
   cpu::Pool2DParams p_;
   int64_t channels_ = 0;
+  int64_t grain_ = 1;  // output rows a thread takes at least (about 8K window loads)
 };
 
 class QMaxPoolNhwcTactic final : public X86QuantTactic {
