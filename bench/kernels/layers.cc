@@ -116,18 +116,20 @@ void set_int8_attrs(ir::Node& n, const char* in) {
   n.attrs.set("activation", std::string("Relu"));
 }
 
-// kiln.QConv (uint8 -> uint8, bias, ReLU): what the same layer becomes in an INT8 engine.
-Result<BenchLayer> qconv(const ConvShape& s) {
+// kiln.QConv (uint8 -> uint8, bias, ReLU): what the same layer becomes in an INT8 engine; with
+// `nhwc`, kiln.QConvNhwc, as passes/qconv_nhwc.cc makes it in a chain of channels-last layers.
+Result<BenchLayer> qconv(const ConvShape& s, bool nhwc = false) {
   auto g = std::make_unique<ir::Graph>();
   const int64_t pad = s.pad >= 0 ? s.pad : s.kernel / 2;
   const int64_t out_hw = (s.hw + 2 * pad - s.kernel) / s.stride + 1;
-  const ir::ValueId x = input(*g, "x", {1, s.c, s.hw, s.hw}, DType::kU8);
+  const Dims x_dims = nhwc ? Dims{1, s.hw, s.hw, s.c} : Dims{1, s.c, s.hw, s.hw};
+  const ir::ValueId x = input(*g, "x", x_dims, DType::kU8);
   const ir::ValueId w = constant(*g, "w", ramp_s8({s.k, s.c / s.group, s.kernel, s.kernel}));
   const ir::ValueId ws = constant(*g, "w_scale", filled({s.k}, 1e-3f));
   const ir::ValueId b = constant(*g, "b", ramp({s.k}, 0.1f));
   const ir::ValueId y = g->add_value("y");
   ir::Node n{.name = "qconv",
-             .op_type = "QConv",
+             .op_type = nhwc ? "QConvNhwc" : "QConv",
              .domain = "kiln",
              .inputs = {x, w, ws, b},
              .outputs = {y}};
@@ -139,10 +141,11 @@ Result<BenchLayer> qconv(const ConvShape& s) {
   g->nodes.push_back(std::move(n));
   const double ops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
                      static_cast<double>(out_hw * out_hw);
-  const std::string name = s.group == 1 ? fmt::format("{}.qconv{}x{}_s{}_{}to{}_{}", s.model,
-                                                      s.kernel, s.kernel, s.stride, s.c, s.k, s.hw)
-                                        : fmt::format("{}.qdwconv{}x{}_s{}_{}_{}", s.model,
-                                                      s.kernel, s.kernel, s.stride, s.c, s.hw);
+  const std::string name =
+      s.group == 1 ? fmt::format("{}.qconv{}{}x{}_s{}_{}to{}_{}", s.model, nhwc ? "_nhwc" : "",
+                                 s.kernel, s.kernel, s.stride, s.c, s.k, s.hw)
+                   : fmt::format("{}.qdwconv{}x{}_s{}_{}_{}", s.model, s.kernel, s.kernel, s.stride,
+                                 s.c, s.hw);
   return finish(name, ops, std::move(g), true);
 }
 
@@ -353,6 +356,9 @@ Result<std::vector<BenchLayer>> bench_layers() {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(c.s));
     l.repeats = c.repeats;
     out.push_back(std::move(l));
+    KILN_ASSIGN_OR_RETURN(BenchLayer ln, qconv(c.s, true));
+    ln.repeats = c.repeats;
+    out.push_back(std::move(ln));
     if (c.s.kernel != 1 || c.s.stride != 1) continue;
     // A 1x1 convolution on NHWC tensors is this GEMM: kiln's own kernel beside the oneDNN peer.
     const std::string gemm =

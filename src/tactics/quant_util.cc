@@ -21,11 +21,11 @@ std::string expect_dtype(const LayerSpec& spec, size_t i, std::string_view name,
 }  // namespace
 
 std::string_view quant_input_prefix(const ir::Node& node) {
-  return node.op_type == "QConv" ? "x" : "a";
+  return node.op_type == "QConv" || node.op_type == "QConvNhwc" ? "x" : "a";
 }
 
 std::string quant_why_not(const LayerSpec& spec) {
-  const bool conv = spec.node->op_type == "QConv";
+  const bool conv = quant_input_prefix(*spec.node) == "x";
   std::string why = expect_dtype(spec, 0, conv ? "X" : "A", DType::kU8);
   if (why.empty()) why = expect_dtype(spec, 1, conv ? "W" : "B", DType::kI8);
   if (why.empty()) why = expect_dtype(spec, kQuantScaleInput, "scales", DType::kF32);

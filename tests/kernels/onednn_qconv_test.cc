@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include "kernels/quant_cases.h"
-#include "kernels/ref/movement.h"
 
 namespace kiln::testing {
 namespace onednn_qconv_test {
@@ -12,23 +11,6 @@ namespace onednn_qconv_test {
 constexpr char kTactic[] = "onednn.qconv_nhwc.u8s8";
 // oneDNN's first implementation and its jit_int8 kernels (the tuner times both).
 const char* const kTactics[] = {kTactic, "onednn.qconv_nhwc_jit.u8s8"};
-constexpr int64_t kToNhwc[] = {0, 2, 3, 1};
-
-Tensor to_nhwc(const Tensor& t) {
-  Tensor out(t.dtype(), {t.dim(0), t.dim(2), t.dim(3), t.dim(1)});
-  kernels::ref::transpose(t.raw_data(), dtype_size(t.dtype()), t.dims(), kToNhwc, out.raw_data());
-  return out;
-}
-
-// qconv_case's layer as kiln.QConvNhwc: X and the residual Z transposed to channels-last.
-OpCase nhwc_case(const ConvGeom& g, const QuantOpts& o, uint64_t seed = 1) {
-  OpCase c = qconv_case(g, o, seed);
-  c.op_type = "QConvNhwc";
-  c.inputs[0].tensor = to_nhwc(*c.inputs[0].tensor);
-  if (c.inputs.size() > 4 && c.inputs[4].tensor) c.inputs[4].tensor = to_nhwc(*c.inputs[4].tensor);
-  return c;
-}
-
 std::vector<ConvGeom> geometries() {
   return {
       {.cin = 16, .cout = 32, .h = 9, .w = 11, .kh = 1, .kw = 1},
@@ -55,15 +37,15 @@ TEST(QConvNhwcOp, IsQConvOnTransposedTensors) {
   for (const ConvGeom& g : geometries()) {
     const QuantOpts o{.out_u8 = true, .residual = 2, .act = "Relu"};
     auto nchw = run_op(qconv_case(g, o));
-    auto nhwc = run_op(nhwc_case(g, o));
+    auto nhwc = run_op(qconv_nhwc_case(g, o));
     ASSERT_TRUE(nchw.is_ok()) << nchw.status().to_string();
     ASSERT_TRUE(nhwc.is_ok()) << nhwc.status().to_string();
-    EXPECT_EQ(compare_tensors((*nhwc)[0], to_nhwc((*nchw)[0]), {0, 0}), "");
+    EXPECT_EQ(compare_tensors((*nhwc)[0], ops::permuted((*nchw)[0], ops::kNchwToNhwc), {0, 0}), "");
   }
 }
 
 TEST(QConvNhwcOp, RefusesAnXThatIsNot4D) {
-  OpCase c = nhwc_case(ConvGeom{.cin = 4, .cout = 4}, {.out_u8 = true});
+  OpCase c = qconv_nhwc_case(ConvGeom{.cin = 4, .cout = 4}, {.out_u8 = true});
   c.inputs[0].tensor = random_u8({1, 5, 7, 4, 1}, 3);
   auto r = run_op(c);
   ASSERT_FALSE(r.is_ok());
@@ -74,8 +56,8 @@ TEST(OnednnQConvNhwc, MatchesReferenceOverGeometriesAndZeroPoints) {
   for (const ConvGeom& g : geometries()) {
     for (int x_zero : {0, 128}) {
       for (int y_zero : {0, 77}) {
-        expect_nhwc_matches(
-            nhwc_case(g, {.x_zero = x_zero, .out_u8 = true, .y_zero = y_zero, .act = "Relu"}, 5));
+        expect_nhwc_matches(qconv_nhwc_case(
+            g, {.x_zero = x_zero, .out_u8 = true, .y_zero = y_zero, .act = "Relu"}, 5));
       }
     }
   }
@@ -85,33 +67,34 @@ TEST(OnednnQConvNhwc, MatchesReferenceWithResidualsAndActivations) {
   const ConvGeom g{.cin = 16, .cout = 24, .h = 9, .w = 7, .pad = 1};
   for (int residual : {0, 2}) {
     for (bool bias : {true, false}) {
-      expect_nhwc_matches(nhwc_case(g, {.out_u8 = true, .bias = bias, .residual = residual}));
-      expect_nhwc_matches(nhwc_case(
+      expect_nhwc_matches(qconv_nhwc_case(g, {.out_u8 = true, .bias = bias, .residual = residual}));
+      expect_nhwc_matches(qconv_nhwc_case(
           g, {.out_u8 = true, .residual = residual, .act = "LeakyRelu", .act_params = {0.1f}}));
     }
   }
   for (const QuantOpts& o : clip_to_uint8_cases()) {
     SCOPED_TRACE(quant_opts_text(o));
     if (o.act_params[0] > o.act_params[1]) {
-      expect_rejected(kTactic, nhwc_case(g, o), "min above max");
+      expect_rejected(kTactic, qconv_nhwc_case(g, o), "min above max");
     } else {
-      expect_nhwc_matches(nhwc_case(g, o));
+      expect_nhwc_matches(qconv_nhwc_case(g, o));
     }
   }
 }
 
 TEST(OnednnQConvNhwc, RefusesWhatItCannotExpress) {
   const ConvGeom g{.cin = 8, .cout = 8};
-  expect_rejected(kTactic, nhwc_case(g, {}), "uint8 Y only");
-  expect_rejected(kTactic, nhwc_case(g, {.out_u8 = true, .residual = 1}), "must be uint8");
-  expect_rejected(kTactic, nhwc_case(g, {.out_u8 = true, .act = "Sigmoid"}), "commute");
-  expect_rejected(kTactic, nhwc_case(ConvGeom{.cin = 8, .cout = 8, .group = 2}, {.out_u8 = true}),
+  expect_rejected(kTactic, qconv_nhwc_case(g, {}), "uint8 Y only");
+  expect_rejected(kTactic, qconv_nhwc_case(g, {.out_u8 = true, .residual = 1}), "must be uint8");
+  expect_rejected(kTactic, qconv_nhwc_case(g, {.out_u8 = true, .act = "Sigmoid"}), "commute");
+  expect_rejected(kTactic,
+                  qconv_nhwc_case(ConvGeom{.cin = 8, .cout = 8, .group = 2}, {.out_u8 = true}),
                   "one group");
 }
 
 TEST(OnednnQConvNhwc, NamesAChannelWithABiasButAZeroScale) {
   // The bias goes to oneDNN in accumulator units (bias / (x_scale * w_scale)).
-  OpCase c = nhwc_case(ConvGeom{.cin = 8, .cout = 8}, {.out_u8 = true});
+  OpCase c = qconv_nhwc_case(ConvGeom{.cin = 8, .cout = 8}, {.out_u8 = true});
   c.inputs[2].tensor->span<float>()[3] = 0.0f;
   c.inputs[3].tensor->span<float>()[3] = 0.5f;
   for (const char* tactic : kTactics) {

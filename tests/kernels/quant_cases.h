@@ -20,6 +20,7 @@
 
 #include "kernels/conv_cases.h"
 #include "kernels/tactic_test_util.h"
+#include "ops/nhwc.h"
 #include "runtime/reference_executor.h"
 
 namespace kiln::testing {
@@ -101,6 +102,18 @@ inline OpCase qconv_case(const ConvGeom& g, const QuantOpts& o = {}, uint64_t se
   const Dims y{g.batch, g.cout, conv_out_dim(g.h, g.kh, g.stride, g.pad, g.dil),
                conv_out_dim(g.w, g.kw, g.stride, g.pad, g.dil)};
   add_quant_parts(c, o, "x", g.cout, y, seed);
+  return c;
+}
+
+// qconv_case's layer as kiln.QConvNhwc: X and the residual Z transposed to channels-last (W stays
+// [M, C, KH, KW]).
+inline OpCase qconv_nhwc_case(const ConvGeom& g, const QuantOpts& o = {}, uint64_t seed = 1) {
+  OpCase c = qconv_case(g, o, seed);
+  c.op_type = "QConvNhwc";
+  c.inputs[0].tensor = ops::permuted(*c.inputs[0].tensor, ops::kNchwToNhwc);
+  if (c.inputs.size() > 4 && c.inputs[4].tensor) {
+    c.inputs[4].tensor = ops::permuted(*c.inputs[4].tensor, ops::kNchwToNhwc);
+  }
   return c;
 }
 

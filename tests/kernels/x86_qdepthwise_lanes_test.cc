@@ -18,13 +18,6 @@ namespace x86_qdepthwise_lanes_test {
 
 constexpr const char* kLanes = "qconv.depthwise.lanes.u8s8.avx512";
 
-bool host_has_vnni() {
-  const auto isas = x86_qisas();
-  return std::find(isas.begin(), isas.end(), "avx512") != isas.end();
-}
-#define KILN_REQUIRE_VNNI() \
-  if (!host_has_vnni()) GTEST_SKIP() << "no AVX-512 VNNI on this host (or under KILN_MAX_ISA)"
-
 ConvGeom depthwise(int64_t c, int64_t h, int64_t w, int64_t k, int64_t stride, int64_t pad,
                    int64_t dil = 1, int64_t batch = 1) {
   return {.batch = batch,

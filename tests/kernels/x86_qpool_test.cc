@@ -12,13 +12,6 @@ namespace {
 
 constexpr const char* kTactic = "pool.max.u8.avx512";
 
-bool has_vnni() {
-  for (const std::string& isa : x86_qisas()) {
-    if (isa == "avx512") return true;
-  }
-  return false;
-}
-
 Tensor u8_input(const Dims& x) {
   Tensor t(DType::kU8, x);
   for (int64_t i = 0; i < t.numel(); ++i) t.data<uint8_t>()[i] = static_cast<uint8_t>(i * 37 % 256);
@@ -38,7 +31,7 @@ OpCase max_pool(const Dims& x, int64_t k, int64_t stride, int64_t pad, int64_t d
 }
 
 TEST(X86QMaxPool, MatchesReferenceExactlyOverWindowsAndWidths) {
-  if (!has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI";
+  KILN_REQUIRE_VNNI();
   for (int64_t w : {1, 5, 63, 64, 65, 112, 130}) {
     for (int64_t k : {1, 2, 3, 5}) {
       for (int64_t stride : {1, 2, 3}) {
@@ -59,7 +52,7 @@ TEST(X86QMaxPool, MatchesReferenceExactlyOverWindowsAndWidths) {
 }
 
 TEST(X86QMaxPool, SplitsRowsOverThreadsAndRejectsFloat) {
-  if (!has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI";
+  KILN_REQUIRE_VNNI();
   for (int threads : {2, 3}) {
     // 47 planes of 56 rows, cut mid-plane.
     expect_matches_reference_prepacked(kTactic, max_pool({1, 47, 112, 112}, 3, 2, 1, 1, 0),
@@ -98,7 +91,7 @@ TEST(MaxPoolNhwcOp, IsMaxPoolOnTransposedTensors) {
 }
 
 TEST(X86QMaxPoolNhwc, MatchesReferenceExactlyOverChannelsAndWindows) {
-  if (!has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI";
+  KILN_REQUIRE_VNNI();
   for (int64_t c : {1, 3, 63, 64, 65, 130}) {
     for (int64_t k : {1, 2, 3}) {
       for (int64_t stride : {1, 2, 3}) {
@@ -115,7 +108,7 @@ TEST(X86QMaxPoolNhwc, MatchesReferenceExactlyOverChannelsAndWindows) {
 }
 
 TEST(X86QMaxPoolNhwc, SplitsImageRowsOverThreads) {
-  if (!has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI";
+  KILN_REQUIRE_VNNI();
   for (int threads : {2, 3}) {
     // ResNet-50's stem pooling on two images: 112 output rows, cut mid-image.
     expect_matches_reference_prepacked(kNhwcTactic,

@@ -37,6 +37,8 @@ std::vector<std::string> x86_qisas() {
   return out;
 }
 
+bool host_has_vnni() { return (host_cpu_features() & kIsaAvx512Vnni) == kIsaAvx512Vnni; }
+
 ConvGemmRun make_conv_gemm_run(kernels::x86::Isa isa, const kernels::cpu::Conv2DParams& p,
                                int threads, float w_scale, float res_scale) {
   namespace kx = kernels::x86;

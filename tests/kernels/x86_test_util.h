@@ -38,6 +38,13 @@ struct ConvGemmRun {
 ConvGemmRun make_conv_gemm_run(kernels::x86::Isa isa, const kernels::cpu::Conv2DParams& p,
                                int threads, float w_scale, float res_scale);
 
+// The host (under KILN_MAX_ISA) runs the AVX-512 VNNI INT8 kernels.
+bool host_has_vnni();
+#define KILN_REQUIRE_VNNI()                                                                 \
+  do {                                                                                      \
+    if (!host_has_vnni()) GTEST_SKIP() << "the host (or KILN_MAX_ISA) has no AVX-512 VNNI"; \
+  } while (0)
+
 // Skips the test (GTEST_SKIP in the caller) when empty.
 #define KILN_REQUIRE_X86_ISA(isas)                                                                 \
   do {                                                                                             \

@@ -201,7 +201,7 @@ TEST(Int8Engine, MaxPoolBetweenInt8LayersPoolsUint8) {
 // (qconv_nhwc), whose max pool is labelled as the NCHW one is.
 TEST(Int8Engine, AChannelsLastChainTakesItsMaxPool) {
   if ((host_cpu_features() & kIsaAvx512Vnni) != kIsaAvx512Vnni) {
-    GTEST_SKIP() << "qconv_nhwc's oneDNN tactics are for hosts with AVX-512 VNNI only";
+    GTEST_SKIP() << "qconv_nhwc's tactics are for hosts with AVX-512 VNNI only";
   }
   OnnxBuilder b;
   b.input("x", onnx::TensorProto::FLOAT, {1, 3, 16, 16}).output("y");
@@ -241,6 +241,21 @@ TEST(Int8Engine, AChannelsLastChainTakesItsMaxPool) {
   const std::vector<std::string> twin_ops = layer_ops(twin->plan());
   EXPECT_EQ(std::count(twin_ops.begin(), twin_ops.end(), "kiln.QConvNhwc"), 0);
   EXPECT_GT(cosine(run_engine(*engine, in)[0], run_engine(*twin, in)[0]), 0.9999);
+  // Without oneDNN the chain runs on kiln's own channels-last kernel, all but the stem (3 input
+  // channels: not whole quads), which then stays NCHW.
+  engine::BuildOptions own = int8_options(minmax_calibration(b, in));
+  own.tactic_sources = {"-onednn"};
+  auto kiln_only = testing::build_engine(b, own);
+  const engine::Plan& kp = kiln_only->plan();
+  EXPECT_EQ(node_named(kp, "conv0").op_type, "QConv");
+  for (size_t i = 0; i < kp.graph.nodes.size(); ++i) {
+    if (kp.graph.nodes[i].op_type == "QConvNhwc") {
+      EXPECT_EQ(kp.layers[i].tactic, "qconv_nhwc.vnni.u8s8.avx512") << kp.graph.nodes[i].name;
+    }
+  }
+  const std::vector<std::string> kiln_ops = layer_ops(kp);
+  EXPECT_EQ(std::count(kiln_ops.begin(), kiln_ops.end(), "kiln.QConvNhwc"), 8) << kp.graph.dump();
+  EXPECT_GT(cosine(run_engine(*kiln_only, in)[0], run_engine(*twin, in)[0]), 0.9999);
 }
 
 // A squeeze-and-excitation block between INT8 convolutions: the channel scaling and the

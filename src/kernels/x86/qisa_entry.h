@@ -33,6 +33,9 @@ void qdepthwise_lanes_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, 
 void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
                           const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,
                           int64_t begin, int64_t end);
+void qconv_nhwc_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
+void qconv_nhwc_run(const QConvNhwcPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end);
 }  // namespace vnni
 KILN_X86_DECLARE_QISA(qavx2)
 

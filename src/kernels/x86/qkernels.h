@@ -3,11 +3,13 @@
 // (one scale per output channel or column), accumulated exactly in int32, with the whole float
 // epilogue of kiln.QConv / kiln.QGemm (ops/kiln_quant.h) applied in registers before the only
 // store: scale, bias, residual (float, or uint8 dequantized), activation, then a float32 store or
-// a requantization to uint8. NCHW, like the engine.
+// a requantization to uint8. NCHW, like the engine, but for one channels-last convolution
+// (kiln.QConvNhwc's).
 //
 //   implicit-GEMM convolution  any 1-D / 2-D convolution (depthwise ones have their own kernel)
 //   depthwise convolution      group == in_c, one input channel per group
 //   GEMM                       Y [m, n] = A [m, k] (uint8, row-major) x B [k, n] (int8, prepacked)
+//   channels-last convolution  kiln.QConvNhwc, AVX-512 VNNI only (qkernels_nhwc_impl.h)
 //
 // Four ISAs, one translation unit each (qkernels_vnni.cc, qkernels_amx.cc, qkernels_avx2.cc,
 // qkernels_avx2_maddubs.cc), the same templates:
@@ -232,6 +234,47 @@ size_t qdepthwise_lanes_scratch_bytes(const QDepthwiseLanesPlan& plan);
 void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
                           const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,
                           int64_t task_begin, int64_t task_end);
+
+// --- convolution on channels-last tensors (AVX-512 VNNI only) ---------------------------------
+// kiln.QConvNhwc: X [N, H, W, C] uint8 (C a multiple of 4), W [M, C, KH, KW], Y (and a residual)
+// [N, OH, OW, M]; one group, any window, stride, padding and dilation. An indirect convolution
+// (qkernels_nhwc_impl.h): a register tile of up to kQNhwcPixels output pixels x 64 output
+// channels (4 zmm each, 24 accumulators); per tap, each pixel reads its input pixel's channels in
+// place (or a row of x_zero where the tap falls on padding), per channel quad the 4 weight vectors
+// are loaded once and each pixel's 4 bytes broadcast against them. Nothing is packed per run: the
+// implicit-GEMM kernel above builds quad planes and patch panels first, which on channels-last
+// data would be a transpose. The weights are packed once into blocks of 64 output channels (per
+// tap and channel quad, 64 channels' 4 bytes), then every channel's weight sum.
+inline constexpr int64_t kQNhwcPixels = 6;
+inline constexpr int64_t kQNhwcChannels = 64;
+// A channel block's epilogue constants in the scratch (8 vectors and their lanes).
+inline constexpr int64_t kQNhwcColsBytes = 640;
+
+struct QConvNhwcPlan {
+  cpu::Conv2DParams p;
+  int64_t oc_blocks = 0;     // ceil(out_c / 64)
+  int64_t pixels = 0;        // batch * out_h * out_w
+  int64_t px_per_block = 0;  // output pixels a task runs (a multiple of kQNhwcPixels)
+  int64_t px_blocks = 0;
+  int64_t ob_per_task = 0;  // channel blocks a task runs
+  int64_t ob_tasks = 0;     // oc_blocks / ob_per_task
+  // A task runs its channel blocks tile by tile (each tile's input read once for all of them)
+  // where their weights fit the L2 share, else block by block (each block's weights stay in L2
+  // while the tiles stream).
+  bool ob_inner = true;
+  int64_t tasks = 0;  // px_blocks * ob_tasks: task t is pixel block t / ob_tasks
+};
+// "" when the kernel runs p, else why not.
+std::string qconv_nhwc_why_not(const cpu::Conv2DParams& p);
+QConvNhwcPlan plan_qconv_nhwc(const cpu::Conv2DParams& p, int threads);
+size_t qconv_nhwc_packed_weights_bytes(const cpu::Conv2DParams& p);
+// w: [out_c, in_c, k_h, k_w].
+void qconv_nhwc_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed);
+size_t qconv_nhwc_scratch_bytes(const QConvNhwcPlan& plan);
+// x, y and the residual channels-last; y uint8_t* or float* (ep.out_u8).
+void qconv_nhwc_run(const QConvNhwcPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+                    int64_t task_end);
 
 // --- GEMM ------------------------------------------------------------------------------------
 // Y [m x n] (row-major) = A [m x k] (row-major uint8) x B [k x n] (int8). B is packed once into

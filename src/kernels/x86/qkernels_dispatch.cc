@@ -333,6 +333,65 @@ void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
   vnni::qdepthwise_lanes_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
 }
 
+// --- convolution on channels-last tensors ----------------------------------------------------
+
+std::string qconv_nhwc_why_not(const cpu::Conv2DParams& p) {
+  if (p.group != 1) return fmt::format("group {}: one group only", p.group);
+  if (p.in_c % 4 != 0) {
+    return fmt::format(
+        "{} input channels: a multiple of 4 only (a pixel's channels are read in "
+        "quads, in place)",
+        p.in_c);
+  }
+  return "";
+}
+
+// Threads split the output channels where every thread gets the same number of blocks and the
+// weights outweigh the input by far (each thread then streams only its share of the weights and
+// reads all of the input), else the pixels, dealt out in whole tiles (each thread reads every
+// weight).
+QConvNhwcPlan plan_qconv_nhwc(const cpu::Conv2DParams& p, int threads) {
+  QConvNhwcPlan pl;
+  pl.p = p;
+  pl.oc_blocks = ceil_div(p.out_c, kQNhwcChannels);
+  pl.pixels = p.batch * p.out_h * p.out_w;
+  const int64_t tiles = ceil_div(pl.pixels, kQNhwcPixels);
+  const int64_t block_bytes = kQNhwcChannels * p.k_h * p.k_w * p.in_c;
+  const int64_t input_bytes = p.batch * p.in_h * p.in_w * p.in_c;
+  const bool channels =
+      threads > 1 && pl.oc_blocks % threads == 0 && pl.oc_blocks * block_bytes > 4 * input_bytes;
+  const Blocks b = even_blocks(std::max<int64_t>(tiles, 1), channels ? 1 : threads, 1);
+  pl.px_per_block = b.size * kQNhwcPixels;
+  pl.px_blocks = b.count;
+  pl.ob_tasks = channels ? threads : 1;
+  pl.ob_per_task = pl.oc_blocks / pl.ob_tasks;
+  pl.ob_inner = pl.ob_per_task * block_bytes <= kL2WeightBytes;
+  pl.tasks = pl.pixels == 0 || p.out_c == 0 ? 0 : pl.px_blocks * pl.ob_tasks;
+  return pl;
+}
+
+size_t qconv_nhwc_packed_weights_bytes(const cpu::Conv2DParams& p) {
+  const int64_t blocks = ceil_div(p.out_c, kQNhwcChannels);
+  return static_cast<size_t>(blocks * kQNhwcChannels * (p.k_h * p.k_w * p.in_c + 4));
+}
+
+void qconv_nhwc_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  vnni::qconv_nhwc_pack_weights(p, w, packed);
+}
+
+// Per channel block its epilogue constants and the accumulators' start per channel (-x_zero *
+// its weight sum), then the row of x_zero that taps on padding read.
+size_t qconv_nhwc_scratch_bytes(const QConvNhwcPlan& plan) {
+  return static_cast<size_t>(plan.oc_blocks * (kQNhwcColsBytes + kQNhwcChannels * 4)) +
+         round64(plan.p.in_c + 64);
+}
+
+void qconv_nhwc_run(const QConvNhwcPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t task_begin,
+                    int64_t task_end) {
+  vnni::qconv_nhwc_run(plan, x, packed_w, ep, y, scratch, task_begin, task_end);
+}
+
 // --- GEMM ------------------------------------------------------------------------------------
 
 QGemmPlan plan_qgemm(QIsa isa, int64_t m, int64_t n, int64_t k, int threads) {

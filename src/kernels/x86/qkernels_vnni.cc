@@ -7,6 +7,7 @@
 #include "kernels/x86/qkernels_dw_impl.h"
 #include "kernels/x86/qkernels_dw_lanes_impl.h"
 #include "kernels/x86/qkernels_gemm_impl.h"
+#include "kernels/x86/qkernels_nhwc_impl.h"
 #include "kernels/x86/qkernels_pool_impl.h"
 #include "kernels/x86/qkernels_qdq_impl.h"
 
@@ -34,6 +35,15 @@ void qdepthwise_lanes_run(const QDepthwiseLanesPlan& plan, const uint8_t* x,
                           const uint8_t* packed_w, const QEpilogue& ep, void* y, uint8_t* scratch,
                           int64_t begin, int64_t end) {
   qdw_lanes_tasks<QVecVnni>(plan, x, packed_w, ep, y, scratch, begin, end);
+}
+
+void qconv_nhwc_pack_weights(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  qnhwc_pack_weights_impl(p, w, packed);
+}
+
+void qconv_nhwc_run(const QConvNhwcPlan& plan, const uint8_t* x, const uint8_t* packed_w,
+                    const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end) {
+  qnhwc_tasks<QVecVnni>(plan, x, packed_w, ep, y, scratch, begin, end);
 }
 
 }  // namespace kiln::kernels::x86::vnni

@@ -66,6 +66,7 @@ std::span<const Tactic* const> x86_tactics() {
     append_x86_qgemm_tactics(v);
     append_x86_qdq_tactics(v);
     append_x86_qpool_tactics(v);
+    append_x86_qconv_nhwc_tactics(v);
     return v;
   }();
   return tactics;

@@ -40,9 +40,10 @@ class X86QuantTactic : public Tactic {
 // A 1-D uint8 tensor of n bytes, for prepack()'s result.
 inline Tensor packed_bytes(size_t n) { return Tensor(DType::kU8, {static_cast<int64_t>(n)}); }
 
-void append_x86_qconv_tactics(std::vector<const Tactic*>& out);  // x86_qconv.cc
-void append_x86_qgemm_tactics(std::vector<const Tactic*>& out);  // x86_qgemm.cc
-void append_x86_qdq_tactics(std::vector<const Tactic*>& out);    // x86_qdq.cc
-void append_x86_qpool_tactics(std::vector<const Tactic*>& out);  // x86_qpool.cc
+void append_x86_qconv_tactics(std::vector<const Tactic*>& out);       // x86_qconv.cc
+void append_x86_qgemm_tactics(std::vector<const Tactic*>& out);       // x86_qgemm.cc
+void append_x86_qdq_tactics(std::vector<const Tactic*>& out);         // x86_qdq.cc
+void append_x86_qpool_tactics(std::vector<const Tactic*>& out);       // x86_qpool.cc
+void append_x86_qconv_nhwc_tactics(std::vector<const Tactic*>& out);  // x86_qconv_nhwc.cc
 
 }  // namespace kiln::tactics::x86

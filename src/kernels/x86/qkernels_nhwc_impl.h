@@ -1,0 +1,272 @@
+#pragma once
+// The INT8 convolution on channels-last tensors (qkernels.h, QConvNhwcPlan). AVX-512 VNNI only:
+// included by qkernels_vnni.cc after qkernels_gemm_impl.h, whose epilogue pieces
+// (qkernels_common.h) it shares.
+//
+// An indirect convolution: a register tile is M (up to kQNhwcPixels) output pixels x NV (up to 4)
+// vectors of 16 output channels. Per tap, each pixel's source is the address of its input pixel's
+// channels, or of a row of x_zero where the tap reads padding; per channel quad, the NV weight
+// vectors are loaded once and each pixel's 4 input bytes broadcast against them. No patch panel
+// and no copy of the input: an NHWC pixel's channels are already the quads the dot product takes.
+
+#include <immintrin.h>
+
+#include <array>
+#include <cstring>
+#include <utility>
+
+#include "base/int_math.h"
+#include "kernels/x86/qkernels_common.h"
+
+namespace kiln::kernels::x86 {
+namespace {
+
+constexpr int64_t kNhwcVectors = kQNhwcChannels / 16;  // weight vectors a quad of a block
+constexpr int64_t kNhwcQuadBytes = kQNhwcChannels * 4;
+
+void qnhwc_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_t* packed) {
+  const int64_t taps = p.k_h * p.k_w, cq = p.in_c / 4;
+  const int64_t blocks = ceil_div(p.out_c, kQNhwcChannels);
+  uint8_t* d = packed;
+  for (int64_t ob = 0; ob < blocks; ++ob) {
+    for (int64_t tap = 0; tap < taps; ++tap) {
+      for (int64_t q = 0; q < cq; ++q, d += kNhwcQuadBytes) {
+        for (int64_t j = 0; j < kQNhwcChannels; ++j) {
+          const int64_t oc = ob * kQNhwcChannels + j;
+          for (int64_t t = 0; t < 4; ++t) {
+            const int64_t at = (oc * p.in_c + q * 4 + t) * taps + tap;
+            d[j * 4 + t] = oc < p.out_c ? static_cast<uint8_t>(w[at]) : uint8_t{0};
+          }
+        }
+      }
+    }
+  }
+  auto* sums = reinterpret_cast<int32_t*>(d);
+  for (int64_t oc = 0; oc < blocks * kQNhwcChannels; ++oc) {
+    int32_t s = 0;
+    for (int64_t i = 0; oc < p.out_c && i < p.in_c * taps; ++i) s += w[oc * p.in_c * taps + i];
+    sums[oc] = s;
+  }
+}
+
+// Where a tile's pixels read: per pixel, its image's first byte and the input row and column its
+// window starts at (before padding).
+template <int M>
+struct NhwcTile {
+  const uint8_t* img[M];
+  int64_t ih0[M], iw0[M];
+};
+
+// A block's channels as the epilogue takes them: scale and bias through QOut (scaled() and
+// bias()), the lanes of the last vector, and the block's first channel.
+template <class Q>
+struct NhwcCols {
+  typename Q::F::V scale[kNhwcVectors], bias[kNhwcVectors];
+  int nv = 0, last_lanes = 0;
+  int64_t c0 = 0;
+};
+
+template <class Q>
+NhwcCols<Q> nhwc_cols(const QOut<Q>& o, const cpu::Conv2DParams& p, int64_t ob) {
+  using F = typename Q::F;
+  NhwcCols<Q> c;
+  c.c0 = ob * kQNhwcChannels;
+  const int64_t n = min64(kQNhwcChannels, p.out_c - c.c0);
+  c.nv = static_cast<int>(ceil_div(n, 16));
+  c.last_lanes = static_cast<int>(n - (c.nv - 1) * 16);
+  const QEpilogue& e = *o.e;
+  const typename F::V in_scale = F::set1(e.in_scale);
+  for (int v = 0; v < c.nv; ++v) {
+    const int lanes = v == c.nv - 1 ? c.last_lanes : 16;
+    const int64_t at = c.c0 + v * 16;
+    c.scale[v] = o.scaled(F::mul(in_scale, Q::load_f32(e.w_scale + at, 0, lanes, F::zero())));
+    c.bias[v] = o.bias(e.bias != nullptr ? o.scaled(Q::load_f32(e.bias + at, 0, lanes, F::zero()))
+                                         : F::zero());
+  }
+  return c;
+}
+
+// The dot products of a tile: acc[m][v] = start[v] + the sums over taps and quads. The direct
+// uint8 epilogue (QOut::direct_u8) of whole vectors follows in registers, each pixel's NV vectors
+// stored by one saturating pack (true); any other epilogue gets the sums in out (false). Its own
+// function so that the 24 accumulators get the registers to themselves.
+template <class Q, int M, int NV>
+__attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const NhwcTile<M>& t,
+                                          const uint8_t* pad, const uint8_t* w,
+                                          const int32_t* start, const QOut<Q>& o,
+                                          const NhwcCols<Q>& c, int64_t at, __m512i* out) {
+  using F = typename Q::F;
+  __m512i acc[M][NV];
+#pragma GCC unroll 4
+  for (int v = 0; v < NV; ++v) {
+    const __m512i s = _mm512_loadu_si512(start + v * 16);
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m) acc[m][v] = s;
+  }
+  const int64_t cq = p.in_c / 4, row = p.in_w * p.in_c;
+  for (int64_t kh = 0; kh < p.k_h; ++kh) {
+    for (int64_t kw = 0; kw < p.k_w; ++kw) {
+      const uint8_t* src[M];
+#pragma GCC unroll 8
+      for (int m = 0; m < M; ++m) {
+        const int64_t ih = t.ih0[m] + kh * p.dil_h, iw = t.iw0[m] + kw * p.dil_w;
+        const bool inside = static_cast<uint64_t>(ih) < static_cast<uint64_t>(p.in_h) &&
+                            static_cast<uint64_t>(iw) < static_cast<uint64_t>(p.in_w);
+        src[m] = inside ? t.img[m] + ih * row + iw * p.in_c : pad;
+      }
+      for (int64_t q = 0; q < cq; ++q, w += kNhwcQuadBytes) {
+        __m512i b[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(w + v * 64);
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) {
+          int32_t quad;
+          std::memcpy(&quad, src[m] + q * 4, 4);
+          const __m512i a = _mm512_set1_epi32(quad);
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) acc[m][v] = _mm512_dpbusd_epi32(acc[m][v], a, b[v]);
+        }
+      }
+    }
+  }
+  if (o.direct_u8 && c.last_lanes == 16) {
+    const uint8_t* z = o.e->z_u8;
+    auto* y = static_cast<uint8_t*>(o.y);
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m, at += p.out_c) {
+      __m512i q[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) {
+        typename F::V f = F::fmadd(Q::to_float(acc[m][v]), c.scale[v], c.bias[v]);
+        if (z != nullptr) {
+          const __m512i zv = Q::load_u8(z + at + v * 16, 0, 16, Q::set1(0));
+          f = F::fmadd(Q::to_float(zv), o.direct_z_scale, f);
+        }
+        q[v] = direct_u8_round(o, f);
+      }
+      Q::template store_u8_saturated<NV>(y + at, q);
+    }
+    return true;
+  }
+#pragma GCC unroll 8
+  for (int m = 0; m < M; ++m) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) _mm512_store_si512(out + m * NV + v, acc[m][v]);
+  }
+  return false;
+}
+
+// The general epilogue of a tile's pixel (Y's element `at` is its channel c0), through q_finish.
+template <class Q, int NV>
+__attribute__((always_inline)) inline void qnhwc_finish_pixel(const QOut<Q>& o,
+                                                              const NhwcCols<Q>& c,
+                                                              const __m512i* acc, int64_t at) {
+  q_finish<Q, NV>(
+      o, acc, [&](auto&& fn) __attribute__((always_inline)) {
+        for (int v = 0; v < NV; ++v) {
+          const QSeg seg{0, v == NV - 1 ? c.last_lanes : 16, v * 16};
+          fn(v, c.scale[v], c.bias[v], seg, at);
+        }
+      });
+}
+
+template <class Q, int M, int NV>
+void qnhwc_tile(const cpu::Conv2DParams& p, const NhwcTile<kQNhwcPixels>& t, const uint8_t* pad,
+                const uint8_t* w, const int32_t* start, const QOut<Q>& o, const NhwcCols<Q>& c,
+                int64_t pix) {
+  alignas(64) __m512i done[M * NV];
+  NhwcTile<M> tm;
+  for (int m = 0; m < M; ++m) {
+    tm.img[m] = t.img[m];
+    tm.ih0[m] = t.ih0[m];
+    tm.iw0[m] = t.iw0[m];
+  }
+  if (qnhwc_dots<Q, M, NV>(p, tm, pad, w, start, o, c, pix * p.out_c + c.c0, done)) return;
+  for (int m = 0; m < M; ++m) {
+    qnhwc_finish_pixel<Q, NV>(o, c, done + m * NV, (pix + m) * p.out_c + c.c0);
+  }
+}
+
+template <class Q>
+using QNhwcTileFn = void (*)(const cpu::Conv2DParams&, const NhwcTile<kQNhwcPixels>&,
+                             const uint8_t*, const uint8_t*, const int32_t*, const QOut<Q>&,
+                             const NhwcCols<Q>&, int64_t);
+
+template <class Q, int... I>
+constexpr auto make_qnhwc_table(std::integer_sequence<int, I...>) {
+  return std::array<QNhwcTileFn<Q>, sizeof...(I)>{
+      &qnhwc_tile<Q, I / kNhwcVectors + 1, I % kNhwcVectors + 1>...};
+}
+
+template <class Q>
+inline constexpr auto kQNhwcTiles = make_qnhwc_table<Q>(
+    std::make_integer_sequence<int, static_cast<int>(kQNhwcPixels* kNhwcVectors)>{});
+
+// Where the tile of output pixels [pix, pix + m) reads.
+inline NhwcTile<kQNhwcPixels> nhwc_tile_at(const cpu::Conv2DParams& p, const uint8_t* x,
+                                           int64_t pix, int64_t m) {
+  NhwcTile<kQNhwcPixels> t{};
+  const int64_t plane = p.out_h * p.out_w, image = p.in_h * p.in_w * p.in_c;
+  int64_t n = pix / plane, oh = pix % plane / p.out_w, ow = pix % p.out_w;
+  for (int64_t i = 0; i < m; ++i) {
+    t.img[i] = x + n * image;
+    t.ih0[i] = oh * p.stride_h - p.pad_top;
+    t.iw0[i] = ow * p.stride_w - p.pad_left;
+    if (++ow == p.out_w) {
+      ow = 0;
+      if (++oh == p.out_h) oh = 0, ++n;
+    }
+  }
+  return t;
+}
+
+// Tasks [begin, end): each a range of output pixels (flat over images, rows and columns) for a
+// range of output channel blocks (QConvNhwcPlan::ob_inner says which loop is inside).
+template <class Q>
+void qnhwc_tasks(const QConvNhwcPlan& pl, const uint8_t* x, const uint8_t* packed,
+                 const QEpilogue& ep, void* y, uint8_t* scratch, int64_t begin, int64_t end) {
+  const cpu::Conv2DParams& p = pl.p;
+  const FlushDenormals ftz;
+  const QOut<Q> o(ep, y);
+  const int64_t block_bytes = p.k_h * p.k_w * (p.in_c / 4) * kNhwcQuadBytes;
+  const auto* sums = reinterpret_cast<const int32_t*>(packed + pl.oc_blocks * block_bytes);
+  // The scratch (qconv_nhwc_scratch_bytes): each block's epilogue constants, the accumulators'
+  // start per channel, the row of x_zero that padding reads.
+  auto* cols = reinterpret_cast<NhwcCols<Q>*>(scratch);
+  static_assert(sizeof(NhwcCols<Q>) <= kQNhwcColsBytes && alignof(NhwcCols<Q>) <= 64);
+  auto* start = reinterpret_cast<int32_t*>(scratch + pl.oc_blocks * kQNhwcColsBytes);
+  uint8_t* pad = scratch + pl.oc_blocks * (kQNhwcColsBytes + kQNhwcChannels * 4);
+  for (int64_t ob = 0; ob < pl.oc_blocks; ++ob) cols[ob] = nhwc_cols(o, p, ob);
+  for (int64_t c = 0; c < pl.oc_blocks * kQNhwcChannels; ++c) {
+    start[c] = zero_point_start(ep.in_zero, sums[c]);
+  }
+  std::memset(pad, ep.in_zero, static_cast<size_t>(p.in_c));
+  auto run = [&](const NhwcTile<kQNhwcPixels>& t, int64_t m, int64_t ob, int64_t pix) {
+    const NhwcCols<Q>& c = cols[ob];
+    kQNhwcTiles<Q>[(m - 1) * kNhwcVectors + (c.nv - 1)](p, t, pad, packed + ob * block_bytes,
+                                                        start + c.c0, o, c, pix);
+  };
+  for (int64_t task = begin; task < end; ++task) {
+    const int64_t pb = task / pl.ob_tasks, ob0 = task % pl.ob_tasks * pl.ob_per_task;
+    const int64_t ob1 = ob0 + pl.ob_per_task;
+    const int64_t p0 = min64(pb * pl.px_per_block, pl.pixels);
+    const int64_t p1 = min64(p0 + pl.px_per_block, pl.pixels);
+    if (pl.ob_inner) {
+      for (int64_t pix = p0; pix < p1; pix += kQNhwcPixels) {
+        const int64_t m = min64(kQNhwcPixels, p1 - pix);
+        const NhwcTile<kQNhwcPixels> t = nhwc_tile_at(p, x, pix, m);
+        for (int64_t ob = ob0; ob < ob1; ++ob) run(t, m, ob, pix);
+      }
+    } else {
+      for (int64_t ob = ob0; ob < ob1; ++ob) {
+        for (int64_t pix = p0; pix < p1; pix += kQNhwcPixels) {
+          const int64_t m = min64(kQNhwcPixels, p1 - pix);
+          run(nhwc_tile_at(p, x, pix, m), m, ob, pix);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::kernels::x86
