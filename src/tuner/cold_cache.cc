@@ -25,4 +25,12 @@ void CacheFlusher::flush(parallel::ThreadPool* pool, size_t bytes) {
   sink_ = sink_ + total.load(std::memory_order_relaxed);
 }
 
+void CacheFlusher::touch(parallel::ThreadPool* pool, void* data, size_t bytes) {
+  auto* p = static_cast<volatile uint8_t*>(data);
+  parallel::parallel_for(pool, static_cast<int64_t>(bytes / 64), 1 << 10,
+                         [&](int64_t begin, int64_t end) {
+                           for (int64_t i = begin; i < end; ++i) p[i * 64] = p[i * 64];
+                         });
+}
+
 }  // namespace kiln::tuner

@@ -1,11 +1,17 @@
 #pragma once
 // Timing a layer as it runs inside a network. The tuner repeats each candidate on the same buffers,
-// so after the first run its weights sit in the caches; in the network they do not when they are
-// larger than a core's L2: the layers before have streamed their own weights and activations
-// through since. A layer whose weights are that large is timed cold: before each timed run every
-// pool thread reads other memory, which takes the weights out of the L2s (Tuner::cold_flush_bytes
-// says how much). MobileNetV2's classifier (5 MB of weights) took 0.136 ms warm in oneDNN's GEMM
-// and 0.156 ms in kiln's on 2 threads, and ran 0.42 and 0.21 ms in the network.
+// so after the first run its weights, input and output sit in the caches, in both cores' copies.
+// In the network the layers before have streamed their own weights and activations through since,
+// and the layer before has just written this one's input, each thread its part. So before each
+// timed run every pool thread reads other memory (Tuner::cold_flush_bytes says how much), which
+// takes the weights and the output out of the L2s, and then writes its share of the activations
+// (CacheFlusher::touch). First only layers whose weights outgrew a core's L2 were timed cold
+// (MobileNetV2's classifier, 5 MB: 0.136 ms warm in oneDNN's GEMM and 0.156 ms in kiln's on 2
+// threads, 0.42 and 0.21 ms in the network). Every layer, with its input so written (2026-12-07,
+// a Zen 5 host, engines A/B in separate processes, 6 pairs): INT8 ResNet-50 0.948x, ViT-Tiny
+// 0.911x, ResNet-50 0.990x, EfficientNet-B0 0.998x, MobileNetV2 1.020x (0.99-1.06) their engines
+// tuned warm. Warm, kiln's channels-last INT8 kernel lost ResNet-50's 3x3 layers to oneDNN by
+// 0-6%, and ran them 10-14% faster in the network.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +32,10 @@ class CacheFlusher {
   size_t bytes() const { return buffer_.size() * sizeof(uint64_t); }
   // Reads the first `bytes` (at most bytes()), split over the pool's threads.
   void flush(parallel::ThreadPool* pool, size_t bytes);
+  // Rewrites [data, data + bytes) in place, split over the pool's threads in contiguous parts, as
+  // a layer writes its output: each line then sits modified in the cache of the thread that wrote
+  // it. The values do not change.
+  void touch(parallel::ThreadPool* pool, void* data, size_t bytes);
 
  private:
   std::vector<uint64_t> buffer_;

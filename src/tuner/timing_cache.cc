@@ -15,6 +15,9 @@ namespace {
 using nlohmann::json;
 constexpr const char* kFormat = "kiln-timing-cache";
 constexpr int kVersion = 1;
+// How the times were taken (tuner/cold_cache.h): a cache from before every layer was timed cold
+// holds warm times, and loads as another machine's (empty, with the note).
+constexpr std::string_view kTimingMethod = "every layer cold, its input just written";
 
 Result<json> parse_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -119,8 +122,8 @@ size_t TimingCache::size() const {
 }
 
 std::string timing_machine_id(std::string_view kiln_version) {
-  return fmt::format("{} | {} | kiln {}", cpu_brand_string(),
-                     cpu_features_to_string(host_cpu_features()), kiln_version);
+  return fmt::format("{} | {} | kiln {} | {}", cpu_brand_string(),
+                     cpu_features_to_string(host_cpu_features()), kiln_version, kTimingMethod);
 }
 
 }  // namespace kiln::tuner

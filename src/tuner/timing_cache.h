@@ -2,11 +2,13 @@
 // Measured tactic times kept between builds, as TensorRT's timing cache: the key is a layer's
 // signature (op, attributes, input and output dtypes and dims at the tuning shapes, which inputs
 // are constant, the thread count) and the tactic's name; the value is its median time. A cache is
-// only valid for the machine and the kiln that measured it: one from another CPU, ISA cap or kiln
-// version loads as empty, with a note saying why, instead of steering the build with wrong times.
+// only valid for the machine and the kiln that measured it: one from another CPU, ISA cap, kiln
+// version or way of timing (tuner/cold_cache.h) loads as empty, with a note saying why, instead of
+// steering the build with wrong times.
 //
 // File format (JSON, written atomically):
-//   {"format": "kiln-timing-cache", "version": 1, "machine": "<cpu brand> | <features> | kiln <v>",
+//   {"format": "kiln-timing-cache", "version": 1,
+//    "machine": "<cpu brand> | <features> | kiln <v> | <how the times were taken>",
 //    "layers": {"<layer signature>": {"<tactic>": <ms>, ...}, ...}}
 
 #include <filesystem>

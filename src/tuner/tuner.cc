@@ -103,7 +103,6 @@ std::string layer_signature(const TuningLayer& layer, int threads) {
 Tuner::Tuner(TunerOptions options) : options_(std::move(options)) {
   threads_ = parallel::thread_count(options_.threads);
   caches_ = host_cache_sizes();
-  if (options_.cold_weight_bytes == 0) options_.cold_weight_bytes = caches_.l2_bytes;
   if (threads_ > 1 && options_.optimization_level > 0) {
     pool_ = std::make_unique<parallel::ThreadPool>(threads_);
   }
@@ -242,13 +241,14 @@ Result<Tuner::Trial> Tuner::prepare(const tactics::Tactic& tactic, const TuningL
   return trial;
 }
 
-// What to read before each timed run of the layer: nothing for weights a core's L2 holds; else
-// every thread's L2 twice over plus twice the weights, at most 1.5 times the shared cache. The
+// What to read before each timed run of the layer (tuner/cold_cache.h): nothing for weights under
+// TunerOptions::cold_weight_bytes when set; else every thread's L2 twice over plus twice the
+// weights, at most 1.5 times the shared cache. The
 // weights surely leave the L2s; the shared cache may still hold some of them (the flush buffer's
 // own lines hit there from the previous flush), as it may in the network.
 size_t Tuner::cold_flush_bytes(const tactics::LayerSpec& spec) const {
   const size_t weights = constant_bytes(spec);
-  if (weights <= options_.cold_weight_bytes) return 0;
+  if (options_.cold_weight_bytes && weights <= *options_.cold_weight_bytes) return 0;
   return std::min(caches_.llc_bytes * 3 / 2,
                   2 * static_cast<size_t>(threads_) * caches_.l2_bytes + 2 * weights);
 }
@@ -261,6 +261,7 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
   std::vector<Tensor> owned;
   owned.reserve(layer.input_dims.size() + layer.output_dims.size());
   std::vector<TensorView> in(layer.input_dims.size()), out(layer.output_dims.size());
+  std::vector<TensorView> activations;  // the inputs the layer before would have written
   for (size_t i = 0; i < in.size(); ++i) {
     if (!spec.has_input(i)) continue;
     if (const Tensor* v = i < layer.values.size() ? layer.values[i] : nullptr) {
@@ -270,6 +271,7 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     owned.emplace_back(spec.inputs[i].dtype, layer.input_dims[i]);
     fill_timing_input(owned.back());
     in[i] = TensorView::of(owned.back());
+    if (spec.constant(i) == nullptr) activations.push_back(in[i]);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     owned.emplace_back(spec.outputs[i].dtype, layer.output_dims[i]);
@@ -299,6 +301,7 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
   const auto run_once = [&](size_t i) -> Result<double> {
     if (cold) {
       flusher_->flush(pool_.get(), flush_bytes);
+      for (const TensorView& a : activations) flusher_->touch(pool_.get(), a.data, a.nbytes());
       ++flushes_;
     }
     const Clock::time_point t0 = Clock::now();

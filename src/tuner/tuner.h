@@ -38,9 +38,9 @@ struct TunerOptions {
   int threads = 0;
   CpuFeatureSet features = 0;  // tactics needing more than this are rejected
   TimingCache* cache = nullptr;
-  // Layers whose constant inputs hold more bytes than this are timed with cold caches
-  // (tuner/cold_cache.h); 0 means a core's L2, as the host reports it.
-  size_t cold_weight_bytes = 0;
+  // Layers whose constant inputs hold more bytes than this are timed with cold caches and their
+  // activations just written (tuner/cold_cache.h); unset: every layer.
+  std::optional<size_t> cold_weight_bytes;
   // Tests: the host speed guard's probe time in us, served in place of timing the probe
   // (tuner/host_speed_guard.h). Null: the probe runs.
   std::function<double()> host_probe_us;

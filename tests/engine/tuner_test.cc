@@ -10,9 +10,11 @@
 
 #include "engine/builder.h"
 #include "engine/engine_test_util.h"
+#include "parallel/thread_pool.h"
 #include "passes/pass_harness.h"
 #include "testing/onnx_builder.h"
 #include "testing/tensor_compare.h"
+#include "tuner/cold_cache.h"
 #include "tuner/timing_cache.h"
 
 namespace kiln {
@@ -361,6 +363,28 @@ TEST(Tuner, LayersWithWeightsPastTheThresholdAreTimedCold) {
       EXPECT_GE(t.flushes(), 2 * timed);  // level 3: at least two runs per candidate
     }
   }
+}
+
+// By default every layer is timed cold, however small its weights, and the activations it reads
+// are rewritten before each run without a change of value (tuner/cold_cache.h).
+TEST(Tuner, EveryLayerIsTimedColdByDefault) {
+  auto plan = build({.optimization_level = 0});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  auto classifier = testing::small_cnn_classifier(*plan);
+  ASSERT_TRUE(classifier.is_ok()) << classifier.status().to_string();
+  tuner::Tuner t({.threads = 2});
+  auto choice = t.choose(*classifier);
+  ASSERT_TRUE(choice.is_ok()) << choice.status().to_string();
+  EXPECT_GT(t.flushes(), 0);
+  for (const tactics::TacticTiming& c : choice->candidates) {
+    if (c.ms >= 0) EXPECT_EQ(c.note, "timed with cold caches") << c.tactic;
+  }
+  std::vector<uint8_t> bytes(64 * 1000);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7);
+  const std::vector<uint8_t> before = bytes;
+  parallel::ThreadPool pool(2);
+  tuner::CacheFlusher(1 << 16).touch(&pool, bytes.data(), bytes.size());
+  EXPECT_EQ(bytes, before);
 }
 
 TEST(TimingCache, LayerSignatureSeparatesShapesAndThreads) {
