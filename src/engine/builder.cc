@@ -153,6 +153,9 @@ tuner::TuningLayer tuning_layer(const Plan& plan, const ResolvedShapes& shapes,
     if (present && plan.graph.value(v).initializer) value = &*plan.graph.value(v).initializer;
     if (present && shapes.shape_values[i]) value = &*shapes.shape_values[i];
     l.values.push_back(value);
+    l.graph_inputs.push_back(present &&
+                             std::find(plan.graph.inputs.begin(), plan.graph.inputs.end(), v) !=
+                                 plan.graph.inputs.end());
   }
   for (ir::ValueId v : node.outputs) {
     l.output_dims.push_back(*shapes.dims[static_cast<size_t>(v)]);

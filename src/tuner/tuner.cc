@@ -90,8 +90,9 @@ std::string layer_signature(const TuningLayer& layer, int threads) {
       s += "|in:-";
       continue;
     }
-    s += fmt::format("|in:{}{}{}", dtype_name(layer.spec.inputs[i].dtype),
-                     dims_to_string(layer.input_dims[i]), layer.spec.constant(i) ? "c" : "");
+    s += fmt::format("|in:{}{}{}{}", dtype_name(layer.spec.inputs[i].dtype),
+                     dims_to_string(layer.input_dims[i]), layer.spec.constant(i) ? "c" : "",
+                     layer.is_graph_input(i) ? "g" : "");
   }
   for (size_t i = 0; i < layer.output_dims.size(); ++i) {
     s += fmt::format("|out:{}{}", dtype_name(layer.spec.outputs[i].dtype),
@@ -261,7 +262,8 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
   std::vector<Tensor> owned;
   owned.reserve(layer.input_dims.size() + layer.output_dims.size());
   std::vector<TensorView> in(layer.input_dims.size()), out(layer.output_dims.size());
-  std::vector<TensorView> activations;  // the inputs the layer before would have written
+  // The inputs the layer before (all threads) or the caller (one thread) would have written.
+  std::vector<std::pair<TensorView, bool>> activations;
   for (size_t i = 0; i < in.size(); ++i) {
     if (!spec.has_input(i)) continue;
     if (const Tensor* v = i < layer.values.size() ? layer.values[i] : nullptr) {
@@ -271,7 +273,7 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
     owned.emplace_back(spec.inputs[i].dtype, layer.input_dims[i]);
     fill_timing_input(owned.back());
     in[i] = TensorView::of(owned.back());
-    if (spec.constant(i) == nullptr) activations.push_back(in[i]);
+    if (spec.constant(i) == nullptr) activations.emplace_back(in[i], layer.is_graph_input(i));
   }
   for (size_t i = 0; i < out.size(); ++i) {
     owned.emplace_back(spec.outputs[i].dtype, layer.output_dims[i]);
@@ -301,7 +303,9 @@ void Tuner::measure(const TuningLayer& layer, std::span<const Applicable> todo, 
   const auto run_once = [&](size_t i) -> Result<double> {
     if (cold) {
       flusher_->flush(pool_.get(), flush_bytes);
-      for (const TensorView& a : activations) flusher_->touch(pool_.get(), a.data, a.nbytes());
+      for (const auto& [a, graph_input] : activations) {
+        if (!graph_input) flusher_->touch(pool_.get(), a.data, a.nbytes());
+      }
       ++flushes_;
     }
     const Clock::time_point t0 = Clock::now();

@@ -54,6 +54,11 @@ struct TuningLayer {
   std::vector<Dims> input_dims;  // empty for an omitted optional input
   std::vector<Dims> output_dims;
   std::vector<const Tensor*> values;  // per input, may be null
+  // Per input: a graph input. The tuner rewrites an activation before each timed run, as the
+  // layer before writes it; a graph input it leaves to the flush (a benchmark feeds one input
+  // over and over, which the network's traffic evicts between runs). May be empty.
+  std::vector<bool> graph_inputs;
+  bool is_graph_input(size_t i) const { return i < graph_inputs.size() && graph_inputs[i]; }
 };
 
 struct LayerChoice {

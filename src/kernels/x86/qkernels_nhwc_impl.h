@@ -114,6 +114,7 @@ __attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const Nhwc
                             static_cast<uint64_t>(iw) < static_cast<uint64_t>(p.in_w);
         src[m] = inside ? t.img[m] + ih * row + iw * p.in_c : pad;
       }
+#pragma GCC unroll 2
       for (int64_t q = 0; q < cq; ++q, w += kNhwcQuadBytes) {
         __m512i b[NV];
 #pragma GCC unroll 4
