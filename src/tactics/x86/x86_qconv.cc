@@ -19,8 +19,6 @@ namespace cpu = kernels::cpu;
 namespace ref = kernels::ref;
 using builtin::dims_of;
 using builtin::layer_error;
-using builtin::optional_input;
-using builtin::same_dims;
 
 // kDepthwiseLanes: kernels/x86/qkernels.h's QDepthwiseLanesPlan (VNNI only), which small planes
 // with many channels favour; the tuner times it against the plane-by-plane kernel.
@@ -113,25 +111,8 @@ class X86QConvKernel final : public LayerKernel {
     const Dims x = dims_of(in[0]);
     Dims y{p.batch, p.out_c};
     for (size_t d = 2; d < x.size(); ++d) y.push_back(d + 1 == x.size() ? p.out_w : p.out_h);
-    if (!same_dims(out[0], y)) {
-      return layer_error(node_, "output is [{}] but the convolution gives [{}]",
-                         dims_to_string(out[0].dims), dims_to_string(y));
-    }
-    if (in[kQuantScaleInput].numel() != p.out_c) {
-      return layer_error(node_, "{} weight scales for {} output channels",
-                         in[kQuantScaleInput].numel(), p.out_c);
-    }
-    if (const TensorView* b = optional_input(in, kQuantBiasInput); b && b->numel() != p.out_c) {
-      return layer_error(node_, "bias has {} values for {} output channels", b->numel(), p.out_c);
-    }
-    if (const TensorView* r = optional_input(in, kQuantResidualInput); r && !same_dims(*r, y)) {
-      return layer_error(node_, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
-                         dims_to_string(y));
-    }
-    if (packed_size(isa_, kind_, p) != packed_bytes_) {
-      return layer_error(node_, "the packed weights hold {} bytes; the weights [{}] need {}",
-                         packed_bytes_, dims_to_string(in[1].dims), packed_size(isa_, kind_, p));
-    }
+    KILN_RETURN_IF_ERROR(check_qconv_tensors(node_, in, out[0], y, p.out_c, packed_bytes_,
+                                             packed_size(isa_, kind_, p)));
     const int threads = pool_threads(thread_pool());
     size_t scratch = 0;
     if (kind_ == QConvKind::kDepthwise) {

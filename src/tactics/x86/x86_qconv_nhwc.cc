@@ -18,8 +18,6 @@ namespace {
 namespace cpu = kernels::cpu;
 namespace ref = kernels::ref;
 using builtin::layer_error;
-using builtin::optional_input;
-using builtin::same_dims;
 
 Tensor pack_nhwc_weights(const Tensor& w) {
   const cpu::Conv2DParams p = builtin::conv_weight_params(w, 1);
@@ -57,29 +55,11 @@ class X86QConvNhwcKernel final : public LayerKernel {
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     KILN_ASSIGN_OR_RETURN(const cpu::Conv2DParams p, nhwc_conv_params(node_, in[0], in[1]));
     const Dims y{p.batch, p.out_h, p.out_w, p.out_c};
-    if (!same_dims(out[0], y)) {
-      return layer_error(node_, "output is [{}] but the convolution gives [{}]",
-                         dims_to_string(out[0].dims), dims_to_string(y));
-    }
     if (const std::string why = kx::qconv_nhwc_why_not(p); !why.empty()) {
       return layer_error(node_, "{}", why);
     }
-    if (in[kQuantScaleInput].numel() != p.out_c) {
-      return layer_error(node_, "{} weight scales for {} output channels",
-                         in[kQuantScaleInput].numel(), p.out_c);
-    }
-    if (const TensorView* b = optional_input(in, kQuantBiasInput); b && b->numel() != p.out_c) {
-      return layer_error(node_, "bias has {} values for {} output channels", b->numel(), p.out_c);
-    }
-    if (const TensorView* r = optional_input(in, kQuantResidualInput); r && !same_dims(*r, y)) {
-      return layer_error(node_, "residual is [{}] but the output is [{}]", dims_to_string(r->dims),
-                         dims_to_string(y));
-    }
-    if (kx::qconv_nhwc_packed_weights_bytes(p) != packed_bytes_) {
-      return layer_error(node_, "the packed weights hold {} bytes; the weights [{}] need {}",
-                         packed_bytes_, dims_to_string(in[1].dims),
-                         kx::qconv_nhwc_packed_weights_bytes(p));
-    }
+    KILN_RETURN_IF_ERROR(check_qconv_tensors(node_, in, out[0], y, p.out_c, packed_bytes_,
+                                             kx::qconv_nhwc_packed_weights_bytes(p)));
     const int threads = pool_threads(thread_pool());
     plan_ = kx::plan_qconv_nhwc(p, threads);
     scratch_.resize((kx::qconv_nhwc_scratch_bytes(plan_) + 3) / 4, threads);

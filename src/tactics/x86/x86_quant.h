@@ -3,6 +3,7 @@
 // (x86_qdq.cc) share: a tactic bound to one INT8 ISA, and the node's epilogue in the kernels'
 // form.
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,14 @@ class X86QuantTactic : public Tactic {
   std::string_view op_;
   kx::QIsa isa_;
 };
+
+// What an INT8 convolution kernel's reshape() checks of a run's tensors against its geometry:
+// output 0 has the dims `y` the convolution gives, the weight scales and the bias (input 3, when
+// present) hold out_c values, the residual (input 4) has Y's dims, and the packed weights hold the
+// `needed` bytes the geometry takes (`packed` bytes: what set_weights() found).
+Status check_qconv_tensors(const ir::Node& node, std::span<const TensorView> in,
+                           const TensorView& out, const Dims& y, int64_t out_c, size_t packed,
+                           size_t needed);
 
 // A 1-D uint8 tensor of n bytes, for prepack()'s result.
 inline Tensor packed_bytes(size_t n) { return Tensor(DType::kU8, {static_cast<int64_t>(n)}); }
