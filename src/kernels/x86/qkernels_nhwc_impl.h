@@ -203,23 +203,36 @@ template <class Q>
 inline constexpr auto kQNhwcTiles = make_qnhwc_table<Q>(
     std::make_integer_sequence<int, static_cast<int>(kQNhwcPixels* kNhwcVectors)>{});
 
-// Where the tile of output pixels [pix, pix + m) reads.
-inline NhwcTile<kQNhwcPixels> nhwc_tile_at(const cpu::Conv2DParams& p, const uint8_t* x,
-                                           int64_t pix, int64_t m) {
-  NhwcTile<kQNhwcPixels> t{};
-  const int64_t plane = p.out_h * p.out_w, image = p.in_h * p.in_w * p.in_c;
-  int64_t n = pix / plane, oh = pix % plane / p.out_w, ow = pix % p.out_w;
-  for (int64_t i = 0; i < m; ++i) {
-    t.img[i] = x + n * image;
-    t.ih0[i] = oh * p.stride_h - p.pad_top;
-    t.iw0[i] = ow * p.stride_w - p.pad_left;
-    if (++ow == p.out_w) {
-      ow = 0;
-      if (++oh == p.out_h) oh = 0, ++n;
-    }
+// Output pixel coordinates walked tile by tile: one division where a walk starts, none after.
+class NhwcCursor {
+ public:
+  NhwcCursor(const cpu::Conv2DParams& p, const uint8_t* x, int64_t pix)
+      : p_(p), x_(x), image_(p.in_h * p.in_w * p.in_c) {
+    const int64_t plane = p.out_h * p.out_w;
+    n_ = pix / plane;
+    oh_ = pix % plane / p.out_w;
+    ow_ = pix % p.out_w;
   }
-  return t;
-}
+  // Where the next m pixels read; the cursor moves past them.
+  NhwcTile<kQNhwcPixels> next(int64_t m) {
+    NhwcTile<kQNhwcPixels> t{};
+    for (int64_t i = 0; i < m; ++i) {
+      t.img[i] = x_ + n_ * image_;
+      t.ih0[i] = oh_ * p_.stride_h - p_.pad_top;
+      t.iw0[i] = ow_ * p_.stride_w - p_.pad_left;
+      if (++ow_ == p_.out_w) {
+        ow_ = 0;
+        if (++oh_ == p_.out_h) oh_ = 0, ++n_;
+      }
+    }
+    return t;
+  }
+
+ private:
+  const cpu::Conv2DParams& p_;
+  const uint8_t* x_;
+  int64_t image_, n_ = 0, oh_ = 0, ow_ = 0;
+};
 
 // Tasks [begin, end): each a range of output pixels (flat over images, rows and columns) for a
 // range of output channel blocks (QConvNhwcPlan::ob_inner says which loop is inside).
@@ -253,16 +266,18 @@ void qnhwc_tasks(const QConvNhwcPlan& pl, const uint8_t* x, const uint8_t* packe
     const int64_t p0 = min64(pb * pl.px_per_block, pl.pixels);
     const int64_t p1 = min64(p0 + pl.px_per_block, pl.pixels);
     if (pl.ob_inner) {
+      NhwcCursor at(p, x, p0);
       for (int64_t pix = p0; pix < p1; pix += kQNhwcPixels) {
         const int64_t m = min64(kQNhwcPixels, p1 - pix);
-        const NhwcTile<kQNhwcPixels> t = nhwc_tile_at(p, x, pix, m);
+        const NhwcTile<kQNhwcPixels> t = at.next(m);
         for (int64_t ob = ob0; ob < ob1; ++ob) run(t, m, ob, pix);
       }
     } else {
       for (int64_t ob = ob0; ob < ob1; ++ob) {
+        NhwcCursor at(p, x, p0);
         for (int64_t pix = p0; pix < p1; pix += kQNhwcPixels) {
           const int64_t m = min64(kQNhwcPixels, p1 - pix);
-          run(nhwc_tile_at(p, x, pix, m), m, ob, pix);
+          run(at.next(m), m, ob, pix);
         }
       }
     }
