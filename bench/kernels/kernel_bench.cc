@@ -123,14 +123,17 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
 }
 
 // The first tactic of this host that runs the layer (the order tactics_for lists them in).
+// The tactics this suite times for a layer: allocation-free ones the host runs that take it.
+bool timed_here(const tactics::Tactic& t, const tactics::LayerSpec& spec) {
+  return !t.allocates() && (t.required_features() & ~host_cpu_features()) == 0 &&
+         t.why_not(spec).empty();
+}
+
 const tactics::Tactic* first_tactic(const ir::Graph& g) {
   const ir::Node& node = g.nodes.front();
   const tactics::LayerSpec spec = tactics::make_layer_spec(g, node);
   for (const tactics::Tactic* t : tactics::tactics_for(node.domain, node.op_type)) {
-    if (!t->allocates() && (t->required_features() & ~host_cpu_features()) == 0 &&
-        t->why_not(spec).empty()) {
-      return t;
-    }
+    if (timed_here(*t, spec)) return t;
   }
   return nullptr;
 }
@@ -185,15 +188,11 @@ void run_onednn_peer(benchmark::State& state, const BenchLayer* layer, int threa
 }
 
 void register_all(const std::vector<BenchLayer>& layers, const std::vector<int>& thread_counts) {
-  const CpuFeatureSet features = host_cpu_features();
   for (const BenchLayer& layer : layers) {
     const ir::Node& node = layer.graph->nodes.front();
     const tactics::LayerSpec spec = tactics::make_layer_spec(*layer.graph, node);
     for (const tactics::Tactic* t : tactics::tactics_for(node.domain, node.op_type)) {
-      if (t->allocates() || (t->required_features() & ~features) != 0 ||
-          !t->why_not(spec).empty()) {
-        continue;
-      }
+      if (!timed_here(*t, spec)) continue;
       for (int threads : thread_counts) {
         benchmark::RegisterBenchmark(fmt::format("{}/{}/threads:{}{}", layer.name, t->name(),
                                                  threads, g_flush_bytes > 0 ? "/cold" : "")

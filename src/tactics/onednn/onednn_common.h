@@ -72,6 +72,12 @@ void append_activation(const kernels::ref::ActivationParams& act, dnnl::post_ops
 // taken as 1. nullopt otherwise.
 std::optional<Dims> known_dims(const ir::TensorDesc& x, bool any_batch);
 dnnl::memory::dims to_dims(std::span<const int64_t> dims);
+// A convolution's end padding along one axis that gives exactly `out` outputs (ONNX's attribute
+// may pad more than the last window uses; oneDNN wants the exact figure).
+inline int64_t exact_end_pad(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                             int64_t dilation, int64_t pad_begin) {
+  return (out - 1) * stride + (kernel - 1) * dilation + 1 - in - pad_begin;
+}
 // Row-major float32 of `dims`.
 dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims);
 // Float32 `dims` with explicit strides (a transposed matrix).

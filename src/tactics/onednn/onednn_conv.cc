@@ -79,9 +79,8 @@ Result<ConvShapes> conv_shapes(const ir::Node& node, int since_version,
     s.strides.push_back(p.strides[d]);
     s.dilates.push_back(p.dilations[d] - 1);
     s.pad_l.push_back(p.pads_begin[d]);
-    // The end pad that gives exactly the output extent (ONNX's may be larger than used).
-    const int64_t extent = (p.kernel[d] - 1) * p.dilations[d] + 1;
-    s.pad_r.push_back((p.out_dims[d] - 1) * p.strides[d] + extent - p.in_dims[d] - p.pads_begin[d]);
+    s.pad_r.push_back(exact_end_pad(p.in_dims[d], p.out_dims[d], p.kernel[d], p.strides[d],
+                                    p.dilations[d], p.pads_begin[d]));
   }
   return s;
 }

@@ -56,9 +56,8 @@ Result<QConvShapes> qconv_shapes(const ir::Node& node, std::span<const int64_t> 
     s.strides.push_back(strides[d]);
     s.dilates.push_back(dil[d] - 1);
     s.pad_l.push_back(pads[d]);
-    // The end pad that gives exactly the output extent (the attribute's may be larger).
-    const int64_t extent = (w[2 + d] - 1) * dil[d] + 1;
-    s.pad_r.push_back((s.dst[2 + d] - 1) * strides[d] + extent - s.src[2 + d] - pads[d]);
+    s.pad_r.push_back(
+        exact_end_pad(s.src[2 + d], s.dst[2 + d], w[2 + d], strides[d], dil[d], pads[d]));
   }
   return s;
 }
