@@ -49,12 +49,11 @@ void qnhwc_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
   }
 }
 
-// Where a tile's pixels read: per pixel, its image's first byte and the input row and column its
-// window starts at (before padding).
-template <int M>
+// Where a tile's pixels read (the first M of them): per pixel, its image's first byte and the
+// input row and column its window starts at (before padding).
 struct NhwcTile {
-  const uint8_t* img[M];
-  int64_t ih0[M], iw0[M];
+  const uint8_t* img[kQNhwcPixels];
+  int64_t ih0[kQNhwcPixels], iw0[kQNhwcPixels];
 };
 
 // A block's channels as the epilogue takes them: scale and bias through QOut (scaled() and
@@ -91,7 +90,7 @@ NhwcCols<Q> nhwc_cols(const QOut<Q>& o, const cpu::Conv2DParams& p, int64_t ob) 
 // stored by one saturating pack (true); any other epilogue gets the sums in out (false). Its own
 // function so that the 24 accumulators get the registers to themselves.
 template <class Q, int M, int NV>
-__attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const NhwcTile<M>& t,
+__attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const NhwcTile& t,
                                           const uint8_t* pad, const uint8_t* w,
                                           const int32_t* start, const QOut<Q>& o,
                                           const NhwcCols<Q>& c, int64_t at, __m512i* out) {
@@ -172,26 +171,19 @@ __attribute__((always_inline)) inline void qnhwc_finish_pixel(const QOut<Q>& o,
 }
 
 template <class Q, int M, int NV>
-void qnhwc_tile(const cpu::Conv2DParams& p, const NhwcTile<kQNhwcPixels>& t, const uint8_t* pad,
-                const uint8_t* w, const int32_t* start, const QOut<Q>& o, const NhwcCols<Q>& c,
-                int64_t pix) {
+void qnhwc_tile(const cpu::Conv2DParams& p, const NhwcTile& t, const uint8_t* pad, const uint8_t* w,
+                const int32_t* start, const QOut<Q>& o, const NhwcCols<Q>& c, int64_t pix) {
   alignas(64) __m512i done[M * NV];
-  NhwcTile<M> tm;
-  for (int m = 0; m < M; ++m) {
-    tm.img[m] = t.img[m];
-    tm.ih0[m] = t.ih0[m];
-    tm.iw0[m] = t.iw0[m];
-  }
-  if (qnhwc_dots<Q, M, NV>(p, tm, pad, w, start, o, c, pix * p.out_c + c.c0, done)) return;
+  if (qnhwc_dots<Q, M, NV>(p, t, pad, w, start, o, c, pix * p.out_c + c.c0, done)) return;
   for (int m = 0; m < M; ++m) {
     qnhwc_finish_pixel<Q, NV>(o, c, done + m * NV, (pix + m) * p.out_c + c.c0);
   }
 }
 
 template <class Q>
-using QNhwcTileFn = void (*)(const cpu::Conv2DParams&, const NhwcTile<kQNhwcPixels>&,
-                             const uint8_t*, const uint8_t*, const int32_t*, const QOut<Q>&,
-                             const NhwcCols<Q>&, int64_t);
+using QNhwcTileFn = void (*)(const cpu::Conv2DParams&, const NhwcTile&, const uint8_t*,
+                             const uint8_t*, const int32_t*, const QOut<Q>&, const NhwcCols<Q>&,
+                             int64_t);
 
 template <class Q, int... I>
 constexpr auto make_qnhwc_table(std::integer_sequence<int, I...>) {
@@ -214,8 +206,8 @@ class NhwcCursor {
     ow_ = pix % p.out_w;
   }
   // Where the next m pixels read; the cursor moves past them.
-  NhwcTile<kQNhwcPixels> next(int64_t m) {
-    NhwcTile<kQNhwcPixels> t{};
+  NhwcTile next(int64_t m) {
+    NhwcTile t{};
     for (int64_t i = 0; i < m; ++i) {
       t.img[i] = x_ + n_ * image_;
       t.ih0[i] = oh_ * p_.stride_h - p_.pad_top;
@@ -255,7 +247,7 @@ void qnhwc_tasks(const QConvNhwcPlan& pl, const uint8_t* x, const uint8_t* packe
     start[c] = zero_point_start(ep.in_zero, sums[c]);
   }
   std::memset(pad, ep.in_zero, static_cast<size_t>(p.in_c));
-  auto run = [&](const NhwcTile<kQNhwcPixels>& t, int64_t m, int64_t ob, int64_t pix) {
+  auto run = [&](const NhwcTile& t, int64_t m, int64_t ob, int64_t pix) {
     const NhwcCols<Q>& c = cols[ob];
     kQNhwcTiles<Q>[(m - 1) * kNhwcVectors + (c.nv - 1)](p, t, pad, packed + ob * block_bytes,
                                                         start + c.c0, o, c, pix);
@@ -269,7 +261,7 @@ void qnhwc_tasks(const QConvNhwcPlan& pl, const uint8_t* x, const uint8_t* packe
       NhwcCursor at(p, x, p0);
       for (int64_t pix = p0; pix < p1; pix += kQNhwcPixels) {
         const int64_t m = min64(kQNhwcPixels, p1 - pix);
-        const NhwcTile<kQNhwcPixels> t = at.next(m);
+        const NhwcTile t = at.next(m);
         for (int64_t ob = ob0; ob < ob1; ++ob) run(t, m, ob, pix);
       }
     } else {
