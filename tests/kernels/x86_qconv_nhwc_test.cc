@@ -54,6 +54,21 @@ TEST(X86QConvNhwc, MatchesReferenceOverWindows) {
   }
 }
 
+// A 1x1 window without padding takes the pointwise path (one address per pixel and tile); with
+// padding, at the start or only at the end (the last stride-2 row and column read x_zero), the
+// general one.
+TEST(X86QConvNhwc, PointwiseWindowsWithAndWithoutPadding) {
+  KILN_REQUIRE_VNNI();
+  const ConvGeom g{.batch = 2, .cin = 8, .cout = 24, .h = 6, .w = 8, .kh = 1, .kw = 1, .stride = 2};
+  const std::vector<Ints> pads = {{0, 0, 0, 0}, {0, 0, 1, 1}, {1, 1, 0, 0}, {1, 0, 0, 1}};
+  for (const Ints& pad : pads) {
+    SCOPED_TRACE(::testing::PrintToString(pad));
+    OpCase c = qconv_nhwc_case(g, {.x_zero = 37, .out_u8 = true, .act = "Relu"});
+    c.attrs.set("pads", pad);
+    expect_quant_matches(kTactic, c);
+  }
+}
+
 TEST(X86QConvNhwc, MatchesReferenceWithResidualsActivationsAndFloatOutput) {
   KILN_REQUIRE_VNNI();
   const ConvGeom g{.cin = 16, .cout = 80, .h = 9, .w = 7, .pad = 1};

@@ -50,11 +50,21 @@ void qnhwc_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
 }
 
 // Where a tile's pixels read (the first M of them): per pixel, its image's first byte and the
-// input row and column its window starts at (before padding).
+// input row and column its window starts at (before padding). For a pointwise convolution
+// (nhwc_pointwise) img is the pixel's own first channel and ih0/iw0 are unused.
 struct NhwcTile {
   const uint8_t* img[kQNhwcPixels];
   int64_t ih0[kQNhwcPixels], iw0[kQNhwcPixels];
 };
+
+// One tap that never reads padding (1x1, no pads; any stride): each pixel's source is one address,
+// found once per tile by the cursor instead of per tap, pixel and channel block in the dots. With
+// 16 or 32 quads a tile (ResNet's 64- and 128-channel 1x1 layers) that address arithmetic and its
+// bounds checks were a third of the dot products' time.
+inline bool nhwc_pointwise(const cpu::Conv2DParams& p) {
+  return p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+         (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
+}
 
 // A block's channels as the epilogue takes them: scale and bias through QOut (scaled() and
 // bias()), the lanes of the last vector, and the block's first channel.
@@ -89,7 +99,27 @@ NhwcCols<Q> nhwc_cols(const QOut<Q>& o, const cpu::Conv2DParams& p, int64_t ob) 
 // uint8 epilogue (QOut::direct_u8) of whole vectors follows in registers, each pixel's NV vectors
 // stored by one saturating pack (true); any other epilogue gets the sums in out (false). Its own
 // function so that the 24 accumulators get the registers to themselves.
-template <class Q, int M, int NV>
+// acc[m][v] += the dot products of M pixels' cq quads (src[m]) with the weights' quads at w.
+template <int M, int NV>
+__attribute__((always_inline)) inline void qnhwc_quads(const uint8_t* const* src, int64_t cq,
+                                                       const uint8_t* w, __m512i (&acc)[M][NV]) {
+#pragma GCC unroll 2
+  for (int64_t q = 0; q < cq; ++q, w += kNhwcQuadBytes) {
+    __m512i b[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(w + v * 64);
+#pragma GCC unroll 8
+    for (int m = 0; m < M; ++m) {
+      int32_t quad;
+      std::memcpy(&quad, src[m] + q * 4, 4);
+      const __m512i a = _mm512_set1_epi32(quad);
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[m][v] = _mm512_dpbusd_epi32(acc[m][v], a, b[v]);
+    }
+  }
+}
+
+template <class Q, int M, int NV, bool kPointwise>
 __attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const NhwcTile& t,
                                           const uint8_t* pad, const uint8_t* w,
                                           const int32_t* start, const QOut<Q>& o,
@@ -103,29 +133,20 @@ __attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const Nhwc
     for (int m = 0; m < M; ++m) acc[m][v] = s;
   }
   const int64_t cq = p.in_c / 4, row = p.in_w * p.in_c;
-  for (int64_t kh = 0; kh < p.k_h; ++kh) {
-    for (int64_t kw = 0; kw < p.k_w; ++kw) {
-      const uint8_t* src[M];
-#pragma GCC unroll 8
-      for (int m = 0; m < M; ++m) {
-        const int64_t ih = t.ih0[m] + kh * p.dil_h, iw = t.iw0[m] + kw * p.dil_w;
-        const bool inside = static_cast<uint64_t>(ih) < static_cast<uint64_t>(p.in_h) &&
-                            static_cast<uint64_t>(iw) < static_cast<uint64_t>(p.in_w);
-        src[m] = inside ? t.img[m] + ih * row + iw * p.in_c : pad;
-      }
-#pragma GCC unroll 2
-      for (int64_t q = 0; q < cq; ++q, w += kNhwcQuadBytes) {
-        __m512i b[NV];
-#pragma GCC unroll 4
-        for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_si512(w + v * 64);
+  if constexpr (kPointwise) {
+    qnhwc_quads<M, NV>(t.img, cq, w, acc);
+  } else {
+    for (int64_t kh = 0; kh < p.k_h; ++kh) {
+      for (int64_t kw = 0; kw < p.k_w; ++kw, w += cq * kNhwcQuadBytes) {
+        const uint8_t* src[M];
 #pragma GCC unroll 8
         for (int m = 0; m < M; ++m) {
-          int32_t quad;
-          std::memcpy(&quad, src[m] + q * 4, 4);
-          const __m512i a = _mm512_set1_epi32(quad);
-#pragma GCC unroll 4
-          for (int v = 0; v < NV; ++v) acc[m][v] = _mm512_dpbusd_epi32(acc[m][v], a, b[v]);
+          const int64_t ih = t.ih0[m] + kh * p.dil_h, iw = t.iw0[m] + kw * p.dil_w;
+          const bool inside = static_cast<uint64_t>(ih) < static_cast<uint64_t>(p.in_h) &&
+                              static_cast<uint64_t>(iw) < static_cast<uint64_t>(p.in_w);
+          src[m] = inside ? t.img[m] + ih * row + iw * p.in_c : pad;
         }
+        qnhwc_quads<M, NV>(src, cq, w, acc);
       }
     }
   }
@@ -170,11 +191,13 @@ __attribute__((always_inline)) inline void qnhwc_finish_pixel(const QOut<Q>& o,
       });
 }
 
-template <class Q, int M, int NV>
+template <class Q, int M, int NV, bool kPointwise>
 void qnhwc_tile(const cpu::Conv2DParams& p, const NhwcTile& t, const uint8_t* pad, const uint8_t* w,
                 const int32_t* start, const QOut<Q>& o, const NhwcCols<Q>& c, int64_t pix) {
   alignas(64) __m512i done[M * NV];
-  if (qnhwc_dots<Q, M, NV>(p, t, pad, w, start, o, c, pix * p.out_c + c.c0, done)) return;
+  if (qnhwc_dots<Q, M, NV, kPointwise>(p, t, pad, w, start, o, c, pix * p.out_c + c.c0, done)) {
+    return;
+  }
   for (int m = 0; m < M; ++m) {
     qnhwc_finish_pixel<Q, NV>(o, c, done + m * NV, (pix + m) * p.out_c + c.c0);
   }
@@ -185,21 +208,22 @@ using QNhwcTileFn = void (*)(const cpu::Conv2DParams&, const NhwcTile&, const ui
                              const uint8_t*, const int32_t*, const QOut<Q>&, const NhwcCols<Q>&,
                              int64_t);
 
-template <class Q, int... I>
+// Entry (m - 1) * kNhwcVectors + (nv - 1), per kind (any window, pointwise).
+template <class Q, bool kPointwise, int... I>
 constexpr auto make_qnhwc_table(std::integer_sequence<int, I...>) {
   return std::array<QNhwcTileFn<Q>, sizeof...(I)>{
-      &qnhwc_tile<Q, I / kNhwcVectors + 1, I % kNhwcVectors + 1>...};
+      &qnhwc_tile<Q, I / kNhwcVectors + 1, I % kNhwcVectors + 1, kPointwise>...};
 }
 
-template <class Q>
-inline constexpr auto kQNhwcTiles = make_qnhwc_table<Q>(
+template <class Q, bool kPointwise>
+inline constexpr auto kQNhwcTiles = make_qnhwc_table<Q, kPointwise>(
     std::make_integer_sequence<int, static_cast<int>(kQNhwcPixels* kNhwcVectors)>{});
 
 // Output pixel coordinates walked tile by tile: one division where a walk starts, none after.
 class NhwcCursor {
  public:
   NhwcCursor(const cpu::Conv2DParams& p, const uint8_t* x, int64_t pix)
-      : p_(p), x_(x), image_(p.in_h * p.in_w * p.in_c) {
+      : p_(p), x_(x), image_(p.in_h * p.in_w * p.in_c), pointwise_(nhwc_pointwise(p)) {
     const int64_t plane = p.out_h * p.out_w;
     n_ = pix / plane;
     oh_ = pix % plane / p.out_w;
@@ -212,6 +236,7 @@ class NhwcCursor {
       t.img[i] = x_ + n_ * image_;
       t.ih0[i] = oh_ * p_.stride_h - p_.pad_top;
       t.iw0[i] = ow_ * p_.stride_w - p_.pad_left;
+      if (pointwise_) t.img[i] += (t.ih0[i] * p_.in_w + t.iw0[i]) * p_.in_c;
       if (++ow_ == p_.out_w) {
         ow_ = 0;
         if (++oh_ == p_.out_h) oh_ = 0, ++n_;
@@ -223,7 +248,9 @@ class NhwcCursor {
  private:
   const cpu::Conv2DParams& p_;
   const uint8_t* x_;
-  int64_t image_, n_ = 0, oh_ = 0, ow_ = 0;
+  int64_t image_;
+  bool pointwise_;
+  int64_t n_ = 0, oh_ = 0, ow_ = 0;
 };
 
 // Tasks [begin, end): each a range of output pixels (flat over images, rows and columns) for a
@@ -247,10 +274,11 @@ void qnhwc_tasks(const QConvNhwcPlan& pl, const uint8_t* x, const uint8_t* packe
     start[c] = zero_point_start(ep.in_zero, sums[c]);
   }
   std::memset(pad, ep.in_zero, static_cast<size_t>(p.in_c));
+  const auto& tiles = nhwc_pointwise(p) ? kQNhwcTiles<Q, true> : kQNhwcTiles<Q, false>;
   auto run = [&](const NhwcTile& t, int64_t m, int64_t ob, int64_t pix) {
     const NhwcCols<Q>& c = cols[ob];
-    kQNhwcTiles<Q>[(m - 1) * kNhwcVectors + (c.nv - 1)](p, t, pad, packed + ob * block_bytes,
-                                                        start + c.c0, o, c, pix);
+    tiles[(m - 1) * kNhwcVectors + (c.nv - 1)](p, t, pad, packed + ob * block_bytes, start + c.c0,
+                                               o, c, pix);
   };
   for (int64_t task = begin; task < end; ++task) {
     const int64_t pb = task / pl.ob_tasks, ob0 = task % pl.ob_tasks * pl.ob_per_task;
