@@ -41,6 +41,10 @@ TEST(X86QConvNhwc, MatchesReferenceOverWindows) {
       {.batch = 2, .cin = 12, .cout = 20, .h = 9, .w = 9, .pad = 2, .dil = 2},
       {.cin = 8, .cout = 8, .h = 7, .w = 12, .kh = 5, .kw = 3, .stride = 3, .pad = 1},
       {.cin = 4, .cout = 4, .h = 3, .w = 3, .kh = 3, .kw = 3, .pad = 2},  // taps mostly on padding
+      // Rows wide enough for whole tiles of pixels whose windows miss the padding (interior).
+      {.cin = 8, .cout = 24, .h = 6, .w = 20, .pad = 1},
+      {.batch = 2, .cin = 4, .cout = 16, .h = 9, .w = 24, .pad = 2, .dil = 2},
+      {.cin = 8, .cout = 16, .h = 8, .w = 30, .kh = 3, .kw = 5, .stride = 2, .pad = 1},
   };
   for (const ConvGeom& g : geoms) {
     for (int x_zero : {0, 128}) {

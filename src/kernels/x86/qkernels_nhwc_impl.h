@@ -50,17 +50,20 @@ void qnhwc_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
 }
 
 // Where a tile's pixels read (the first M of them): per pixel, its image's first byte and the
-// input row and column its window starts at (before padding). For a pointwise convolution
-// (nhwc_pointwise) img is the pixel's own first channel and ih0/iw0 are unused.
+// input row and column its window starts at (before padding). When no pixel's window reaches the
+// padding (`interior`), `at` holds each window's first tap: a tap's source is then that address
+// plus the tap's offset, the same for all pixels, found once a tile by the cursor instead of per
+// tap, pixel and channel block in the dots with bounds checks. With 16 or 32 quads a tap (ResNet's
+// 64- and 128-channel layers) that address arithmetic was a third of the dot products' time.
 struct NhwcTile {
   const uint8_t* img[kQNhwcPixels];
   int64_t ih0[kQNhwcPixels], iw0[kQNhwcPixels];
+  const uint8_t* at[kQNhwcPixels];
+  bool interior;
 };
 
-// One tap that never reads padding (1x1, no pads; any stride): each pixel's source is one address,
-// found once per tile by the cursor instead of per tap, pixel and channel block in the dots. With
-// 16 or 32 quads a tile (ResNet's 64- and 128-channel 1x1 layers) that address arithmetic and its
-// bounds checks were a third of the dot products' time.
+// One tap that never reads padding (1x1, no pads; any stride): every tile is interior and has one
+// tap.
 inline bool nhwc_pointwise(const cpu::Conv2DParams& p) {
   return p.k_h == 1 && p.k_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
          (p.out_h - 1) * p.stride_h < p.in_h && (p.out_w - 1) * p.stride_w < p.in_w;
@@ -134,7 +137,17 @@ __attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const Nhwc
   }
   const int64_t cq = p.in_c / 4, row = p.in_w * p.in_c;
   if constexpr (kPointwise) {
-    qnhwc_quads<M, NV>(t.img, cq, w, acc);
+    qnhwc_quads<M, NV>(t.at, cq, w, acc);
+  } else if (t.interior) {
+    for (int64_t kh = 0; kh < p.k_h; ++kh) {
+      for (int64_t kw = 0; kw < p.k_w; ++kw, w += cq * kNhwcQuadBytes) {
+        const int64_t off = kh * p.dil_h * row + kw * p.dil_w * p.in_c;
+        const uint8_t* src[M];
+#pragma GCC unroll 8
+        for (int m = 0; m < M; ++m) src[m] = t.at[m] + off;
+        qnhwc_quads<M, NV>(src, cq, w, acc);
+      }
+    }
   } else {
     for (int64_t kh = 0; kh < p.k_h; ++kh) {
       for (int64_t kw = 0; kw < p.k_w; ++kw, w += cq * kNhwcQuadBytes) {
@@ -223,7 +236,11 @@ inline constexpr auto kQNhwcTiles = make_qnhwc_table<Q, kPointwise>(
 class NhwcCursor {
  public:
   NhwcCursor(const cpu::Conv2DParams& p, const uint8_t* x, int64_t pix)
-      : p_(p), x_(x), image_(p.in_h * p.in_w * p.in_c), pointwise_(nhwc_pointwise(p)) {
+      : p_(p),
+        x_(x),
+        image_(p.in_h * p.in_w * p.in_c),
+        h_last_((p.k_h - 1) * p.dil_h),
+        w_last_((p.k_w - 1) * p.dil_w) {
     const int64_t plane = p.out_h * p.out_w;
     n_ = pix / plane;
     oh_ = pix % plane / p.out_w;
@@ -232,15 +249,20 @@ class NhwcCursor {
   // Where the next m pixels read; the cursor moves past them.
   NhwcTile next(int64_t m) {
     NhwcTile t{};
+    t.interior = true;
     for (int64_t i = 0; i < m; ++i) {
       t.img[i] = x_ + n_ * image_;
-      t.ih0[i] = oh_ * p_.stride_h - p_.pad_top;
-      t.iw0[i] = ow_ * p_.stride_w - p_.pad_left;
-      if (pointwise_) t.img[i] += (t.ih0[i] * p_.in_w + t.iw0[i]) * p_.in_c;
+      const int64_t ih = t.ih0[i] = oh_ * p_.stride_h - p_.pad_top;
+      const int64_t iw = t.iw0[i] = ow_ * p_.stride_w - p_.pad_left;
+      t.interior =
+          t.interior && ih >= 0 && ih + h_last_ < p_.in_h && iw >= 0 && iw + w_last_ < p_.in_w;
       if (++ow_ == p_.out_w) {
         ow_ = 0;
         if (++oh_ == p_.out_h) oh_ = 0, ++n_;
       }
+    }
+    for (int64_t i = 0; t.interior && i < m; ++i) {
+      t.at[i] = t.img[i] + (t.ih0[i] * p_.in_w + t.iw0[i]) * p_.in_c;
     }
     return t;
   }
@@ -248,8 +270,7 @@ class NhwcCursor {
  private:
   const cpu::Conv2DParams& p_;
   const uint8_t* x_;
-  int64_t image_;
-  bool pointwise_;
+  int64_t image_, h_last_, w_last_;  // the window's last tap, from its first
   int64_t n_ = 0, oh_ = 0, ow_ = 0;
 };
 
