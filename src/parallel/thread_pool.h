@@ -54,12 +54,25 @@ class ThreadPool {
   // pool; one parallel_for at a time per pool (an execution context is used by one thread).
   void parallel_for(int64_t n, int64_t grain, const RangeFn& fn);
 
+  // Runs body() on the calling thread, with the pool's parallel_fors inside it dispatched at a
+  // spinning thread's cost. The openmp backend opens one OpenMP region for the whole body, its
+  // other threads spinning on a job slot between the body's parallel_fors, instead of one region
+  // per parallel_for (libgomp's fork and join cost 3-6 us a region on the 2-vCPU hosts, ~0.3 ms an
+  // INT8 ResNet-50 inference). Nothing in body may start OpenMP regions of its own (oneDNN's
+  // primitives): they would nest and run on one thread. Not reentrant, like parallel_for.
+  template <typename F>
+  void run_segment(F&& body) {
+    run_segment_impl([&](int64_t, int64_t) { body(); });
+  }
+
   // The build's backend: "openmp" or "threads".
   static std::string_view backend();
 
  private:
   // The backend's part of parallel_for: runs chunks >= 2 chunks of [0, n), one per thread.
   void run_chunks(int64_t n, int chunks, const RangeFn& fn);
+  // The backend's part of run_segment: body(0, 1).
+  void run_segment_impl(const RangeFn& body);
 
   struct Workers;  // the backend's state
   int threads_;

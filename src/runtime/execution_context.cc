@@ -38,7 +38,7 @@ Result<std::unique_ptr<ExecutionContext>> ExecutionContext::create(
           fmt::format("layer '{}' (tactic {})", g.nodes[n].name, t->name()));
     }
     (*kernel)->set_thread_pool(ctx->pool_.get());
-    ctx->layers_.push_back(RunLayer{n, std::move(kernel).value(), {}, {}});
+    ctx->layers_.push_back(RunLayer{n, std::move(kernel).value(), {}, {}, t->runs_own_threads()});
   }
   for (ir::ValueId v : g.inputs) {
     const ir::TensorDesc& d = g.value(v).desc;
@@ -263,7 +263,25 @@ Status ExecutionContext::execute() {
     bind_views();
     bindings_dirty_ = false;
   }
-  for (size_t i = 0; i < layers_.size(); ++i) {
+  // Runs of layers on the pool's threads go as one segment each (their parallel_fors dispatched
+  // by spinning, not by an OpenMP region each); a layer on threads of its own runs between them.
+  for (size_t i = 0; i < layers_.size();) {
+    size_t end = i + 1;
+    while (!layers_[i].own_threads && end < layers_.size() && !layers_[end].own_threads) ++end;
+    Status st;
+    if (pool_ != nullptr && end - i > 1) {
+      pool_->run_segment([&] { st = run_layers(i, end); });
+    } else {
+      st = run_layers(i, end);
+    }
+    KILN_RETURN_IF_ERROR(st);
+    i = end;
+  }
+  return Status::ok();
+}
+
+Status ExecutionContext::run_layers(size_t begin, size_t end) {
+  for (size_t i = begin; i < end; ++i) {
     RunLayer& layer = layers_[i];
     Status st = layer.kernel->run(layer.inputs, layer.outputs);
     if (!st) {

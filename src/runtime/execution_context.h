@@ -76,10 +76,12 @@ class ExecutionContext {
     size_t node;
     std::unique_ptr<tactics::LayerKernel> kernel;
     std::vector<TensorView> inputs, outputs;
+    bool own_threads = false;  // Tactic::runs_own_threads
   };
 
   explicit ExecutionContext(std::shared_ptr<const Engine> engine);
   Status prepare();
+  Status run_layers(size_t begin, size_t end);
   Status check_bindings() const;
   void place_values(const engine::MemoryLayout& layout);
   Status allocate_arena(size_t bytes);

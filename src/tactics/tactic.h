@@ -84,6 +84,10 @@ class Tactic {
   virtual std::string_view op_type() const = 0;
   // The CPU features run() needs, as a CpuFeatureSet bitmask (base/cpu_features.h).
   virtual uint64_t required_features() const { return 0; }
+  // True when run() runs on threads of its own instead of the context's pool (oneDNN's primitives
+  // start OpenMP regions): the context then runs the layer outside the pool's segments
+  // (ThreadPool::run_segment), where such regions would nest and run on one thread.
+  virtual bool runs_own_threads() const { return false; }
   // True when run() may heap-allocate (the reference fallback, oneDNN's primitives). Shown by
   // inspect; --tacticSources=-onednn gives an allocation-free hot path.
   virtual bool allocates() const { return false; }

@@ -17,7 +17,8 @@ constexpr const char* kFormat = "kiln-timing-cache";
 constexpr int kVersion = 1;
 // How the times were taken (tuner/cold_cache.h): a cache from before every layer was timed cold
 // holds warm times, and loads as another machine's (empty, with the note).
-constexpr std::string_view kTimingMethod = "every layer cold, its input just written";
+constexpr std::string_view kTimingMethod =
+    "every layer cold, its input just written; in a pool segment or charged for breaking one";
 
 Result<json> parse_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

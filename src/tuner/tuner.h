@@ -107,6 +107,7 @@ class Tuner {
   Result<Trial> prepare(const tactics::Tactic& tactic, const TuningLayer& layer,
                         std::span<const TensorView> in, std::span<const TensorView> out);
   size_t cold_flush_bytes(const tactics::LayerSpec& spec) const;
+  double segment_break_ms();
   void measure(const TuningLayer& layer, std::span<const Applicable> todo, LayerChoice& choice,
                std::chrono::steady_clock::time_point start);
 
@@ -121,6 +122,7 @@ class Tuner {
   int times_cached_ = 0;
   int flushes_ = 0;
   double seconds_measuring_ = 0;
+  double segment_break_ms_ = -1;  // < 0: not measured yet
 };
 
 // How many rounds time_interleaved runs. Every candidate runs `repeats` times; a layer whose

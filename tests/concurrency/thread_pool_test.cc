@@ -68,6 +68,77 @@ TEST(ThreadPool, SleepsAndWakesAfterIdle) {
   EXPECT_EQ(sum.load(), 3 * 64);
 }
 
+TEST(ThreadPool, SegmentRunsItsBodyOnTheCallerAndSplitsItsParallelFors) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::atomic<int>> hits(1001);
+  std::mutex m;
+  std::set<std::thread::id> ids;
+  std::thread::id body_thread;
+  pool.run_segment([&] {
+    body_thread = std::this_thread::get_id();
+    for (int round = 0; round < 300; ++round) {
+      pool.parallel_for(static_cast<int64_t>(hits.size()), 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+      });
+    }
+    // Chunks block until both have started, so one thread cannot run both.
+    std::atomic<int> started{0};
+    pool.parallel_for(2, 1, [&](int64_t, int64_t) {
+      started.fetch_add(1);
+      while (started.load() < 2) std::this_thread::yield();
+      std::lock_guard<std::mutex> lock(m);
+      ids.insert(std::this_thread::get_id());
+    });
+  });
+  EXPECT_EQ(body_thread, caller);
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 300);
+  EXPECT_EQ(ids.size(), 2u);
+}
+
+TEST(ThreadPool, SegmentsFollowEachOtherAndParallelForsOutsideThem) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  const auto add = [&](int64_t b, int64_t e) { sum.fetch_add(e - b); };
+  for (int round = 0; round < 50; ++round) {
+    pool.run_segment([&] {
+      pool.parallel_for(64, 1, add);
+      if (round % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      pool.parallel_for(64, 1, add);
+      pool.parallel_for(5, 8, add);  // one chunk: on the caller
+    });
+    pool.parallel_for(64, 1, add);
+  }
+  EXPECT_EQ(sum.load(), 50 * (3 * 64 + 5));
+}
+
+TEST(ThreadPool, SegmentInASegmentRunsInline) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  pool.run_segment([&] {
+    pool.run_segment(
+        [&] { pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); }); });
+    pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); });
+  });
+  EXPECT_EQ(sum.load(), 200);
+}
+
+// More threads than this machine's cores: the threads waiting in a segment must yield the cores
+// to the ones they wait for.
+TEST(ThreadPool, SegmentWithMoreThreadsThanCores) {
+  ThreadPool pool(2 * default_thread_count() + 1);
+  std::vector<std::atomic<int>> hits(997);
+  pool.run_segment([&] {
+    for (int round = 0; round < 20; ++round) {
+      pool.parallel_for(static_cast<int64_t>(hits.size()), 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      });
+    }
+  });
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 20);
+}
+
 TEST(ThreadPool, DefaultThreadCountIsPositive) { EXPECT_GE(default_thread_count(), 1); }
 
 }  // namespace

@@ -378,7 +378,7 @@ TEST(Tuner, EveryLayerIsTimedColdByDefault) {
   EXPECT_GT(t.flushes(), 0);
   for (const tactics::TacticTiming& c : choice->candidates) {
     if (c.ms >= 0) {
-      EXPECT_EQ(c.note, "timed with cold caches") << c.tactic;
+      EXPECT_EQ(c.note.rfind("timed with cold caches", 0), 0u) << c.tactic << ": " << c.note;
     }
   }
   std::vector<uint8_t> bytes(64 * 1000);
@@ -387,6 +387,37 @@ TEST(Tuner, EveryLayerIsTimedColdByDefault) {
   parallel::ThreadPool pool(2);
   tuner::CacheFlusher(1 << 16).touch(&pool, bytes.data(), bytes.size());
   EXPECT_EQ(bytes, before);
+}
+
+// A candidate on threads of its own (oneDNN's) is charged, with a pool, for the segment of the
+// pool it interrupts in the network (ThreadPool::run_segment); kiln's are timed inside one.
+TEST(Tuner, CandidatesOnThreadsOfTheirOwnAreChargedForTheSegmentTheyBreak) {
+  auto plan = build({.optimization_level = 0});
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  auto classifier = testing::small_cnn_classifier(*plan);
+  ASSERT_TRUE(classifier.is_ok()) << classifier.status().to_string();
+  int charged = 0;
+  for (int threads : {1, 2}) {
+    tuner::Tuner t({.threads = threads});
+    auto choice = t.choose(*classifier);
+    ASSERT_TRUE(choice.is_ok()) << choice.status().to_string();
+    for (const tactics::TacticTiming& c : choice->candidates) {
+      if (c.ms < 0) continue;
+      const tactics::Tactic* tactic = tactics::find_tactic(c.tactic);
+      ASSERT_NE(tactic, nullptr) << c.tactic;
+      const bool noted = c.note.find("for the pool's segment it interrupts") != std::string::npos;
+      EXPECT_EQ(noted, threads > 1 && tactic->runs_own_threads()) << c.tactic << ": " << c.note;
+      charged += noted ? 1 : 0;
+    }
+  }
+  if (tactics::find_tactic("onednn.gemm.f32") != nullptr) EXPECT_GT(charged, 0);
+}
+
+// Exactly the tactics that start OpenMP regions of their own (oneDNN's) run outside the pool.
+TEST(Tuner, OnlyOnednnTacticsRunOnThreadsOfTheirOwn) {
+  for (const tactics::Tactic* t : tactics::all_tactics()) {
+    EXPECT_EQ(t->runs_own_threads(), t->source() == "onednn") << t->name();
+  }
 }
 
 TEST(TimingCache, LayerSignatureSeparatesShapesAndThreads) {

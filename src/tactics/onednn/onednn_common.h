@@ -30,6 +30,7 @@ class OnednnTactic : public Tactic {
       : name_(name), domain_(domain), op_(op_type) {}
   std::string_view name() const override { return name_; }
   std::string_view source() const override { return "onednn"; }
+  bool runs_own_threads() const override { return true; }
   // oneDNN 2.6's execute() heap-allocates: its argument map, and per work item in the gemm-based
   // convolution (growing with the layer), so the hot path is allocation-free only without it.
   bool allocates() const override { return true; }
