@@ -13,22 +13,20 @@
 namespace kiln::parallel {
 namespace {
 
-TEST(ThreadPool, EveryItemExactlyOnceAcrossManyDispatches) {
-  ThreadPool pool(3);
-  std::vector<std::atomic<int>> hits(1001);
-  for (int round = 0; round < 200; ++round) {
+// `rounds` parallel_fors, each counting every item of `hits` once.
+void count_every_item(ThreadPool& pool, std::vector<std::atomic<int>>& hits, int rounds) {
+  for (int round = 0; round < rounds; ++round) {
     pool.parallel_for(static_cast<int64_t>(hits.size()), 1, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
     });
   }
-  for (const auto& h : hits) EXPECT_EQ(h.load(), 200);
 }
 
-TEST(ThreadPool, UsesMoreThanOneThread) {
-  ThreadPool pool(2);
+// The threads that ran a parallel_for of two chunks, each blocking until both have started (so
+// one thread cannot run both).
+size_t threads_of_two_chunks(ThreadPool& pool) {
   std::mutex m;
   std::set<std::thread::id> ids;
-  // Chunks block until both have started, so one thread cannot run both.
   std::atomic<int> started{0};
   pool.parallel_for(2, 1, [&](int64_t, int64_t) {
     started.fetch_add(1);
@@ -36,7 +34,19 @@ TEST(ThreadPool, UsesMoreThanOneThread) {
     std::lock_guard<std::mutex> lock(m);
     ids.insert(std::this_thread::get_id());
   });
-  EXPECT_EQ(ids.size(), 2u);
+  return ids.size();
+}
+
+TEST(ThreadPool, EveryItemExactlyOnceAcrossManyDispatches) {
+  ThreadPool pool(3);
+  std::vector<std::atomic<int>> hits(1001);
+  count_every_item(pool, hits, 200);
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 200);
+}
+
+TEST(ThreadPool, UsesMoreThanOneThread) {
+  ThreadPool pool(2);
+  EXPECT_EQ(threads_of_two_chunks(pool), 2u);
 }
 
 TEST(ThreadPool, GrainLimitsChunks) {
@@ -72,28 +82,16 @@ TEST(ThreadPool, SegmentRunsItsBodyOnTheCallerAndSplitsItsParallelFors) {
   ThreadPool pool(2);
   const std::thread::id caller = std::this_thread::get_id();
   std::vector<std::atomic<int>> hits(1001);
-  std::mutex m;
-  std::set<std::thread::id> ids;
   std::thread::id body_thread;
+  size_t threads = 0;
   pool.run_segment([&] {
     body_thread = std::this_thread::get_id();
-    for (int round = 0; round < 300; ++round) {
-      pool.parallel_for(static_cast<int64_t>(hits.size()), 1, [&](int64_t b, int64_t e) {
-        for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
-      });
-    }
-    // Chunks block until both have started, so one thread cannot run both.
-    std::atomic<int> started{0};
-    pool.parallel_for(2, 1, [&](int64_t, int64_t) {
-      started.fetch_add(1);
-      while (started.load() < 2) std::this_thread::yield();
-      std::lock_guard<std::mutex> lock(m);
-      ids.insert(std::this_thread::get_id());
-    });
+    count_every_item(pool, hits, 300);
+    threads = threads_of_two_chunks(pool);
   });
   EXPECT_EQ(body_thread, caller);
   for (const auto& h : hits) EXPECT_EQ(h.load(), 300);
-  EXPECT_EQ(ids.size(), 2u);
+  EXPECT_EQ(threads, 2u);
 }
 
 TEST(ThreadPool, SegmentsFollowEachOtherAndParallelForsOutsideThem) {
