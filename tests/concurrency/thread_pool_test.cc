@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <set>
 #include <thread>
@@ -119,6 +120,22 @@ TEST(ThreadPool, SegmentInASegmentRunsInline) {
     pool.parallel_for(100, 1, [&](int64_t b, int64_t e) { sum.fetch_add(e - b); });
   });
   EXPECT_EQ(sum.load(), 200);
+}
+
+// An exception thrown by the body (a std::bad_alloc, which kiln's CLI turns into an error) reaches
+// the caller, and the pool works on.
+TEST(ThreadPool, SegmentPassesTheBodysExceptionToTheCaller) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  const auto add = [&](int64_t b, int64_t e) { sum.fetch_add(e - b); };
+  EXPECT_THROW(pool.run_segment([&] {
+    pool.parallel_for(10, 1, add);
+    throw std::bad_alloc();
+  }),
+               std::bad_alloc);
+  pool.run_segment([&] { pool.parallel_for(10, 1, add); });
+  pool.parallel_for(10, 1, add);
+  EXPECT_EQ(sum.load(), 30);
 }
 
 // More threads than this machine's cores: the threads waiting in a segment must yield the cores

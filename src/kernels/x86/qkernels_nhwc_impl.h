@@ -98,10 +98,6 @@ NhwcCols<Q> nhwc_cols(const QOut<Q>& o, const cpu::Conv2DParams& p, int64_t ob) 
   return c;
 }
 
-// The dot products of a tile: acc[m][v] = start[v] + the sums over taps and quads. The direct
-// uint8 epilogue (QOut::direct_u8) of whole vectors follows in registers, each pixel's NV vectors
-// stored by one saturating pack (true); any other epilogue gets the sums in out (false). Its own
-// function so that the 24 accumulators get the registers to themselves.
 // acc[m][v] += the dot products of M pixels' cq quads (src[m]) with the weights' quads at w.
 template <int M, int NV>
 __attribute__((always_inline)) inline void qnhwc_quads(const uint8_t* const* src, int64_t cq,
@@ -122,6 +118,10 @@ __attribute__((always_inline)) inline void qnhwc_quads(const uint8_t* const* src
   }
 }
 
+// The dot products of a tile: acc[m][v] = start[v] + the sums over taps and quads. The direct
+// uint8 epilogue (QOut::direct_u8) of whole vectors follows in registers, each pixel's NV vectors
+// stored by one saturating pack (true); any other epilogue gets the sums in out (false). Its own
+// function so that the 24 accumulators get the registers to themselves.
 template <class Q, int M, int NV, bool kPointwise>
 __attribute__((noinline)) bool qnhwc_dots(const cpu::Conv2DParams& p, const NhwcTile& t,
                                           const uint8_t* pad, const uint8_t* w,

@@ -1,7 +1,8 @@
 // The pool on libgomp's threads (see parallel/thread_pool.h): a parallel_for is one OpenMP
-// parallel region. libgomp keeps each calling thread's team between regions and reuses it, so no
-// thread is created per inference; its workers spin for GOMP_SPINCOUNT polls after a region, then
-// sleep on a futex.
+// parallel region, or, inside a segment (run_segment: one region for many parallel_fors), a job
+// posted to the team's other threads spinning in it. libgomp keeps each calling thread's team
+// between regions and reuses it, so no thread is created per inference; its workers spin for
+// GOMP_SPINCOUNT polls after a region, then sleep on a futex.
 #include "parallel/thread_pool.h"
 
 #include <immintrin.h>
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 
 namespace kiln::parallel {
 namespace {
@@ -112,18 +114,26 @@ void ThreadPool::run_segment_impl(const RangeFn& body) {
     return;
   }
   const uint64_t start = w.generation.load(std::memory_order_relaxed);
+  // An exception may not leave an OpenMP region (std::terminate): the body's is carried out of it
+  // and rethrown to the caller, as it would have reached it without the segment.
+  std::exception_ptr thrown;
 #pragma omp parallel num_threads(threads_)
   {
     if (omp_get_thread_num() == 0) {
       w.team = omp_get_num_threads();
       w.in_segment = true;
-      body(0, 1);
+      try {
+        body(0, 1);
+      } catch (...) {
+        thrown = std::current_exception();
+      }
       w.in_segment = false;
       w.post(nullptr, 0, 0);
     } else {
       w.serve(omp_get_thread_num(), start);
     }
   }
+  if (thrown) std::rethrow_exception(thrown);
 }
 
 }  // namespace kiln::parallel
