@@ -122,13 +122,13 @@ void run_layer(benchmark::State& state, const BenchLayer* layer, const tactics::
   if (layer->repeats > 1) state.counters["repeats"] = layer->repeats;
 }
 
-// The first tactic of this host that runs the layer (the order tactics_for lists them in).
 // The tactics this suite times for a layer: allocation-free ones the host runs that take it.
 bool timed_here(const tactics::Tactic& t, const tactics::LayerSpec& spec) {
   return !t.allocates() && (t.required_features() & ~host_cpu_features()) == 0 &&
          t.why_not(spec).empty();
 }
 
+// The first tactic timed here for the layer (the order tactics_for lists them in).
 const tactics::Tactic* first_tactic(const ir::Graph& g) {
   const ir::Node& node = g.nodes.front();
   const tactics::LayerSpec spec = tactics::make_layer_spec(g, node);
