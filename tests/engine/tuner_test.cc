@@ -410,7 +410,9 @@ TEST(Tuner, CandidatesOnThreadsOfTheirOwnAreChargedForTheSegmentTheyBreak) {
       charged += noted ? 1 : 0;
     }
   }
-  if (tactics::find_tactic("onednn.gemm.f32") != nullptr) EXPECT_GT(charged, 0);
+  if (tactics::find_tactic("onednn.gemm.f32") != nullptr) {
+    EXPECT_GT(charged, 0);
+  }
 }
 
 // Exactly the tactics that start OpenMP regions of their own (oneDNN's) run outside the pool.

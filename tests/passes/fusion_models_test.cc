@@ -29,6 +29,9 @@ struct ModelCase {
   // Lower bounds on the fusions per pass (the exports are deterministic; bounds rather than exact
   // counts so that a better matcher does not fail the test).
   std::map<std::string, size_t> min_fusions;
+  // False for the models whose reference runs take 10-15 s under the sanitizers
+  // (testing::kSanitizedBuild): their fusions are still counted there, outputs compared in release.
+  bool compare_when_sanitized = true;
 };
 
 class FusionModels : public ::testing::TestWithParam<ModelCase> {};
@@ -65,6 +68,7 @@ TEST_P(FusionModels, SameOutputAfterFusion) {
   std::printf("[ fusions ] %s:%s (%zu -> %zu nodes)\n", c.name.c_str(), counts.c_str(),
               before->nodes.size(), after.nodes.size());
 
+  if (testing::kSanitizedBuild && !c.compare_when_sanitized) return;
   const Tensor want = testing::run_reference(*before, *input);
   const Tensor got = testing::run_reference(after, *input);
   ASSERT_TRUE(want.defined() && got.defined());
@@ -80,14 +84,14 @@ std::string param_name(const ::testing::TestParamInfo<ModelCase>& info) { return
 INSTANTIATE_TEST_SUITE_P(
     Exported, FusionModels,
     ::testing::Values(
-        ModelCase{"resnet18", {{"conv_residual_fusion", 8}, {"conv_activation_fusion", 17}}},
+        ModelCase{"resnet18", {{"conv_residual_fusion", 8}, {"conv_activation_fusion", 17}}, false},
         ModelCase{"mobilenet_v3_large",
                   {{"conv_residual_fusion", 10},
                    {"conv_activation_fusion", 47},
                    {"gemm_activation_fusion", 1}}},
         ModelCase{"vit_tiny", {{"matmul_add_fusion", 9}, {"gemm_activation_fusion", 4}}},
         ModelCase{"tiny_bert", {{"matmul_add_fusion", 3}, {"gemm_activation_fusion", 1}}},
-        ModelCase{"yolov8n", {{"conv_activation_fusion", 57}}}),
+        ModelCase{"yolov8n", {{"conv_activation_fusion", 57}}, false}),
     param_name);
 
 }  // namespace fusion_models_test

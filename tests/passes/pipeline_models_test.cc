@@ -32,6 +32,9 @@ struct ModelCase {
   // its per-pass verification), ResNet-18 compares the same rewrites, and DeepLabV3 runs batch 2
   // only.
   std::vector<int64_t> batches;
+  // False for the models whose reference runs take 15-30 s under the sanitizers
+  // (testing::kSanitizedBuild): their passes still run there, the comparison in the release build.
+  bool compare_when_sanitized = true;
 };
 
 // gtest prints the model's name, not the struct's bytes, when a case fails.
@@ -85,6 +88,10 @@ TEST_P(PipelineOnModels, KeepsTheOutput) {
     std::cout << "  " << p.name << ": " << log.count(p.name) << " log entries\n";
   }
   if (c.batches.empty()) return;
+  if (testing::kSanitizedBuild && !c.compare_when_sanitized) {
+    std::cout << "  outputs compared in the release build only (reference runs too slow here)\n";
+    return;
+  }
   Result<Tensor> input = io::read_npy(dir / (c.name + ".input.npy"));
   ASSERT_TRUE(input.is_ok()) << input.status().to_string();
   for (int64_t batch : c.batches)
@@ -93,11 +100,11 @@ TEST_P(PipelineOnModels, KeepsTheOutput) {
 
 INSTANTIATE_TEST_SUITE_P(
     Exported, PipelineOnModels,
-    ::testing::Values(ModelCase{"resnet18", {1}}, ModelCase{"resnet50", {}},
+    ::testing::Values(ModelCase{"resnet18", {1}, false}, ModelCase{"resnet50", {}},
                       ModelCase{"mobilenet_v2", {1}}, ModelCase{"mobilenet_v3_large", {1}},
-                      ModelCase{"efficientnet_b0", {1}}, ModelCase{"yolov8n", {1, 2}},
-                      ModelCase{"deeplabv3_mobilenet_v3_large", {2}}, ModelCase{"vit_tiny", {1, 2}},
-                      ModelCase{"tiny_bert", {1, 2}}),
+                      ModelCase{"efficientnet_b0", {1}}, ModelCase{"yolov8n", {1, 2}, false},
+                      ModelCase{"deeplabv3_mobilenet_v3_large", {2}, false},
+                      ModelCase{"vit_tiny", {1, 2}}, ModelCase{"tiny_bert", {1, 2}}),
     [](const ::testing::TestParamInfo<ModelCase>& info) { return info.param.name; });
 
 }  // namespace pipeline_models_test
