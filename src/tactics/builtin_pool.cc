@@ -142,7 +142,8 @@ class GlobalPoolTactic final : public BuiltinTactic {
 // kiln.MaxPoolNchw16c: MaxPool's window (opset 12 attributes) over planes of 16 lanes.
 class BlockedMaxPoolKernel final : public LayerKernel {
  public:
-  explicit BlockedMaxPoolKernel(const ir::Node& node) : node_(node) {}
+  BlockedMaxPoolKernel(const ir::Node& node, BlockedMaxPoolRows rows)
+      : node_(node), rows_(std::move(rows)) {}
 
   Status reshape(std::span<const TensorView> in, std::span<const TensorView> out) override {
     const TensorView& x = in[0];
@@ -161,12 +162,13 @@ class BlockedMaxPoolKernel final : public LayerKernel {
     const int64_t grain =
         std::max<int64_t>(1, 2048 / std::max<int64_t>(1, p_.out_w * p_.k_h * p_.k_w));
     parallel::parallel_for(thread_pool(), cpu::pool2d_rows(p_), grain,
-                           [&](int64_t b, int64_t e) { cpu::max_pool_nchw16c(p_, x, y, b, e); });
+                           [&](int64_t b, int64_t e) { rows_(p_, x, y, b, e); });
     return Status::ok();
   }
 
  private:
   const ir::Node& node_;
+  BlockedMaxPoolRows rows_;
   cpu::Pool2DParams p_;
 };
 
@@ -175,16 +177,25 @@ class BlockedMaxPoolTactic final : public BuiltinTactic {
   BlockedMaxPoolTactic() : BuiltinTactic("pool.max_nchw16c.f32", ops::kMaxPoolNchw16c) {}
   std::string_view domain() const override { return ops::kKilnDomain; }
   std::string why_not(const LayerSpec& spec) const override {
-    std::string why = require_f32(spec);
-    if (why.empty()) why = require_rank(spec, 0, 4, 4);
-    return why;
+    return blocked_max_pool_why_not(spec);
   }
   Result<std::unique_ptr<LayerKernel>> instantiate(const LayerSpec& spec) const override {
-    return std::unique_ptr<LayerKernel>(new BlockedMaxPoolKernel(*spec.node));
+    return make_blocked_max_pool_kernel(spec, &cpu::max_pool_nchw16c);
   }
 };
 
 }  // namespace
+
+std::string blocked_max_pool_why_not(const LayerSpec& spec) {
+  std::string why = require_f32(spec);
+  if (why.empty()) why = require_rank(spec, 0, 4, 4);
+  return why;
+}
+
+std::unique_ptr<LayerKernel> make_blocked_max_pool_kernel(const LayerSpec& spec,
+                                                          BlockedMaxPoolRows rows) {
+  return std::make_unique<BlockedMaxPoolKernel>(*spec.node, std::move(rows));
+}
 
 Result<kernels::cpu::Pool2DParams> pool_params(const ir::Node& node, int since_version,
                                                const TensorView& x, const TensorView& y) {

@@ -4,6 +4,9 @@
 // blocked resize, on 1 to 3 threads.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "kernels/ref/layout.h"
 #include "kernels/tactic_test_util.h"
 #include "kernels/x86_test_util.h"
@@ -61,10 +64,13 @@ TEST(LayoutTactics, BlockedPoolAndChannelScale) {
   }
 }
 
-// kiln.MaxPoolNchw16c: ResNet's 3x3 stride 2, YOLO's 5x5 stride 1, a 2x2 without padding, a
-// dilated window, ceil_mode (a last window hanging past the input), auto_pad and asymmetric pads;
-// channel tails and batches; 1 to 3 threads.
+// kiln.MaxPoolNchw16c, the portable tactic and the x86 ones (both ISAs on an AVX-512 host):
+// ResNet's 3x3 stride 2, YOLO's 5x5 stride 1, a 2x2 without padding, a dilated window, ceil_mode (a
+// last window hanging past the input), auto_pad and asymmetric pads; channel tails and batches; 1
+// to 3 threads.
 TEST(LayoutTactics, BlockedMaxPool) {
+  std::vector<std::string> tactics{"pool.max_nchw16c.f32"};
+  for (const std::string& isa : x86_isas()) tactics.push_back("pool.max_nchw16c.f32." + isa);
   struct Window {
     Ints kernel, strides, pads, dilations;
     int64_t ceil_mode = 0;
@@ -87,7 +93,10 @@ TEST(LayoutTactics, BlockedMaxPool) {
         if (!win.auto_pad.empty()) op.attrs.set("auto_pad", win.auto_pad);
         SCOPED_TRACE(::testing::Message() << "k" << win.kernel[0] << "x" << win.kernel[1] << " c"
                                           << c << " threads " << threads);
-        expect_matches_reference_prepacked("pool.max_nchw16c.f32", op, kPointTol, threads);
+        for (const std::string& tactic : tactics) {
+          SCOPED_TRACE(tactic);
+          expect_matches_reference_prepacked(tactic, op, kPointTol, threads);
+        }
       }
     }
   }

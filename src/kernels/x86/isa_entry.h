@@ -31,6 +31,8 @@
                              int64_t end);                                                        \
   void winograd_run(const WinogradPlan& plan, const float* packed_w, const WinogradIo& io,        \
                     const Epilogue& ep, int64_t begin, int64_t end);                              \
+  void max_pool_nchw16c(const cpu::Pool2DParams& p, const float* x, float* y, int64_t row_begin,  \
+                        int64_t row_end);                                                         \
   }
 
 namespace kiln::kernels::x86 {

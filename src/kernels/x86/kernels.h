@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/pool.h"
 #include "kernels/ref/activation.h"
 
 namespace kiln::kernels::x86 {
@@ -367,6 +368,13 @@ void softmax_columns(Isa isa, int64_t n, int64_t inner, int64_t begin, int64_t e
 // y = ep's activation of n floats of x (x and y may be the same buffer); ep: the activation fields
 // only. The same vector math as the fused epilogues (kernels_math.h's accuracy).
 void activate(Isa isa, const Epilogue& ep, const float* x, float* y, int64_t n);
+
+// --- max pooling on nChw16c ------------------------------------------------------------------
+// kernels/cpu/nchw16c.h's max_pool_nchw16c (rows [row_begin, row_end) of pool2d_rows(p), plane
+// fastest; p.planes counts channel blocks; NaN skipped; a window wholly in the padding gives
+// lowest()) with a block's 16 lanes in AVX-512 or AVX2 vectors.
+void max_pool_nchw16c(Isa isa, const cpu::Pool2DParams& p, const float* x, float* y,
+                      int64_t row_begin, int64_t row_end);
 
 // --- layer normalization ---------------------------------------------------------------------
 // Each of `rows` contiguous rows of n floats normalised to mean 0 and variance 1 (epsilon added to

@@ -8,6 +8,7 @@
 #include "kernels/x86/kernels_dw_impl.h"
 #include "kernels/x86/kernels_layernorm_impl.h"
 #include "kernels/x86/kernels_nchw16c_impl.h"
+#include "kernels/x86/kernels_pool_impl.h"
 #include "kernels/x86/kernels_softmax_impl.h"
 #include "kernels/x86/kernels_winograd_impl.h"
 

@@ -276,6 +276,12 @@ void activate(Isa isa, const Epilogue& ep, const float* x, float* y, int64_t n) 
   return avx2::activate(ep, x, y, n);
 }
 
+void max_pool_nchw16c(Isa isa, const cpu::Pool2DParams& p, const float* x, float* y,
+                      int64_t row_begin, int64_t row_end) {
+  if (isa == Isa::kAvx512) return avx512::max_pool_nchw16c(p, x, y, row_begin, row_end);
+  return avx2::max_pool_nchw16c(p, x, y, row_begin, row_end);
+}
+
 void layer_norm_rows(Isa isa, int64_t rows, int64_t n, const float* x, const float* scale,
                      const float* bias, float epsilon, float* y, float* mean_out,
                      float* inv_std_out) {

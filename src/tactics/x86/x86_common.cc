@@ -62,6 +62,7 @@ std::span<const Tactic* const> x86_tactics() {
     append_x86_layernorm_tactics(v);
     append_x86_attention_tactics(v);
     append_x86_transpose_tactics(v);
+    append_x86_pool_tactics(v);
     append_x86_qconv_tactics(v);
     append_x86_qgemm_tactics(v);
     append_x86_qdq_tactics(v);

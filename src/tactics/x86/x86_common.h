@@ -123,6 +123,7 @@ void append_x86_eltwise_tactics(std::vector<const Tactic*>& out);        // x86_
 void append_x86_layernorm_tactics(std::vector<const Tactic*>& out);      // x86_layernorm.cc
 void append_x86_attention_tactics(std::vector<const Tactic*>& out);      // x86_attention.cc
 void append_x86_transpose_tactics(std::vector<const Tactic*>& out);      // x86_transpose.cc
+void append_x86_pool_tactics(std::vector<const Tactic*>& out);           // x86_pool.cc
 
 // Every x86 tactic, in preference order (registry.cc puts them before the builtin ones).
 std::span<const Tactic* const> x86_tactics();
