@@ -29,7 +29,7 @@ struct ModelCase {
   // Lower bounds on the fusions per pass (the exports are deterministic; bounds rather than exact
   // counts so that a better matcher does not fail the test).
   std::map<std::string, size_t> min_fusions;
-  // False for the models whose reference runs take 10-15 s under the sanitizers
+  // False for the models whose reference runs take 9-15 s under the sanitizers
   // (testing::kSanitizedBuild): their fusions are still counted there, outputs compared in release.
   bool compare_when_sanitized = true;
 };

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/max_pool_nchw16c_walk.h"
+
 namespace kiln::kernels::cpu {
 namespace {
 constexpr int64_t kBlockLanes = 16;
@@ -62,47 +64,34 @@ void mul_nchw16c(const float* x, const float* s, bool s_per_image, int64_t block
   }
 }
 
-void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
-                      int64_t row_end) {
-  // A block's 16 lanes as 4 values of 4: GCC left a plain lane loop scalar (maxss), and split a
-  // 16-float vector type into scalars too.
+namespace {
+
+// A block's 16 lanes as 4 values of 4: GCC left a plain lane loop scalar (maxss), and split a
+// 16-float vector type into scalars too.
+struct QuadBlock {
   using Quad = float __attribute__((vector_size(4 * sizeof(float))));
-  constexpr int kQuads = kBlockLanes / 4;
-  // Output columns [inside_lo, inside_hi) have their first and last taps, so all, in the row.
-  const int64_t inside_lo = valid_outputs(-p.pad_left, p.stride_w, 0, p.in_w, p.out_w).lo;
-  const int64_t last_tap = (p.k_w - 1) * p.dil_w - p.pad_left;
-  const int64_t inside_hi = valid_outputs(last_tap, p.stride_w, 0, p.in_w, p.out_w).hi;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    // Plane fastest: a thread's rows are whole output rows of every plane, as the convolutions
-    // around it split theirs, so each thread reads what it wrote.
-    const int64_t plane = r % p.planes, oh = r / p.planes;
-    const float* xp = x + plane * p.in_h * p.in_w * kBlockLanes;
-    float* yr = y + (plane * p.out_h + oh) * p.out_w * kBlockLanes;
-    const int64_t ih0 = oh * p.stride_h - p.pad_top;
-    const Range rows = valid_taps(ih0, p.dil_h, p.k_h, 0, p.in_h);
-    for (int64_t ow = 0; ow < p.out_w; ++ow) {
-      const int64_t iw0 = ow * p.stride_w - p.pad_left;
-      // Inside columns take every tap without valid_taps' divisions (ResNet-50's 3x3 stride-2
-      // pool 0.126 -> 0.112 ms on two threads).
-      const Range cols = ow >= inside_lo && ow < inside_hi
-                             ? Range{0, p.k_w}
-                             : valid_taps(iw0, p.dil_w, p.k_w, 0, p.in_w);
-      Quad acc[kQuads];
-      for (Quad& a : acc) a = Quad{} + std::numeric_limits<float>::lowest();
-      for (int64_t kh = rows.lo; kh < rows.hi; ++kh) {
-        const float* xr = xp + (ih0 + kh * p.dil_h) * p.in_w * kBlockLanes;
-        for (int64_t kw = cols.lo; kw < cols.hi; ++kw) {
-          const float* v = xr + (iw0 + kw * p.dil_w) * kBlockLanes;
-          for (int q = 0; q < kQuads; ++q) {
-            Quad vq;
-            std::memcpy(&vq, v + 4 * q, sizeof vq);
-            acc[q] = acc[q] < vq ? vq : acc[q];  // NaN skipped
-          }
-        }
-      }
-      std::memcpy(yr + ow * kBlockLanes, acc, sizeof acc);
+  Quad q[4];
+
+  static QuadBlock lowest() {
+    QuadBlock b;
+    for (Quad& v : b.q) v = Quad{} + std::numeric_limits<float>::lowest();
+    return b;
+  }
+  void take(const float* v) {
+    for (int i = 0; i < 4; ++i) {
+      Quad vq;
+      std::memcpy(&vq, v + 4 * i, sizeof vq);
+      q[i] = q[i] < vq ? vq : q[i];  // NaN skipped
     }
   }
+  void store(float* y) const { std::memcpy(y, q, sizeof q); }
+};
+
+}  // namespace
+
+void max_pool_nchw16c(const Pool2DParams& p, const float* x, float* y, int64_t row_begin,
+                      int64_t row_end) {
+  max_pool_nchw16c_walk<QuadBlock>(p, x, y, row_begin, row_end);
 }
 
 }  // namespace kiln::kernels::cpu
