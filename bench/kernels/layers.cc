@@ -118,6 +118,7 @@ void set_int8_attrs(ir::Node& n, const char* in) {
 
 // kiln.QConv (uint8 -> uint8, bias, ReLU): what the same layer becomes in an INT8 engine; with
 // `nhwc`, kiln.QConvNhwc, as passes/qconv_nhwc.cc makes it in a chain of channels-last layers.
+// s.residual adds a uint8 residual (input 4, its own scale), as ResNet's block ends fuse it.
 Result<BenchLayer> qconv(const ConvShape& s, bool nhwc = false) {
   auto g = std::make_unique<ir::Graph>();
   const int64_t pad = s.pad >= 0 ? s.pad : s.kernel / 2;
@@ -133,6 +134,12 @@ Result<BenchLayer> qconv(const ConvShape& s, bool nhwc = false) {
              .domain = "kiln",
              .inputs = {x, w, ws, b},
              .outputs = {y}};
+  if (s.residual) {
+    const Dims z_dims = nhwc ? Dims{1, out_hw, out_hw, s.k} : Dims{1, s.k, out_hw, out_hw};
+    n.inputs.push_back(input(*g, "z", z_dims, DType::kU8));
+    n.attrs.set("z_scale", 0.03f);
+    n.attrs.set("z_zero_point", int64_t{0});
+  }
   n.attrs.set("kernel_shape", std::vector<int64_t>{s.kernel, s.kernel});
   n.attrs.set("strides", std::vector<int64_t>{s.stride, s.stride});
   n.attrs.set("pads", std::vector<int64_t>{pad, pad, pad, pad});
@@ -142,10 +149,11 @@ Result<BenchLayer> qconv(const ConvShape& s, bool nhwc = false) {
   const double ops = 2.0 * static_cast<double>(s.k * (s.c / s.group) * s.kernel * s.kernel) *
                      static_cast<double>(out_hw * out_hw);
   const std::string name =
-      s.group == 1 ? fmt::format("{}.qconv{}{}x{}_s{}_{}to{}_{}", s.model, nhwc ? "_nhwc" : "",
-                                 s.kernel, s.kernel, s.stride, s.c, s.k, s.hw)
-                   : fmt::format("{}.qdwconv{}x{}_s{}_{}_{}", s.model, s.kernel, s.kernel, s.stride,
-                                 s.c, s.hw);
+      s.group == 1
+          ? fmt::format("{}.qconv{}{}x{}_s{}_{}to{}_{}{}", s.model, nhwc ? "_nhwc" : "", s.kernel,
+                        s.kernel, s.stride, s.c, s.k, s.hw, s.residual ? "_residual" : "")
+          : fmt::format("{}.qdwconv{}x{}_s{}_{}_{}", s.model, s.kernel, s.kernel, s.stride, s.c,
+                        s.hw);
   return finish(name, ops, std::move(g), true);
 }
 
@@ -366,6 +374,15 @@ Result<std::vector<BenchLayer>> bench_layers() {
     KILN_ASSIGN_OR_RETURN(BenchLayer g, qgemm(gemm.c_str(), c.s.hw * c.s.hw, c.s.c, c.s.k));
     g.repeats = c.repeats;
     out.push_back(std::move(g));
+  }
+  // ResNet-50's block ends with the residual they carry in the network (not counted again in
+  // the suite's repeats).
+  for (const CountedShape& c : kResNet50) {
+    if (c.s.kernel != 1 || c.s.stride != 1 || c.s.k != 4 * c.s.c) continue;
+    ConvShape r = c.s;
+    r.residual = true;
+    KILN_ASSIGN_OR_RETURN(BenchLayer ln, qconv(r, true));
+    out.push_back(std::move(ln));
   }
   for (const ConvShape& s : kMobileNetDepthwise) {
     KILN_ASSIGN_OR_RETURN(BenchLayer l, qconv(s));

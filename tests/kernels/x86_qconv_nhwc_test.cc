@@ -99,10 +99,10 @@ TEST(X86QConvNhwc, SplitsPixelsAndChannelsOverThreads) {
   KILN_REQUIRE_VNNI();
   const QuantOpts o{.out_u8 = true, .residual = 2, .act = "Relu"};
   for (int threads : {2, 3}) {
-    // Weights outweighing the input (4 blocks of 64 channels: split by channels where the threads
-    // divide them), and a large input (split by pixels).
+    // Weights outweighing the input and the L2 share (4 blocks of 64 channels, 432 KiB: split
+    // by channels where the threads divide them), and a large input (split by pixels).
     expect_matches_reference_prepacked(
-        kTactic, qconv_nhwc_case({.cin = 128, .cout = 256, .h = 5, .w = 5, .pad = 1}, o),
+        kTactic, qconv_nhwc_case({.cin = 192, .cout = 256, .h = 5, .w = 5, .pad = 1}, o),
         Tolerance{0, 1}, threads);
     expect_matches_reference_prepacked(
         kTactic, qconv_nhwc_case({.batch = 2, .cin = 8, .cout = 70, .h = 13, .w = 11, .pad = 1}, o),

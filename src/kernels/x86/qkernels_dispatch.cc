@@ -347,9 +347,13 @@ std::string qconv_nhwc_why_not(const cpu::Conv2DParams& p) {
 }
 
 // Threads split the output channels where every thread gets the same number of blocks and the
-// weights outweigh the input by far (each thread then streams only its share of the weights and
-// reads all of the input), else the pixels, dealt out in whole tiles (each thread reads every
-// weight).
+// weights outweigh the input by far and the L2 share (each thread then streams only its share of
+// the weights and reads all of the input, half of it written by the other core), else the pixels,
+// dealt out in whole tiles (each thread reads every weight, from L2 after its first tile).
+// ResNet-50's 256 -> 1024 at 14x14 (256 KB of weights, 50 KB of input) split by channels ran
+// 0.105-0.110 ms in the INT8 network, by pixels 0.083-0.085 (2 threads, 5 alternated profiles);
+// its 3x3 256 at 14x14 (590 KB) and layer4's (1-2.4 MB) lose by pixels (0.15 -> 0.17, 0.18 ->
+// 0.25 ms).
 QConvNhwcPlan plan_qconv_nhwc(const cpu::Conv2DParams& p, int threads) {
   QConvNhwcPlan pl;
   pl.p = p;
@@ -358,8 +362,9 @@ QConvNhwcPlan plan_qconv_nhwc(const cpu::Conv2DParams& p, int threads) {
   const int64_t tiles = ceil_div(pl.pixels, kQNhwcPixels);
   const int64_t block_bytes = kQNhwcChannels * p.k_h * p.k_w * p.in_c;
   const int64_t input_bytes = p.batch * p.in_h * p.in_w * p.in_c;
-  const bool channels =
-      threads > 1 && pl.oc_blocks % threads == 0 && pl.oc_blocks * block_bytes > 4 * input_bytes;
+  const int64_t weight_bytes = pl.oc_blocks * block_bytes;
+  const bool channels = threads > 1 && pl.oc_blocks % threads == 0 &&
+                        weight_bytes > 4 * input_bytes && weight_bytes > kL2WeightBytes;
   const Blocks b = even_blocks(std::max<int64_t>(tiles, 1), channels ? 1 : threads, 1);
   pl.px_per_block = b.size * kQNhwcPixels;
   pl.px_blocks = b.count;
