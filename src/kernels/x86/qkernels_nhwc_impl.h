@@ -50,11 +50,12 @@ void qnhwc_pack_weights_impl(const cpu::Conv2DParams& p, const int8_t* w, uint8_
 }
 
 // Where a tile's pixels read (the first M of them): per pixel, its image's first byte and the
-// input row and column its window starts at (before padding). When no pixel's window reaches the
-// padding (`interior`), `at` holds each window's first tap: a tap's source is then that address
-// plus the tap's offset, the same for all pixels, found once a tile by the cursor instead of per
-// tap, pixel and channel block in the dots with bounds checks. With 16 or 32 quads a tap (ResNet's
-// 64- and 128-channel layers) that address arithmetic was a third of the dot products' time.
+// input row and column its window starts at (before padding), and, where the window misses the
+// padding, `at`, its first tap (null otherwise). When no pixel's window reaches the padding
+// (`interior`), a tap's source is that address plus the tap's offset, the same for all pixels,
+// found once a tile by the cursor instead of per tap, pixel and channel block in the dots with
+// bounds checks. With 16 or 32 quads a tap (ResNet's 64- and 128-channel layers) that address
+// arithmetic was a third of the dot products' time.
 struct NhwcTile {
   const uint8_t* img[kQNhwcPixels];
   int64_t ih0[kQNhwcPixels], iw0[kQNhwcPixels];

@@ -169,8 +169,7 @@ class X86AttentionKernel final : public LayerKernel {
 
 class X86AttentionTactic final : public X86Tactic {
  public:
-  explicit X86AttentionTactic(kx::Isa isa)
-      : X86Tactic(fmt::format("attention.f32.{}", isa_suffix(isa)), "kiln", "Attention", isa) {}
+  explicit X86AttentionTactic(kx::Isa isa) : X86Tactic("attention.f32", "kiln", "Attention", isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);

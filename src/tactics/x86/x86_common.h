@@ -3,6 +3,8 @@
 // features that implies, the fused activation as a kernel epilogue, per-thread scratch, and
 // spreading a plan's tasks over the context's pool.
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <memory>
 #include <span>
@@ -24,11 +26,12 @@ namespace kx = kernels::x86;
 CpuFeatureSet isa_features(kx::Isa isa);
 std::string_view isa_suffix(kx::Isa isa);  // "avx512", "avx2"
 
-// A tactic with a fixed name, op and ISA; source "kiln".
+// A tactic with a fixed name, op and ISA; source "kiln". Its name is `stem` and the ISA's suffix
+// ("conv.nchw16c.f32" -> "conv.nchw16c.f32.avx512"), the one rule every float x86 tactic names by.
 class X86Tactic : public Tactic {
  public:
-  X86Tactic(std::string name, std::string_view domain, std::string_view op, kx::Isa isa)
-      : name_(std::move(name)), domain_(domain), op_(op), isa_(isa) {}
+  X86Tactic(std::string_view stem, std::string_view domain, std::string_view op, kx::Isa isa)
+      : name_(fmt::format("{}.{}", stem, isa_suffix(isa))), domain_(domain), op_(op), isa_(isa) {}
   std::string_view name() const override { return name_; }
   std::string_view domain() const override { return domain_; }
   std::string_view op_type() const override { return op_; }

@@ -186,8 +186,7 @@ class X86ConvKernel final : public LayerKernel {
 class X86ConvTactic final : public X86Tactic {
  public:
   X86ConvTactic(ConvKind kind, bool fused, kx::Isa isa)
-      : X86Tactic(fmt::format("{}conv.{}.f32.{}", fused ? "fused_" : "", kind_name(kind),
-                              isa_suffix(isa)),
+      : X86Tactic(fmt::format("{}conv.{}.f32", fused ? "fused_" : "", kind_name(kind)),
                   fused ? "kiln" : "", fused ? "FusedConv" : "Conv", isa),
         kind_(kind),
         fused_(fused) {}

@@ -163,8 +163,7 @@ class Nchw16cConvKernel final : public LayerKernel {
 class Nchw16cConvTactic final : public X86Tactic {
  public:
   explicit Nchw16cConvTactic(kx::Isa isa)
-      : X86Tactic(fmt::format("conv.nchw16c.f32.{}", isa_suffix(isa)), ops::kKilnDomain,
-                  ops::kConvNchw16c, isa) {}
+      : X86Tactic("conv.nchw16c.f32", ops::kKilnDomain, ops::kConvNchw16c, isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);

@@ -105,8 +105,7 @@ class WinogradKernel final : public LayerKernel {
 class WinogradTactic final : public X86Tactic {
  public:
   WinogradTactic(kx::Isa isa, int m, int stride)
-      : X86Tactic(fmt::format("conv.winograd.f{}x3{}.nchw16c.f32.{}", m, stride == 1 ? "" : "s2",
-                              isa_suffix(isa)),
+      : X86Tactic(fmt::format("conv.winograd.f{}x3{}.nchw16c.f32", m, stride == 1 ? "" : "s2"),
                   ops::kKilnDomain, ops::kConvNchw16c, isa),
         m_(m),
         stride_(stride) {}

@@ -55,8 +55,7 @@ struct ActivationOp {
 class X86ActivationTactic final : public X86Tactic {
  public:
   X86ActivationTactic(const ActivationOp& a, kx::Isa isa)
-      : X86Tactic(fmt::format("eltwise.{}.f32.{}", a.name, isa_suffix(isa)), "", a.op, isa),
-        a_(a) {}
+      : X86Tactic(fmt::format("eltwise.{}.f32", a.name), "", a.op, isa), a_(a) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);

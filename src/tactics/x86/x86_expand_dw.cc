@@ -133,8 +133,7 @@ class ExpandDwKernel final : public LayerKernel {
 class ExpandDwTactic final : public X86Tactic {
  public:
   explicit ExpandDwTactic(kx::Isa isa)
-      : X86Tactic(fmt::format("conv.expand_dw.nchw16c.f32.{}", isa_suffix(isa)), ops::kKilnDomain,
-                  ops::kExpandDwNchw16c, isa) {}
+      : X86Tactic("conv.expand_dw.nchw16c.f32", ops::kKilnDomain, ops::kExpandDwNchw16c, isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);

@@ -204,13 +204,12 @@ std::string_view op_prefix(GemmOp op) {
 class X86GemmTactic final : public X86Tactic {
  public:
   X86GemmTactic(GemmOp op, kx::Isa isa, bool f16)
-      : X86Tactic(
-            fmt::format("{}.packed.{}.{}", op_prefix(op), f16 ? "f16w" : "f32", isa_suffix(isa)),
-            op == GemmOp::kFusedGemm ? "kiln" : "",
-            op == GemmOp::kGemm     ? "Gemm"
-            : op == GemmOp::kMatMul ? "MatMul"
-                                    : "FusedGemm",
-            isa),
+      : X86Tactic(fmt::format("{}.packed.{}", op_prefix(op), f16 ? "f16w" : "f32"),
+                  op == GemmOp::kFusedGemm ? "kiln" : "",
+                  op == GemmOp::kGemm     ? "Gemm"
+                  : op == GemmOp::kMatMul ? "MatMul"
+                                          : "FusedGemm",
+                  isa),
         op_(op),
         f16_(f16) {}
 

@@ -1,8 +1,6 @@
 // LayerNormalization on kiln's x86 kernels (kernels/x86/kernels.h layer_norm_rows): the builtin
 // layer kernel (axis, broadcast scale and bias, statistics outputs, rows over the pool) with
 // AVX-512 / AVX2 rows instead of the portable loops, which the compiler vectorizes for SSE only.
-#include <fmt/format.h>
-
 #include "tactics/builtin_norm.h"
 #include "tactics/x86/x86_common.h"
 
@@ -12,8 +10,7 @@ namespace {
 class X86LayerNormTactic final : public X86Tactic {
  public:
   explicit X86LayerNormTactic(kx::Isa isa)
-      : X86Tactic(fmt::format("layernorm.f32.{}", isa_suffix(isa)), "", "LayerNormalization", isa) {
-  }
+      : X86Tactic("layernorm.f32", "", "LayerNormalization", isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     return builtin::layer_norm_why_not(spec);

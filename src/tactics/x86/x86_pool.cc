@@ -1,8 +1,6 @@
 // kiln.MaxPoolNchw16c on kiln's x86 kernels (kernels/x86/kernels.h max_pool_nchw16c): the
 // builtin layer kernel (window, rows over the pool) with a block's 16 lanes in AVX-512 or AVX2
 // vectors instead of the portable kernel's four 4-float ones.
-#include <fmt/format.h>
-
 #include "ops/kiln_fused.h"
 #include "ops/kiln_layout.h"
 #include "tactics/builtin_pool.h"
@@ -14,8 +12,7 @@ namespace {
 class X86BlockedMaxPoolTactic final : public X86Tactic {
  public:
   explicit X86BlockedMaxPoolTactic(kx::Isa isa)
-      : X86Tactic(fmt::format("pool.max_nchw16c.f32.{}", isa_suffix(isa)), ops::kKilnDomain,
-                  ops::kMaxPoolNchw16c, isa) {}
+      : X86Tactic("pool.max_nchw16c.f32", ops::kKilnDomain, ops::kMaxPoolNchw16c, isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     return builtin::blocked_max_pool_why_not(spec);

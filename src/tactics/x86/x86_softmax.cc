@@ -1,8 +1,6 @@
 // Softmax on kiln's x86 kernels (kernels/x86/kernels.h): rows normalised along the contiguous axis
 // (a transformer's attention scores), split over the context's pool by rows; along another axis
 // (YOLOv8's distribution bins), by positions of the [outer, inner] dims around it.
-#include <fmt/format.h>
-
 #include "tactics/builtin_util.h"
 #include "tactics/softmax_rows.h"
 #include "tactics/x86/x86_common.h"
@@ -52,8 +50,7 @@ class X86SoftmaxKernel final : public LayerKernel {
 
 class X86SoftmaxTactic final : public X86Tactic {
  public:
-  explicit X86SoftmaxTactic(kx::Isa isa)
-      : X86Tactic(fmt::format("softmax.f32.{}", isa_suffix(isa)), "", "Softmax", isa) {}
+  explicit X86SoftmaxTactic(kx::Isa isa) : X86Tactic("softmax.f32", "", "Softmax", isa) {}
 
   std::string why_not(const LayerSpec& spec) const override {
     std::string why = builtin::require_f32(spec);
