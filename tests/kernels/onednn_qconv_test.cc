@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/quant_cases.h"
+#include "kernels/x86_test_util.h"
 
 namespace kiln::testing {
 namespace onednn_qconv_test {
@@ -53,6 +54,8 @@ TEST(QConvNhwcOp, RefusesAnXThatIsNot4D) {
 }
 
 TEST(OnednnQConvNhwc, MatchesReferenceOverGeometriesAndZeroPoints) {
+  // Without VNNI oneDNN's u8s8 kernels sum pairs in int16 and saturate; the tactic requires it.
+  KILN_REQUIRE_VNNI();
   for (const ConvGeom& g : geometries()) {
     for (int x_zero : {0, 128}) {
       for (int y_zero : {0, 77}) {
@@ -64,6 +67,8 @@ TEST(OnednnQConvNhwc, MatchesReferenceOverGeometriesAndZeroPoints) {
 }
 
 TEST(OnednnQConvNhwc, MatchesReferenceWithResidualsAndActivations) {
+  // Without VNNI oneDNN's u8s8 kernels sum pairs in int16 and saturate; the tactic requires it.
+  KILN_REQUIRE_VNNI();
   const ConvGeom g{.cin = 16, .cout = 24, .h = 9, .w = 7, .pad = 1};
   for (int residual : {0, 2}) {
     for (bool bias : {true, false}) {
