@@ -1,6 +1,7 @@
 // `kiln compare` through the real binary: a small model (random inputs, --all-layers, tolerance
 // failures, errors) and the committed digits model with its held-out labels.
 #include <gtest/gtest.h>
+#include <stb/stb_image_write.h>
 
 #include <cmath>
 #include <filesystem>
@@ -161,6 +162,40 @@ TEST_F(KilnCompare, NpyDataAndLabels) {
   EXPECT_EQ(a["delta"], 0.0);
 }
 
+// A folder of images is preprocessed by kiln calibrate's flags: the model's scores are the mean of
+// each channel of a solid (200, 125, 50) image: class 0 wins with ImageNet's defaults, class 2 with
+// --channelOrder=BGR, class 0 again when --std (given R,G,B) shrinks blue, class 1 when --mean
+// lowers red.
+TEST_F(KilnCompare, ImageFolderFollowsThePreprocessingFlags) {
+  OnnxBuilder b;
+  b.input("x", kCompareFloat, {-1, 3, 8, 8}, {"batch", "", "", ""}).output("y");
+  b.node("GlobalAveragePool", {"x"}, {"p"}, "pool");
+  b.node("Flatten", {"p"}, {"y"}, "flatten");
+  const std::string model = b.write(dir_.path(), "means.onnx").string();
+  const std::string plan = build(model, "means.plan", "--shapes=x:1x3x8x8");
+  fs::create_directories(dir_.path() / "images");
+  std::vector<unsigned char> px(8 * 8 * 3);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = static_cast<unsigned char>(200 - 75 * (i % 3));
+  ASSERT_NE(stbi_write_png(path("images/a.png").c_str(), 8, 8, 3, px.data(), 8 * 3), 0);
+  Tensor labels(DType::kI64, {1});
+  labels.data<int64_t>()[0] = 0;
+  ASSERT_TRUE(io::write_npy(path("labels.npy"), labels).is_ok());
+  const std::string base = "compare --onnx=" + model + " --engines=" + plan +
+                           " --data=" + path("images") + " --labels=" + path("labels.npy") +
+                           " --json=" + path("c.json");
+  for (const auto& [flags, top1] : {std::pair<std::string, double>{"", 100.0},
+                                    {" --channelOrder=BGR", 0.0},
+                                    {" --channelOrder=BGR --mean=0,0,0 --std=1,1,0.01", 100.0},
+                                    {" --mean=0.9,0,0 --std=1,1,1", 0.0}}) {
+    const auto r = testing::run_kiln(base + flags);
+    ASSERT_EQ(r.exit_code, 0) << flags << "\n" << r.out;
+    EXPECT_EQ(read_compare_json(path("c.json"))["engines"][0]["accuracy"]["value"], top1) << flags;
+  }
+  const auto bad = testing::run_kiln(base + " --std=1,0,1");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_TRUE(contains(bad.out, "--std has a zero")) << bad.out;
+}
+
 // INT8 engines chain uint8 tensors named "<tensor>_u8": --all-layers pairs them with the float
 // tensor they stand for and compares them dequantized (the scale of the layer that wrote them).
 TEST_F(KilnCompare, Int8EngineUint8TensorsAreDequantizedAndRanked) {
@@ -181,6 +216,34 @@ TEST_F(KilnCompare, Int8EngineUint8TensorsAreDequantizedAndRanked) {
     EXPECT_NE(l["reason"], "not comparable (uint8)") << l.dump();
   }
   EXPECT_EQ(j["engines"][0]["outputs"][0]["name"], "y");
+}
+
+// Per sample cosines name the input an engine gets wrong: an INT8 engine with the placeholder
+// range +-2 clips only sample 1, whose channel 0 runs to +-10.
+TEST_F(KilnCompare, PerSampleCosinesFindTheWorstSample) {
+  const std::string int8 = build(model_, "int8.plan", "--shapes=x:1x3x8x8 --int8");
+  Tensor x(DType::kF32, {3, 3, 8, 8});
+  float* v = x.data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const bool loud = i / (3 * 64) == 1 && i % (3 * 64) < 64;
+    v[i] = std::sin(0.61f * static_cast<float>(i)) * (loud ? 10.0f : 1.0f);
+  }
+  ASSERT_TRUE(io::write_npy(path("x3.npy"), x).is_ok());
+  const auto r =
+      testing::run_kiln("compare --onnx=" + model_ + " --engines=" + engine_ + "," + int8 +
+                        " --data=" + path("x3.npy") + " --batch=1 --json=" + path("c.json"));
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "int8.plan 'y': per sample cosine min")) << r.out;
+  const json j = read_compare_json(path("c.json"));
+  const json& fp32 = j["engines"][0]["outputs"][0]["sample_cosine"];
+  const json& q = j["engines"][1]["outputs"][0]["sample_cosine"];
+  ASSERT_EQ(fp32["values"].size(), 3u);
+  ASSERT_EQ(q["values"].size(), 3u);
+  EXPECT_GT(fp32["min"].get<double>(), 0.99999);
+  EXPECT_EQ(q["min_sample"], 1) << q.dump();
+  EXPECT_EQ(q["min"], q["values"][1]);
+  EXPECT_LT(q["min"].get<double>(), q["median"].get<double>() - 1e-3) << q.dump();
+  EXPECT_EQ(q["median"], std::min(q["values"][0].get<double>(), q["values"][2].get<double>()));
 }
 
 // Blocked engines (nchw16c_layout) keep "<tensor>.nchw16c" tensors between 1x1 and depthwise

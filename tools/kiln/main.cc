@@ -160,6 +160,7 @@ void add_debug_precision(CLI::App& app, kiln::cli::debug::DebugPrecisionOptions&
   c->add_option("--rtol", o.rtol, "See --atol");
   c->add_option("--seed", o.seed, "Seed of random inputs")->capture_default_str();
   c->add_option("--threads", o.threads, "Threads (0: every core)")->capture_default_str();
+  kiln::cli::add_image_flags(*c, o.image);
 }
 
 void add_compare(CLI::App& app, kiln::cli::compare::CompareOptions& o) {
@@ -197,6 +198,7 @@ void add_compare(CLI::App& app, kiln::cli::compare::CompareOptions& o) {
   c->add_option("--seed", o.seed, "Seed of random inputs")->capture_default_str();
   c->add_option("--threads", o.threads, "Threads per engine (0: every core)")
       ->capture_default_str();
+  kiln::cli::add_image_flags(*c, o.image);
 }
 
 void add_parse_trtexec(CLI::App& app, kiln::cli::report::ParseTrtexecOptions& o) {

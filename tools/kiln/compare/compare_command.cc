@@ -104,7 +104,7 @@ Result<bool> compare_command(const CompareOptions& o, std::ostream& out, std::os
   RunSetup s;
   s.model = &model;
   KILN_RETURN_IF_ERROR(load_engines(o, model, s));
-  InputSource source{o.data, {}, o.samples, o.batch > 0 ? o.batch : 8, o.seed};
+  InputSource source{o.data, {}, o.samples, o.batch > 0 ? o.batch : 8, o.seed, o.image};
   if (!o.load_inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(source.files, parse_named_files("--loadInputs", o.load_inputs));
   }

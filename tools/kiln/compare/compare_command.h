@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "image_flags.h"
 
 namespace kiln::cli::compare {
 
@@ -28,6 +29,7 @@ struct CompareOptions {
   std::string summaries;  // kiln exec --exportSummary files, one per engine: accuracy is set
   uint64_t seed = 0;
   int threads = 0;
+  ImageFlags image;  // --data folders of images: kiln calibrate's preprocessing flags
 };
 
 // Errors (bad flags, missing files, an engine of another model) are Statuses. A violated tolerance

@@ -42,8 +42,8 @@ Status check_against_input(const Tensor& t, const ir::Value& in, const std::stri
 }
 
 // --data: one .npy batch (or one sample without the batch axis), or a folder read as calibration
-// data is.
-Result<Tensor> read_data(const ir::Value& in, const std::string& data) {
+// data is, its images preprocessed by `image`.
+Result<Tensor> read_data(const ir::Value& in, const std::string& data, const ImageFlags& image) {
   KILN_ASSIGN_OR_RETURN(const Dims sample, per_sample_dims(in));
   std::error_code ec;
   if (std::filesystem::is_directory(data, ec)) {
@@ -51,10 +51,7 @@ Result<Tensor> read_data(const ir::Value& in, const std::string& data) {
       return unsupported("--data folders feed float32 inputs; input '{}' is {}", in.name,
                          in.desc.to_string());
     }
-    io::ImagePreprocess pre;
-    if (sample.size() == 3)
-      pre =
-          io::imagenet_preprocess(static_cast<int>(sample[1]), static_cast<int>(sample[2]), false);
+    KILN_ASSIGN_OR_RETURN(const io::ImagePreprocess pre, image_spec(image, sample));
     KILN_ASSIGN_OR_RETURN(auto folder, calibrate::CalibrationData::open({data, sample, pre}));
     return folder.batch(0, static_cast<int64_t>(folder.samples()));
   }
@@ -102,7 +99,7 @@ Result<CompareInputs> CompareInputs::open(const ir::Graph& model, const InputSou
   for (const ir::Value* in : inputs) {
     Tensor t;
     if (!source.data.empty()) {
-      KILN_ASSIGN_OR_RETURN(t, read_data(*in, source.data));
+      KILN_ASSIGN_OR_RETURN(t, read_data(*in, source.data, source.image));
       parts.push_back(fmt::format("'{}' from {}", in->name, source.data));
     } else if (auto f = source.files.find(in->name); f != source.files.end()) {
       KILN_ASSIGN_OR_RETURN(t, io::read_npy(f->second));

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "image_flags.h"
 #include "ir/graph.h"
 #include "runtime/input_check.h"
 
@@ -21,6 +22,7 @@ struct InputSource {
   int64_t samples = 0;                       // --samples; 0: all the data (random: one batch)
   int64_t random_samples = 8;                // samples of random inputs when --samples is not given
   uint64_t seed = 0;
+  ImageFlags image;  // how a folder's images become samples (kiln calibrate's flags)
 };
 
 class CompareInputs {

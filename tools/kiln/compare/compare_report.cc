@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -26,6 +27,36 @@ double percent_of(int64_t hits, int64_t n) { return n ? 100.0 * static_cast<doub
 std::string short_name(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+struct SampleSpread {
+  double min = 1, median = 1;
+  size_t min_sample = 0;
+};
+
+SampleSpread spread_of(const std::vector<double>& cosines) {
+  SampleSpread s;
+  if (cosines.empty()) return s;
+  s.min_sample =
+      static_cast<size_t>(std::min_element(cosines.begin(), cosines.end()) - cosines.begin());
+  s.min = cosines[s.min_sample];
+  std::vector<double> sorted = cosines;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  return s;
+}
+
+// The worst and the median sample's cosine of each output, when there are several samples.
+void print_sample_spreads(const CompareResult& r, std::ostream& out) {
+  for (const EngineResult& e : r.engines) {
+    for (const OutputResult& o : e.outputs) {
+      if (!o.not_comparable.empty() || o.sample_cosines.size() < 2) continue;
+      const SampleSpread s = spread_of(o.sample_cosines);
+      fmt::print(out, "[I] {} '{}': per sample cosine min {:.6f} (sample {}), median {:.6f}\n",
+                 short_name(e.path), o.name, s.min, s.min_sample, s.median);
+    }
+  }
 }
 
 }  // namespace
@@ -69,6 +100,7 @@ void print_outputs(const CompareResult& r, std::ostream& out) {
       }
     }
   }
+  print_sample_spreads(r, out);
 }
 
 void print_layers(const CompareResult& r, int top, std::ostream& out) {
@@ -200,6 +232,11 @@ nlohmann::ordered_json output_json(const CompareResult& r, const Bounds& b, cons
   jo["mean_abs_err"] = o.err.mean_abs_err();
   jo["rel_l2_err"] = finite_or_null(o.err.rel_l2_err());
   jo["cosine"] = o.err.cosine();
+  const SampleSpread s = spread_of(o.sample_cosines);
+  jo["sample_cosine"] = {{"min", s.min},
+                         {"min_sample", s.min_sample},
+                         {"median", s.median},
+                         {"values", o.sample_cosines}};
   jo["sqnr_db"] = finite_or_null(o.err.sqnr_db());
   jo["allclose_failures"] =
       b.tol.active ? nlohmann::ordered_json(o.err.allclose_failures()) : nullptr;

@@ -23,6 +23,9 @@ struct OutputResult {
   int64_t classes = 0;      // C of an output shaped [N, C] (classifier scores), else 0
   TopKAgreement agreement;  // with the reference's scores, when classes > 0
   int64_t correct = 0;      // samples whose top class is the label (the labelled output only)
+  // Each sample's cosine similarity, in sample order: an average over many inputs can hide the
+  // few an INT8 engine gets wrong.
+  std::vector<double> sample_cosines;
   std::string not_comparable;
 };
 

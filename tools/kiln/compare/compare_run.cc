@@ -14,6 +14,18 @@ struct EngineState {
   std::unique_ptr<LayerComparer> layers;
 };
 
+// Appends the cosine of each of the `rows` samples of a batch (the first axis is the sample axis).
+void add_sample_cosines(std::span<const float> got, std::span<const float> ref, int64_t rows,
+                        std::vector<double>& out) {
+  const size_t per = rows > 0 ? got.size() / static_cast<size_t>(rows) : 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    ErrorStats one;
+    const size_t at = static_cast<size_t>(i) * per;
+    one.add(got.subspan(at, per), ref.subspan(at, per), Tolerance{});
+    out.push_back(one.cosine());
+  }
+}
+
 // Compares one engine's outputs of a batch (samples from `begin`) with the reference's, in model
 // output order; output `label_out` is also scored against the labels.
 void compare_outputs(const runtime::Engine& engine, const std::vector<Tensor>& got,
@@ -36,6 +48,7 @@ void compare_outputs(const runtime::Engine& engine, const std::vector<Tensor>& g
       continue;
     }
     r.err.add(g, ref[o].span<float>(), s.tol);
+    add_sample_cosines(g, ref[o].span<float>(), got[k].dim(0), r.sample_cosines);
     if (r.classes == 0) continue;
     r.agreement.add(g, ref[o].span<float>(), r.classes);
     if (s.labels && o == label_out) {

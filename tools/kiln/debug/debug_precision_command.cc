@@ -65,7 +65,7 @@ std::vector<engine::ProfileSpec> batch_profiles(const ir::Graph& g,
 
 Status prepare(const DebugPrecisionOptions& o, Fixture& f, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(f.model, frontend::import_onnx_file(o.onnx));
-  compare::InputSource source{o.data, {}, o.samples, 8, o.seed};
+  compare::InputSource source{o.data, {}, o.samples, 8, o.seed, o.image};
   if (!o.load_inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(source.files, parse_named_files("--loadInputs", o.load_inputs));
   }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "base/status.h"
+#include "image_flags.h"
 
 namespace kiln::cli::debug {
 
@@ -22,6 +23,7 @@ struct DebugPrecisionOptions {
   std::string cosine, atol, rtol;  // the tolerance; none given: --cosine=0.99
   uint64_t seed = 0;
   int threads = 0;
+  ImageFlags image;  // --data folders of images: kiln calibrate's preprocessing flags
 };
 
 // True when a set of FP32 layers meets the tolerance (printed with the --layerPrecisions line);
