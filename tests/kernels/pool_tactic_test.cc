@@ -1,6 +1,8 @@
 // pool.max.f32, pool.avg.f32, pool.global_avg.f32, pool.global_max.f32 against the reference.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "kernels/tactic_test_util.h"
 
 namespace kiln::testing {
@@ -92,6 +94,18 @@ TEST(PoolTactic, MaxAndAverageMatchReferenceOverWindows) {
         }
       }
     }
+  }
+}
+
+// NaNs (one in five, first taps included) are skipped by the float max pool as by the reference.
+TEST(PoolTactic, MaxSkipsNaNAsTheReference) {
+  for (const PoolGeom& g : {PoolGeom{3, 2, 1}, PoolGeom{2, 1, 0}, PoolGeom{3, 1, 1, 2}}) {
+    OpCase c = pool_case("MaxPool", {1, 3, 6, 9}, g);
+    Tensor& x = *c.inputs[0].tensor;
+    for (int64_t i = 0; i < x.numel(); i += 5) {
+      x.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+    }
+    expect_matches_reference("pool.max.f32", c, kPointTol);
   }
 }
 

@@ -1,4 +1,6 @@
 // MaxPool, AveragePool, LpPool and global pooling: hand-computed values, attributes, validation.
+#include <limits>
+
 #include "nn_test_util.h"
 
 namespace kiln::nn_test {
@@ -30,6 +32,19 @@ TEST(NnPool, MaxPoolWithIndices) {
   ASSERT_EQ(col.size(), 2u);
   // Column-major: (row, col) -> row + col * 3.
   EXPECT_EQ(col[1].to_int64_vector(), (Ints{3, 3, 5, 8, 12, 12, 14, 17}));
+}
+
+// A NaN never wins, wherever it lies in the window (the first tap included); indices point at the
+// best number; a window of NaNs gives lowest().
+TEST(NnPool, MaxPoolSkipsNaNWhereverItLies) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = f32({1, 1, 6}, {nan, 1, nan, 3, nan, nan});
+  auto out = run_ok(pool("MaxPool", x, attrs({{"kernel_shape", Ints{2}}}), 17, 2));
+  expect_f32(out, 0, {1, 1, 5}, {1, 1, 3, 3, std::numeric_limits<float>::lowest()});
+  ASSERT_EQ(out.size(), 2u);
+  const Ints indices = out[1].to_int64_vector();
+  ASSERT_EQ(indices.size(), 5u);
+  EXPECT_EQ(Ints(indices.begin(), indices.begin() + 4), (Ints{1, 1, 3, 3}));
 }
 
 TEST(NnPool, MaxPoolPaddingIsIgnoredNotZero) {

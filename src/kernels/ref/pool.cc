@@ -73,9 +73,12 @@ void max_pool(const PoolParams& p, const T* x, T* y, int64_t* indices, bool colu
     for (int64_t o = 0; o < out_size; ++o) {
       T best = std::numeric_limits<T>::lowest();
       int64_t best_index = -1;
+      // A NaN never wins, wherever it lies in the window (as ONNX Runtime's MaxPool, and every kiln
+      // kernel: their taps' order differs from this walk's); a window of NaNs gives lowest().
       visit_window(p, o, [&](int64_t offset, const std::vector<int64_t>& coord) {
-        if (best_index < 0 || xp[offset] > best) {
-          best = xp[offset];
+        const T v = xp[offset];
+        if (best_index < 0 || v > best) {
+          if (!std::isnan(v)) best = v;
           best_index = column_major_indices ? column_major_offset(coord, p.in_dims) : offset;
         }
       });
