@@ -39,9 +39,13 @@ std::string openmp_wait_policy() {
 std::string openmp_spin_count() { return env_or_empty("GOMP_SPINCOUNT"); }
 
 std::string describe_openmp_wait(const std::string& policy, const std::string& spin_count) {
+  // Appended piece by piece: GCC 12's -Wrestrict misreads `"..." + std::string&&` here.
   std::string out;
-  if (!policy.empty()) out = "OMP_WAIT_POLICY=" + policy;
-  if (!spin_count.empty()) out += (out.empty() ? "" : " ") + ("GOMP_SPINCOUNT=" + spin_count);
+  if (!policy.empty()) out.append("OMP_WAIT_POLICY=").append(policy);
+  if (!spin_count.empty()) {
+    if (!out.empty()) out += ' ';
+    out.append("GOMP_SPINCOUNT=").append(spin_count);
+  }
   return out.empty() ? "libgomp's default" : out;
 }
 
