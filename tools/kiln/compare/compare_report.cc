@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "exec/statistics.h"
 #include "options.h"
 
 namespace kiln::cli::compare {
@@ -42,8 +43,7 @@ SampleSpread spread_of(const std::vector<double>& cosines) {
   s.min = cosines[s.min_sample];
   std::vector<double> sorted = cosines;
   std::sort(sorted.begin(), sorted.end());
-  const size_t n = sorted.size();
-  s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  s.median = exec::median_of_sorted(sorted);
   return s;
 }
 
