@@ -11,12 +11,23 @@ bash scripts/install_deps.sh
 # ONNX Runtime (npm) for the tests that run kiln quantize's QDQ models (tests/ort).
 KILN_ORT_LIB="$(bash scripts/install_ort.sh)"
 export KILN_ORT_LIB
+# The model set exports (PyTorch, ~100 s) while the release build compiles; the tests wait for it.
+stage "release: build, exporting the model set alongside"
+export_log="$(mktemp)"
 /usr/bin/python3 models/export.py resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 \
-  yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert
+  yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert >"$export_log" 2>&1 &
+export_pid=$!
 # Every preset builds in unity batches (the ISA translation units excepted): the release build
 # took ~550 s of CI's 30 minutes file by file, ~400 s batched.
-stage "release: build"
 bash scripts/build.sh release
+export_status=0
+wait "$export_pid" || export_status=$?
+cat "$export_log"
+rm -f "$export_log"
+if [ "$export_status" -ne 0 ]; then
+  echo "models/export.py failed (exit $export_status)" >&2
+  exit "$export_status"
+fi
 stage "release: test"
 ctest --preset release -j "$(nproc)"
 # The ONNX Runtime test (ort) runs an uninstrumented library and is not built there either.

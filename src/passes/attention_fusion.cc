@@ -6,6 +6,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace attention_fusion {
 namespace {
 
 constexpr std::string_view kName = "attention_fusion";
@@ -220,12 +221,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace attention_fusion
 
 const PassDef& attention_fusion_pass() {
-  static const PassDef def{kName,
+  static const PassDef def{attention_fusion::kName,
                            "MatMul -> Softmax(last axis) -> MatMul, with a scalar scale, an "
                            "additive mask and the operands' and result's Transposes -> Attention",
-                           run, PassKind::kFusion};
+                           attention_fusion::run, PassKind::kFusion};
   return def;
 }
 

@@ -10,6 +10,7 @@
 #include "ops/infer_graph.h"
 
 namespace kiln::passes {
+namespace batchnorm_folding {
 namespace {
 
 constexpr std::string_view kName = "batchnorm_folding";
@@ -346,13 +347,14 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace batchnorm_folding
 
 const PassDef& batchnorm_folding_pass() {
   static const PassDef def{
-      kName,
+      batchnorm_folding::kName,
       "folds inference BatchNormalization (and per-channel Mul/Div after a Conv) into a preceding "
       "Conv/ConvTranspose/Gemm/MatMul",
-      run};
+      batchnorm_folding::run};
   return def;
 }
 

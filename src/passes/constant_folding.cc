@@ -19,6 +19,7 @@ bool is_nondeterministic(const ir::Node& node) {
   return std::find(kRandomOps.begin(), kRandomOps.end(), node.op_type) != kRandomOps.end();
 }
 
+namespace constant_folding {
 namespace {
 
 // A QDQ model's quantized weights (DequantizeLinear of int8 constants, or Q -> DQ of float ones)
@@ -207,11 +208,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace constant_folding
 
 const PassDef& constant_folding_pass() {
   static const PassDef def{
-      kName,
-      "replaces nodes computable before running (constant inputs, known shapes) by constants", run};
+      constant_folding::kName,
+      "replaces nodes computable before running (constant inputs, known shapes) by constants",
+      constant_folding::run};
   return def;
 }
 

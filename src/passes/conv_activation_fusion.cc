@@ -3,6 +3,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace conv_activation_fusion {
 namespace {
 
 constexpr std::string_view kName = "conv_activation_fusion";
@@ -17,11 +18,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace conv_activation_fusion
 
 const PassDef& conv_activation_fusion_pass() {
   static const PassDef def{
-      kName, "Conv + activation (Relu, Clip, LeakyRelu, SiLU, HardSwish, GELU, ...) -> FusedConv",
-      run, PassKind::kFusion};
+      conv_activation_fusion::kName,
+      "Conv + activation (Relu, Clip, LeakyRelu, SiLU, HardSwish, GELU, ...) -> FusedConv",
+      conv_activation_fusion::run, PassKind::kFusion};
   return def;
 }
 

@@ -4,6 +4,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace conv_residual_fusion {
 namespace {
 
 constexpr std::string_view kName = "conv_residual_fusion";
@@ -25,10 +26,12 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace conv_residual_fusion
 
 const PassDef& conv_residual_fusion_pass() {
-  static const PassDef def{kName, "Add(Conv, same-shape residual) -> FusedConv with input Z", run,
-                           PassKind::kFusion};
+  static const PassDef def{conv_residual_fusion::kName,
+                           "Add(Conv, same-shape residual) -> FusedConv with input Z",
+                           conv_residual_fusion::run, PassKind::kFusion};
   return def;
 }
 

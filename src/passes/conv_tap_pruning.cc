@@ -9,6 +9,7 @@
 #include "ir/graph_edit.h"
 
 namespace kiln::passes {
+namespace conv_tap_pruning {
 namespace {
 
 constexpr std::string_view kName = "conv_tap_pruning";
@@ -163,10 +164,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace conv_tap_pruning
 
 const PassDef& conv_tap_pruning_pass() {
   static const PassDef def{
-      kName, "drops a Conv's kernel taps that read only padding (dilations past the input)", run};
+      conv_tap_pruning::kName,
+      "drops a Conv's kernel taps that read only padding (dilations past the input)",
+      conv_tap_pruning::run};
   return def;
 }
 

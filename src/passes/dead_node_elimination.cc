@@ -8,6 +8,7 @@
 #include "ir/graph_edit.h"
 
 namespace kiln::passes {
+namespace dead_node_elimination {
 namespace {
 
 constexpr std::string_view kName = "dead_node_elimination";
@@ -62,9 +63,12 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace dead_node_elimination
 
 const PassDef& dead_node_elimination_pass() {
-  static const PassDef def{kName, "removes nodes nobody reads and initializers no node reads", run};
+  static const PassDef def{dead_node_elimination::kName,
+                           "removes nodes nobody reads and initializers no node reads",
+                           dead_node_elimination::run};
   return def;
 }
 

@@ -8,6 +8,7 @@
 #include "passes/nchw16c_rule.h"
 
 namespace kiln::passes {
+namespace expand_dw_fusion {
 namespace {
 
 constexpr std::string_view kName = "expand_dw_fusion";
@@ -89,12 +90,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace expand_dw_fusion
 
 const PassDef& expand_dw_fusion_pass() {
-  static const PassDef def{kName,
+  static const PassDef def{expand_dw_fusion::kName,
                            "1x1 ConvNchw16c + depthwise ConvNchw16c -> ExpandDwNchw16c, where "
                            "the expanded tensor outgrows L2",
-                           run};
+                           expand_dw_fusion::run};
   return def;
 }
 

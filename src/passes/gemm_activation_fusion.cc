@@ -3,6 +3,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace gemm_activation_fusion {
 namespace {
 
 constexpr std::string_view kName = "gemm_activation_fusion";
@@ -18,11 +19,12 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace gemm_activation_fusion
 
 const PassDef& gemm_activation_fusion_pass() {
-  static const PassDef def{kName,
-                           "Gemm/FusedGemm + activation (Relu, GELU, SiLU, ...) -> FusedGemm", run,
-                           PassKind::kFusion};
+  static const PassDef def{gemm_activation_fusion::kName,
+                           "Gemm/FusedGemm + activation (Relu, GELU, SiLU, ...) -> FusedGemm",
+                           gemm_activation_fusion::run, PassKind::kFusion};
   return def;
 }
 

@@ -4,6 +4,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace gemm_residual_fusion {
 namespace {
 
 constexpr std::string_view kName = "gemm_residual_fusion";
@@ -27,10 +28,12 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace gemm_residual_fusion
 
 const PassDef& gemm_residual_fusion_pass() {
-  static const PassDef def{kName, "Add(Gemm, same-shape residual) -> FusedGemm with input Z", run,
-                           PassKind::kFusion};
+  static const PassDef def{gemm_residual_fusion::kName,
+                           "Add(Gemm, same-shape residual) -> FusedGemm with input Z",
+                           gemm_residual_fusion::run, PassKind::kFusion};
   return def;
 }
 

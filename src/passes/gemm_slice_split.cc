@@ -11,6 +11,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace gemm_slice_split {
 namespace {
 
 constexpr std::string_view kName = "gemm_slice_split";
@@ -165,11 +166,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace gemm_slice_split
 
 const PassDef& gemm_slice_split_pass() {
   static const PassDef def{
-      kName, "Slices of a GEMM's last axis -> one FusedGemm per Slice over its columns", run,
-      PassKind::kFusion};
+      gemm_slice_split::kName,
+      "Slices of a GEMM's last axis -> one FusedGemm per Slice over its columns",
+      gemm_slice_split::run, PassKind::kFusion};
   return def;
 }
 

@@ -7,6 +7,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace gemm_view_hoisting {
 namespace {
 
 constexpr std::string_view kName = "gemm_view_hoisting";
@@ -97,11 +98,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace gemm_view_hoisting
 
 const PassDef& gemm_view_hoisting_pass() {
   static const PassDef def{
-      kName, "Reshape(Gemm(A)) that regroups rows -> FusedGemm(Reshape(A)), ahead of a residual",
-      run, PassKind::kFusion};
+      gemm_view_hoisting::kName,
+      "Reshape(Gemm(A)) that regroups rows -> FusedGemm(Reshape(A)), ahead of a residual",
+      gemm_view_hoisting::run, PassKind::kFusion};
   return def;
 }
 

@@ -8,6 +8,7 @@
 #include "passes/bypass.h"
 
 namespace kiln::passes {
+namespace identity_elimination {
 namespace {
 
 constexpr std::string_view kName = "identity_elimination";
@@ -74,10 +75,12 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace identity_elimination
 
 const PassDef& identity_elimination_pass() {
-  static const PassDef def{
-      kName, "removes Identity, inference Dropout and Casts to the input's own dtype", run};
+  static const PassDef def{identity_elimination::kName,
+                           "removes Identity, inference Dropout and Casts to the input's own dtype",
+                           identity_elimination::run};
   return def;
 }
 

@@ -4,6 +4,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace matmul_add_fusion {
 namespace {
 
 constexpr std::string_view kName = "matmul_add_fusion";
@@ -50,10 +51,12 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace matmul_add_fusion
 
 const PassDef& matmul_add_fusion_pass() {
-  static const PassDef def{kName, "MatMul(A, constant 2-D B) + constant bias -> FusedGemm", run,
-                           PassKind::kFusion};
+  static const PassDef def{matmul_add_fusion::kName,
+                           "MatMul(A, constant 2-D B) + constant bias -> FusedGemm",
+                           matmul_add_fusion::run, PassKind::kFusion};
   return def;
 }
 

@@ -13,6 +13,7 @@
 #include "passes/nchw16c_rule.h"
 
 namespace kiln::passes {
+namespace nchw16c_layout {
 namespace {
 
 constexpr std::string_view kName = "nchw16c_layout";
@@ -404,11 +405,13 @@ Status run(ir::Graph& g, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace nchw16c_layout
 
 const PassDef& nchw16c_layout_pass() {
   static const PassDef def{
-      kName,
-      "float32 FusedConv chains kiln's blocked kernels run -> ConvNchw16c on blocked tensors", run};
+      nchw16c_layout::kName,
+      "float32 FusedConv chains kiln's blocked kernels run -> ConvNchw16c on blocked tensors",
+      nchw16c_layout::run};
   return def;
 }
 

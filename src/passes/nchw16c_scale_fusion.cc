@@ -5,6 +5,7 @@
 #include "passes/nchw16c_rule.h"
 
 namespace kiln::passes {
+namespace nchw16c_scale_fusion {
 namespace {
 
 constexpr std::string_view kName = "nchw16c_scale_fusion";
@@ -49,10 +50,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace nchw16c_scale_fusion
 
 const PassDef& nchw16c_scale_fusion_pass() {
   static const PassDef def{
-      kName, "MulNchw16c (a squeeze-and-excitation's scale) + 1x1 ConvNchw16c -> ConvNchw16c", run};
+      nchw16c_scale_fusion::kName,
+      "MulNchw16c (a squeeze-and-excitation's scale) + 1x1 ConvNchw16c -> ConvNchw16c",
+      nchw16c_scale_fusion::run};
   return def;
 }
 

@@ -8,6 +8,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace patch_embedding {
 namespace {
 
 constexpr std::string_view kName = "patch_embedding";
@@ -150,12 +151,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace patch_embedding
 
 const PassDef& patch_embedding_pass() {
-  static const PassDef def{kName,
+  static const PassDef def{patch_embedding::kName,
                            "Conv (kernel = stride) -> Reshape -> Transpose(0, 2, 1) -> "
                            "kiln.Patches -> kiln.FusedGemm",
-                           run, PassKind::kFusion};
+                           patch_embedding::run, PassKind::kFusion};
   return def;
 }
 

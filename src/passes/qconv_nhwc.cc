@@ -11,6 +11,7 @@
 #include "passes/fusion_util.h"
 
 namespace kiln::passes {
+namespace qconv_nhwc {
 namespace {
 
 constexpr std::string_view kName = "qconv_nhwc";
@@ -257,11 +258,13 @@ Status run(ir::Graph& g, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace qconv_nhwc
 
 const PassDef& qconv_nhwc_pass() {
   static const PassDef def{
-      kName, "chains of uint8 QConv a tactic runs channels-last -> QConvNhwc between Transposes",
-      run};
+      qconv_nhwc::kName,
+      "chains of uint8 QConv a tactic runs channels-last -> QConvNhwc between Transposes",
+      qconv_nhwc::run};
   return def;
 }
 

@@ -5,6 +5,7 @@
 #include "quant/qdq_extract.h"
 
 namespace kiln::passes {
+namespace qdq_extraction {
 namespace {
 
 constexpr std::string_view kName = "qdq_extraction";
@@ -22,12 +23,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace qdq_extraction
 
 const PassDef& qdq_extraction_pass() {
   static const PassDef def{
-      kName,
+      qdq_extraction::kName,
       "QuantizeLinear -> DequantizeLinear pairs and quantized constants -> the model's INT8 scales",
-      run};
+      qdq_extraction::run};
   return def;
 }
 

@@ -11,6 +11,7 @@
 #include "passes/bypass.h"
 
 namespace kiln::passes {
+namespace transpose_reshape_elimination {
 namespace {
 
 constexpr std::string_view kName = "transpose_reshape_elimination";
@@ -216,10 +217,13 @@ Status run(ir::Graph& graph, PassContext& ctx) {
 }
 
 }  // namespace
+}  // namespace transpose_reshape_elimination
 
 const PassDef& transpose_reshape_elimination_pass() {
   static const PassDef def{
-      kName, "removes no-op Transposes and Reshapes and merges Transpose and Reshape chains", run};
+      transpose_reshape_elimination::kName,
+      "removes no-op Transposes and Reshapes and merges Transpose and Reshape chains",
+      transpose_reshape_elimination::run};
   return def;
 }
 
