@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <iterator>
+
 #include "ops/kiln_fused.h"
 #include "ops/kiln_quant.h"
 #include "quant/value_sign.h"
@@ -169,6 +172,16 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs, int we
   return q;
 }
 
+// Ops whose output holds exactly the values of their first input, rearranged: the output's range is
+// the input's.
+bool rearranges_values(const ir::Node& n) {
+  if (n.domain == ops::kKilnDomain) return n.op_type == ops::kPatches;
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  static constexpr std::string_view kViews[] = {"Reshape",   "Flatten",   "Squeeze",
+                                                "Unsqueeze", "Transpose", "Identity"};
+  return std::find(std::begin(kViews), std::end(kViews), n.op_type) != std::end(kViews);
+}
+
 }  // namespace
 
 InputQuantizer::InputQuantizer(ir::Graph& graph, const ir::GraphIndex& index,
@@ -192,8 +205,7 @@ const TensorRange* InputQuantizer::range(ir::ValueId v) const {
   const int p = index_.producer(v);
   if (p < 0) return nullptr;
   const ir::Node& n = graph_.nodes[static_cast<size_t>(p)];
-  const bool patches = n.domain == ops::kKilnDomain && n.op_type == ops::kPatches;
-  return patches ? range(n.inputs[0]) : nullptr;
+  return rearranges_values(n) && !n.inputs.empty() ? range(n.inputs[0]) : nullptr;
 }
 
 std::pair<ir::ValueId, Uint8Encoding> InputQuantizer::quantized(ir::ValueId v, int reader) {

@@ -33,8 +33,9 @@ class InputQuantizer {
   const std::map<int, std::vector<ir::Node>>& inserted() const { return inserted_; }
 
  private:
-  // v's range: the calibration's, or for a kiln.Patches output (a tensor the optimizer made, which
-  // the calibration never saw) that of the image it rearranges.
+  // v's range: the calibration's or, for a tensor it has none for that a view or kiln.Patches made
+  // (often one a graph pass created, which calibration never saw), the range of the tensor it
+  // rearranges.
   const TensorRange* range(ir::ValueId v) const;
 
   ir::Graph& graph_;

@@ -498,6 +498,31 @@ TEST(Int8Engine, PatchEmbeddingGemmTakesTheImagesRange) {
   EXPECT_GT(cosine(run_engine(*engine, in)[0], ref[0]), 0.999);
 }
 
+// gemm_view_hoisting moves a Reshape of a GEMM's rows ahead of the GEMM: the GEMM then reads a
+// view of its input that the calibration never saw (as a ViT's attention output projections do),
+// whose range is the input's: the GEMM runs INT8 on it.
+TEST(Int8Engine, GemmReadingAPassMadeViewTakesItsSourcesRange) {
+  OnnxBuilder b;
+  b.input("x", 1, {6, 4});
+  b.node("Relu", {"x"}, {"a"}, "act");
+  b.initializer("w", {4, 5}, testing::weights(20));
+  b.initializer("c", {5}, testing::weights(5, 0.3f));
+  b.node("Gemm", {"a", "w", "c"}, {"g"}, "proj");
+  b.initializer_i64("target", {3}, {2, 3, 5});
+  b.node("Reshape", {"g", "target"}, {"y"}, "view");
+  b.output("y");
+  const runtime::NamedTensors in = {{"x", testing::random_f32({6, 4}, 5)}};
+  auto engine = testing::build_engine(b, int8_options(minmax_calibration(b, in)));
+  const engine::Plan& plan = engine->plan();
+  const ir::Node& proj = node_named(plan, "proj");
+  const std::string& a = plan.graph.value(proj.inputs[0]).name;
+  ASSERT_EQ(proj.op_type, "QGemm") << plan.layers[layer_index(plan, "proj")].precision_note;
+  EXPECT_EQ(plan.layers[layer_index(plan, "proj")].precision, "int8");
+  EXPECT_NE(a, "a");  // the GEMM reads the view, quantized
+  const std::vector<Tensor> ref = testing::reference_outputs(b, in);
+  EXPECT_GT(cosine(run_engine(*engine, in)[0], ref[0]), 0.999);
+}
+
 TEST(Int8Engine, PlaceholderRangesWithoutCalibrationWarn) {
   SmallCnn m;
   auto engine = testing::build_engine(m.model, int8_options(std::nullopt));
