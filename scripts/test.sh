@@ -11,10 +11,12 @@ bash scripts/install_deps.sh
 # ONNX Runtime (npm) for the tests that run kiln quantize's QDQ models (tests/ort).
 KILN_ORT_LIB="$(bash scripts/install_ort.sh)"
 export KILN_ORT_LIB
-# The model set exports (PyTorch, ~100 s) while the release build compiles; the tests wait for it.
+# The model set exports (PyTorch, ~100 s on one core) while the release build compiles; the tests
+# wait for it. One OpenMP thread: the export is serial Python, and torch's second thread would spin
+# against the compiler.
 stage "release: build, exporting the model set alongside"
 export_log="$(mktemp)"
-/usr/bin/python3 models/export.py resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 \
+OMP_NUM_THREADS=1 /usr/bin/python3 models/export.py resnet18 resnet50 mobilenet_v2 mobilenet_v3_large efficientnet_b0 \
   yolov8n deeplabv3_mobilenet_v3_large vit_tiny tiny_bert >"$export_log" 2>&1 &
 export_pid=$!
 # Every preset builds in unity batches (the ISA translation units excepted): the release build
