@@ -2,9 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <iterator>
-
 #include "ops/kiln_fused.h"
 #include "ops/kiln_quant.h"
 #include "quant/value_sign.h"
@@ -170,16 +167,6 @@ Result<ir::Node> lower_gemm(ir::Graph& g, int at, InputQuantizer& inputs, int we
   }
   set_input_encoding(q, "a", enc);
   return q;
-}
-
-// Ops whose output holds exactly the values of their first input, rearranged: the output's range is
-// the input's.
-bool rearranges_values(const ir::Node& n) {
-  if (n.domain == ops::kKilnDomain) return n.op_type == ops::kPatches;
-  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
-  static constexpr std::string_view kViews[] = {"Reshape",   "Flatten",   "Squeeze",
-                                                "Unsqueeze", "Transpose", "Identity"};
-  return std::find(std::begin(kViews), std::end(kViews), n.op_type) != std::end(kViews);
 }
 
 }  // namespace

@@ -19,11 +19,10 @@ bool nonnegative_activation(std::string_view name, const std::vector<float>& par
 
 // Ops whose output is >= 0 whenever their first input is.
 bool keeps_sign(const ir::Node& n) {
-  static constexpr std::array<std::string_view, 9> ops = {
-      "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool", "Flatten",
-      "Reshape", "Transpose",   "Squeeze",           "Unsqueeze"};
-  if (n.domain == ops::kKilnDomain) return n.op_type == ops::kPatches;  // X's values rearranged
-  return n.domain.empty() && std::find(ops.begin(), ops.end(), n.op_type) != ops.end();
+  static constexpr std::array<std::string_view, 4> pools = {"MaxPool", "AveragePool",
+                                                            "GlobalAveragePool", "GlobalMaxPool"};
+  if (rearranges_values(n)) return true;
+  return n.domain.empty() && std::find(pools.begin(), pools.end(), n.op_type) != pools.end();
 }
 
 bool clip_min_nonnegative(const ir::Graph& g, const ir::Node& n) {
@@ -35,6 +34,13 @@ bool clip_min_nonnegative(const ir::Graph& g, const ir::Node& n) {
 }
 
 }  // namespace
+
+bool rearranges_values(const ir::Node& n) {
+  static constexpr std::array<std::string_view, 6> views = {"Reshape",   "Flatten",   "Squeeze",
+                                                            "Unsqueeze", "Transpose", "Identity"};
+  if (n.domain == ops::kKilnDomain) return n.op_type == ops::kPatches;
+  return n.domain.empty() && std::find(views.begin(), views.end(), n.op_type) != views.end();
+}
 
 bool is_nonnegative(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v) {
   for (int depth = 0; depth < 16; ++depth) {  // a bounded walk up through pooling/reshapes

@@ -11,6 +11,10 @@
 
 namespace kiln::quant {
 
+// Ops whose output holds exactly the values of their first input, rearranged (data movement and
+// kiln.Patches): the output's sign and range are the input's.
+bool rearranges_values(const ir::Node& n);
+
 bool is_nonnegative(const ir::Graph& graph, const ir::GraphIndex& index, ir::ValueId v);
 
 // The same, or the calibration never saw a value below 0 in it.
